@@ -1,0 +1,53 @@
+"""RLgraph: reinforcement learning from tested components, on any backend.
+
+Names are imported lazily, so ``import rlgraph`` stays fast and imports no plugin.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY = {
+    "api": "rlgraph.components.decorators",
+    "graph_fn": "rlgraph.components.decorators",
+    "Component": "rlgraph.components.component",
+    "from_spec": "rlgraph.specs",
+    "hookimpl": "rlgraph.plugins.hookspecs",
+    "PLUGIN_API_VERSION": "rlgraph.plugins.hookspecs",
+    "Agent": "rlgraph.agents.agent",
+}
+
+__all__ = [
+    "PLUGIN_API_VERSION",
+    "Agent",
+    "Component",
+    "__version__",
+    "api",
+    "from_spec",
+    "graph_fn",
+    "hookimpl",
+]
+
+if TYPE_CHECKING:
+    from rlgraph.agents.agent import Agent
+    from rlgraph.components.component import Component
+    from rlgraph.components.decorators import api, graph_fn
+    from rlgraph.plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
+    from rlgraph.specs import from_spec
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rlgraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

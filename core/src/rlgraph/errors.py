@@ -1,0 +1,78 @@
+"""The exceptions RLgraph raises. Every one derives from :class:`RLGraphError`."""
+
+from __future__ import annotations
+
+
+class RLGraphError(Exception):
+    """Base class of every RLgraph error."""
+
+
+class SpaceError(RLGraphError, ValueError):
+    """A space was misused, or a value does not fit a space."""
+
+
+class SpecError(RLGraphError, ValueError):
+    """A spec is malformed: unknown key, wrong value type, unknown ``type``.
+
+    ``path`` is the dotted key path of the offending entry (``"update_spec.batch_size"``), or ``""``;
+    ``problems`` holds one ``(path, message)`` per problem when several were found at once.
+    """
+
+    problems: tuple = ()
+
+    def __init__(self, message: str, path: str = "") -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class PluginError(RLGraphError):
+    """A plugin could not be found, loaded or trusted."""
+
+
+class PluginNotFoundError(PluginError, SpecError, LookupError):
+    """No installed plugin has the requested name in the requested entry-point group."""
+
+    def __init__(self, message: str, group: str = "", name: str = "", path: str = "") -> None:
+        self.group = group
+        self.name = name
+        SpecError.__init__(self, message, path)
+
+
+class PluginConflictError(PluginError):
+    """Two distributions register the same name in one entry-point group."""
+
+
+class PluginLoadError(PluginError):
+    """A plugin was found but failed to import, or targets another plugin-API version."""
+
+
+class BackendError(RLGraphError):
+    """No backend is available, or the chosen one cannot be used."""
+
+
+class BuildError(RLGraphError):
+    """The component graph could not be assembled or built.
+
+    Names the component (``component``), the API method (``api_method``) and, when the
+    build stalled, the input spaces that never became known (``missing``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        component: str | None = None,
+        api_method: str | None = None,
+        missing: list[str] | None = None,
+    ) -> None:
+        self.component = component
+        self.api_method = api_method
+        self.missing = list(missing or [])
+        super().__init__(message)
+
+
+class APICallError(RLGraphError, ValueError):
+    """An API method was called with inputs that do not fit its input spaces."""
+
+
+class CheckpointError(RLGraphError):
+    """A checkpoint is missing, truncated, corrupt, or does not fit the agent."""

@@ -1,0 +1,126 @@
+"""The pluggy hook specifications: the contract between the core and its plugins.
+
+Two sets, each with its own :class:`pluggy.PluginManager`:
+
+* :class:`BackendHooks` -- services a backend provides. Exactly one backend is registered in
+  a backend's manager, so every service is ``firstresult``. The core resolves what it needs
+  once, at build time, and keeps the results (the ops namespace, compiled API methods), so no
+  hook is called on the hot path of an API call.
+* :class:`EventHooks` -- events the executor and worker announce (build, API call, update,
+  episode). Any number of observers (progress bars, summary writers) may implement them.
+
+Hook names say what happens: a verb for a service, ``before_``/``after_`` for an event.
+Implementations may accept any subset of a spec's arguments (pluggy's rule), so a spec may
+gain arguments without breaking existing plugins. A plugin declares the plugin-API version
+it was written for as ``RLGRAPH_PLUGIN_API = "MAJOR.MINOR"``; the core refuses a different
+major version, and a minor version newer than its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT_NAME = "rlgraph"
+#: The plugin API this core provides: (major, minor).
+PLUGIN_API_VERSION: tuple[int, int] = (1, 0)
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+#: Decorate a plugin's hook implementations with this marker.
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class BackendHooks:
+    """Services a backend (``rlgraph.backends`` entry point) implements."""
+
+    @hookspec(firstresult=True)
+    def create_ops(self) -> Any:
+        """Return the ops namespace graph functions use as ``self.ops``.
+
+        A NumPy-like set of functions (see :mod:`rlgraph.execution.ops` for the names and
+        semantics every backend provides). Called once per build.
+        """
+
+    @hookspec(firstresult=True)
+    def create_variable(self, name: str, initial_value: Any, trainable: bool, device: str | None) -> Any:
+        """Create one backend variable holding ``initial_value`` (a NumPy array).
+
+        ``name`` is the variable's global scope name (``"agent/policy/dense/kernel"``).
+        Trainable variables take part in gradients.
+        """
+
+    @hookspec(firstresult=True)
+    def read_variables(self, variables: dict[str, Any]) -> dict[str, Any]:
+        """Return the values of ``variables`` as NumPy arrays under the same keys."""
+
+    @hookspec(firstresult=True)
+    def assign_variables(self, variables: dict[str, Any], values: dict[str, Any]) -> None:
+        """Write the NumPy arrays ``values`` into ``variables`` (same keys, same shapes)."""
+
+    @hookspec(firstresult=True)
+    def placeholder_from_space(self, space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+        """Return a backend value for ``space`` used to let spaces flow during the build.
+
+        Batch and time ranks get sizes ``batch_size`` and ``time_size``. Container spaces give
+        nested dicts/tuples of values.
+        """
+
+    @hookspec(firstresult=True)
+    def describe_value(self, value: Any) -> tuple[tuple[int | None, ...], Any] | None:
+        """Return ``(shape, numpy dtype)`` of one backend value, or None if it is not a tensor."""
+
+    @hookspec(firstresult=True)
+    def device_scope(self, device: str | None) -> Any:
+        """Return a context manager placing variables and ops created inside it on ``device``."""
+
+    @hookspec(firstresult=True)
+    def compile_api_method(self, name: str, function: Any, input_spaces: dict[str, Any]) -> Any:
+        """Return a callable that runs the root API method ``function``.
+
+        ``input_spaces`` maps every parameter, in order, to its space, or to None for a plain
+        Python parameter (passed through unchanged). The callable takes NumPy (or Python)
+        arguments in that order, converts those with a space to backend values, runs
+        ``function`` and returns its results as NumPy (nested as returned). A static-graph
+        backend compiles here (one compiled function per API method).
+        """
+
+    @hookspec(firstresult=True)
+    def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
+        """Return d loss / d variable for each of ``variables`` (same order)."""
+
+    @hookspec(firstresult=True)
+    def create_optimizer(self, kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
+        """Return a backend optimizer of ``kind`` (``"adam"``, ``"sgd"``, ...) over ``variables``."""
+
+    @hookspec(firstresult=True)
+    def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
+        """Apply one optimizer step with ``gradients`` to ``variables``; return the step's op (or None)."""
+
+    @hookspec(firstresult=True)
+    def seed(self, seed: int) -> None:
+        """Seed the backend's random number generators."""
+
+
+class EventHooks:
+    """Events executors and workers announce; observers implement any subset."""
+
+    @hookspec
+    def before_build(self, root: Any, input_spaces: dict[str, Any]) -> None:
+        """The build of ``root`` is about to start."""
+
+    @hookspec
+    def after_build(self, root: Any, report: Any) -> None:
+        """The build finished; ``report`` is a :class:`rlgraph.components.build.BuildReport`."""
+
+    @hookspec
+    def after_api_call(self, api_method: str, args: tuple[Any, ...], result: Any, seconds: float) -> None:
+        """An API method ran through the executor (only announced when an observer listens)."""
+
+    @hookspec
+    def after_update(self, step: int, loss: Any, results: dict[str, Any]) -> None:
+        """An agent finished update number ``step``."""
+
+    @hookspec
+    def after_episode(self, env_id: Any, episode_return: float, episode_length: int, timestep: int) -> None:
+        """An environment finished an episode."""

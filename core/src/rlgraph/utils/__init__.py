@@ -1,0 +1,1 @@
+"""Small utilities shared by the core and plugins."""
