@@ -1,0 +1,51 @@
+"""The ``rlgraph`` command line.
+
+Each command lives in its own module, imported only when that command runs. A command module
+provides ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from rlgraph import __version__
+from rlgraph.errors import RLGraphError
+
+#: command -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
+    "new-plugin": ("rlgraph.cli.new_plugin", "create a new plugin distribution from a template"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rlgraph`` command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    try:
+        command, args = _parse(sys.argv[1:] if argv is None else list(argv))
+        return command.run(args)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    except RLGraphError as error:
+        print(f"rlgraph: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _parse(argv: list[str]) -> tuple[ModuleType, argparse.Namespace]:
+    """The chosen command's module and its parsed arguments."""
+    parser = argparse.ArgumentParser(
+        prog="rlgraph", description="RLgraph: reinforcement learning from components."
+    )
+    parser.add_argument("--version", action="version", version=f"rlgraph {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        commands.add_parser(name, help=help_text, add_help=False)
+    chosen, rest = parser.parse_known_args(argv)
+    module_name, help_text = COMMANDS[chosen.command]
+    module = importlib.import_module(module_name)
+    command_parser = argparse.ArgumentParser(prog=f"rlgraph {chosen.command}", description=help_text)
+    module.add_arguments(command_parser)
+    return module, command_parser.parse_args(rest)

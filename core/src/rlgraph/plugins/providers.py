@@ -1,0 +1,121 @@
+"""Which distribution provides which plugin name, for "pip install X" hints.
+
+The table covers the distributions built in this project. It is consulted only when a name is
+not installed, to tell the user what to install; it never decides what is loaded.
+"""
+
+from __future__ import annotations
+
+from rlgraph.utils.naming import normalize_name
+
+_TORCH = "rlgraph-torch"
+_TF = "rlgraph-tf"
+_ALGOS = "rlgraph-algos"
+_RAY = "rlgraph-ray"
+_MEMORIES = "rlgraph-memories"
+_NETWORKS = "rlgraph-networks"
+
+_AGENTS = (
+    "dqn",
+    "apex",
+    "dqfd",
+    "impala",
+    "single_impala",
+    "ppo",
+    "sac",
+    "actor_critic",
+    "ddpg",
+    "td3",
+    "categorical_dqn",
+    "r2d2",
+    "random",
+)
+_MEMORY_COMPONENTS = ("replay", "replay_memory", "prioritized_replay", "ring_buffer", "fifo_queue")
+_NETWORK_COMPONENTS = (
+    "neural_network",
+    "dense",
+    "conv2d",
+    "lstm",
+    "policy",
+    "dueling_policy",
+    "preprocessor_stack",
+    "reshape",
+    "grayscale",
+    "image_resize",
+    "divide",
+    "multiply",
+    "clip",
+    "convert_type",
+    "moving_standardize",
+    "sequence",
+    "epsilon_exploration",
+    "adam",
+    "sgd",
+    "rmsprop",
+    "adagrad",
+    "linear_decay",
+    "exponential_decay",
+    "polynomial_decay",
+    "constant_decay",
+    "categorical",
+    "normal",
+    "beta",
+    "synchronizable",
+)
+
+
+def _table(distribution: str, names: tuple[str, ...]) -> dict[str, str]:
+    return {normalize_name(name): distribution for name in names}
+
+
+#: group -> normalized plugin name -> the distribution that provides it.
+KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
+    "rlgraph.backends": {**_table(_TORCH, ("torch", "pytorch")), **_table(_TF, ("tf", "tensorflow"))},
+    "rlgraph.agents": _table(_ALGOS, _AGENTS),
+    "rlgraph.executors": _table(_RAY, ("apex", "sync_batch", "impala")),
+    "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
+    "rlgraph.environments": {},
+}
+
+#: Class names users import from RLgraph -> (group, plugin name, distribution).
+KNOWN_CLASS_NAMES: dict[str, tuple[str, str, str]] = {
+    "DQNAgent": ("rlgraph.agents", "dqn", _ALGOS),
+    "ApexAgent": ("rlgraph.agents", "apex", _ALGOS),
+    "DQFDAgent": ("rlgraph.agents", "dqfd", _ALGOS),
+    "IMPALAAgent": ("rlgraph.agents", "impala", _ALGOS),
+    "SingleIMPALAAgent": ("rlgraph.agents", "single_impala", _ALGOS),
+    "PPOAgent": ("rlgraph.agents", "ppo", _ALGOS),
+    "SACAgent": ("rlgraph.agents", "sac", _ALGOS),
+    "ActorCriticAgent": ("rlgraph.agents", "actor_critic", _ALGOS),
+    "DDPGAgent": ("rlgraph.agents", "ddpg", _ALGOS),
+    "TD3Agent": ("rlgraph.agents", "td3", _ALGOS),
+    "RandomAgent": ("rlgraph.agents", "random", _ALGOS),
+    "ApexExecutor": ("rlgraph.executors", "apex", _RAY),
+    "SyncBatchExecutor": ("rlgraph.executors", "sync_batch", _RAY),
+    "IMPALAExecutor": ("rlgraph.executors", "impala", _RAY),
+    "ReplayMemory": ("rlgraph.components", "replay_memory", _MEMORIES),
+    "PrioritizedReplay": ("rlgraph.components", "prioritized_replay", _MEMORIES),
+    "RingBuffer": ("rlgraph.components", "ring_buffer", _MEMORIES),
+    "FIFOQueue": ("rlgraph.components", "fifo_queue", _MEMORIES),
+    "NeuralNetwork": ("rlgraph.components", "neural_network", _NETWORKS),
+    "DenseLayer": ("rlgraph.components", "dense", _NETWORKS),
+    "Conv2DLayer": ("rlgraph.components", "conv2d", _NETWORKS),
+    "LSTMLayer": ("rlgraph.components", "lstm", _NETWORKS),
+    "Policy": ("rlgraph.components", "policy", _NETWORKS),
+    "DuelingPolicy": ("rlgraph.components", "dueling_policy", _NETWORKS),
+    "PreprocessorStack": ("rlgraph.components", "preprocessor_stack", _NETWORKS),
+    "EpsilonExploration": ("rlgraph.components", "epsilon_exploration", _NETWORKS),
+}
+
+#: Distributed backends (RLgraph's ``DISTRIBUTED_BACKEND``) -> the distribution that provides them.
+KNOWN_DISTRIBUTED_BACKENDS: dict[str, str] = {"ray": _RAY}
+
+
+def provider_of(group: str, name: str) -> str | None:
+    """The distribution known to provide ``name`` in the full entry-point ``group``, or None."""
+    return KNOWN_PROVIDERS.get(group, {}).get(normalize_name(name))
+
+
+def install_hint(distribution: str) -> str:
+    """The command that installs ``distribution``: ``"pip install rlgraph-algos"``."""
+    return f"pip install {distribution}"
