@@ -1,0 +1,217 @@
+"""Building objects from specs: a dict, a JSON or YAML file, a type name, or an instance.
+
+A spec's ``type`` names a registered plugin (matched case-, dash- and underscore-insensitively)
+or an explicit ``"package.module:ClassName"``; nothing else in a spec is imported or evaluated.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+
+from rlgraph.errors import PluginNotFoundError, SpecError
+from rlgraph.specs.loading import is_spec_file, load_spec_file
+from rlgraph.specs.validation import construct, describe, join_path, rebase
+from rlgraph.utils.naming import normalize_name
+
+
+class Specifiable:
+    """Mixin for classes built from specs.
+
+    ``__rlgraph_group__`` is the entry-point group in which a spec's ``type`` is looked up.
+    """
+
+    __rlgraph_group__: ClassVar[str] = "rlgraph.components"
+
+    @classmethod
+    def from_spec(cls, spec: Any = None, *, path: str = "", **overrides: Any) -> Self:
+        """An instance of ``cls`` (or of the subclass the spec's ``type`` names) built from ``spec``.
+
+        ``spec`` is an instance (returned as is), a dict, a JSON or YAML file path, a type name,
+        None (``cls`` itself), or a shorthand :meth:`spec_shorthand` expands. ``overrides`` win over
+        the spec's keys. ``path`` is the spec's key path, the prefix of every error's path.
+        """
+        if not isinstance(spec, Mapping | str | os.PathLike | cls | None):
+            spec = _expand_shorthand(cls, spec, path)
+        if isinstance(spec, cls):
+            return _existing(spec, overrides, path)
+        spec = {**spec_dict(spec, path), **overrides}
+        target = _subclass(cls, spec.pop("type", None), path)
+        return construct(target, spec, path)
+
+    @classmethod
+    def spec_shorthand(cls, value: Any) -> Any:
+        """The spec (a dict, a type name or an instance) that a shorthand ``value`` stands for.
+
+        Subclasses override it to accept short forms (a decay from ``[0.1, 1.0]``); by default
+        there are none.
+        """
+        raise SpecError(
+            f"expected a dict, a type name, a file or an instance of {cls.__name__}, got {describe(value)}"
+        )
+
+
+def from_spec(spec: Any, group: str | None = None, *, path: str = "", **overrides: Any) -> Any:
+    """The object ``spec`` describes; its ``type`` is looked up in ``group``, or in every group.
+
+    Without a group, a name registered in exactly one group is built from there; a name found
+    in several groups needs ``group=``.
+    """
+    if isinstance(spec, Specifiable):
+        return _existing(spec, overrides, path)
+    spec = {**spec_dict(spec, path), **overrides}
+    if "type" not in spec:
+        raise SpecError("missing required key 'type' (the plugin to build)", path)
+    type_value = spec.pop("type")
+    type_path = join_path(path, "type")
+    if group is None and isinstance(type_value, str) and ":" not in type_value:
+        group = _group_of(type_value, type_path)
+    target = _find_class(group, type_value, type_path)
+    if issubclass(target, Specifiable):
+        return target.from_spec(spec, path=path)
+    return construct(target, spec, path)
+
+
+def spec_dict(spec: Any, path: str = "") -> dict[str, Any]:
+    """``spec`` as a new dict: a mapping copied, a file loaded, a type name wrapped, None empty."""
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    if spec is None:
+        return {}
+    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and is_spec_file(spec)):
+        try:
+            return load_spec_file(spec)
+        except SpecError as error:
+            raise rebase(error, path) from None
+    if isinstance(spec, str):
+        return {"type": spec}
+    raise SpecError(f"expected a dict, a type name, a file or an instance, got {describe(spec)}", path)
+
+
+def _expand_shorthand(cls: type[Specifiable], value: Any, path: str) -> Any:
+    try:
+        return cls.spec_shorthand(value)
+    except SpecError as error:
+        raise rebase(error, path) from error
+
+
+def _existing(instance: Any, overrides: dict[str, Any], path: str) -> Any:
+    if overrides:
+        raise SpecError(
+            f"cannot apply {', '.join(map(repr, overrides))} to an existing {type(instance).__name__}; "
+            "give a spec instead of an instance",
+            path,
+        )
+    return instance
+
+
+def _subclass(base: type, type_value: Any, path: str) -> type:
+    """The class a spec builds: ``base`` when it names no type, else the subclass it names."""
+    group = base.__rlgraph_group__
+    if type_value is None:
+        if inspect.isabstract(base):
+            raise SpecError(
+                f"{base.__name__} is abstract: give a 'type' (registered in {group}: {_names_text(group)})",
+                path,
+            )
+        return base
+    type_path = join_path(path, "type")
+    target = _find_class(group, type_value, type_path)
+    if not issubclass(target, base):
+        raise SpecError(
+            f"{type_value!r} is {target.__module__}.{target.__qualname__}, not a {base.__name__}", type_path
+        )
+    if inspect.isabstract(target):
+        raise SpecError(f"{target.__name__} is abstract and cannot be built", type_path)
+    return target
+
+
+def _find_class(group: str | None, type_value: Any, path: str) -> type:
+    """The class a ``type`` value names: a class, ``"package.module:ClassName"``, or a plugin in ``group``."""
+    if isinstance(type_value, type):
+        return type_value
+    if not isinstance(type_value, str):
+        raise SpecError(f"expected a type name, got {describe(type_value)}", path)
+    if ":" in type_value:
+        return _import_class(type_value, path)
+    from rlgraph import plugins
+
+    try:
+        found = plugins.load(group, type_value)
+    except PluginNotFoundError as error:
+        raise rebase(error, path) from None
+    if not isinstance(found, type):
+        raise SpecError(f"plugin {type_value!r} in {group} is {describe(found)}, not a class", path)
+    return found
+
+
+def _import_class(reference: str, path: str) -> type:
+    """The class ``"package.module:Outer.ClassName"`` names, its module imported."""
+    module_name, _, qualname = reference.partition(":")
+    parts = [*module_name.split("."), *qualname.split(".")]
+    if not all(part.isidentifier() for part in parts):
+        raise SpecError(f"expected 'package.module:ClassName', got {reference!r}", path)
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SpecError(
+            f"cannot import module {module_name!r} named in {reference!r}: {error}", path
+        ) from error
+    for attribute in qualname.split("."):
+        if not hasattr(found, attribute):
+            raise SpecError(f"module {module_name!r} has no {qualname!r} (from {reference!r})", path)
+        found = getattr(found, attribute)
+    if not isinstance(found, type):
+        raise SpecError(f"{reference!r} is {describe(found)}, not a class", path)
+    return found
+
+
+def _group_of(name: str, path: str) -> str:
+    """The one group that registers ``name``, else the likeliest one; an error when several do."""
+    from rlgraph import plugins
+
+    wanted = normalize_name(name)
+    groups = [g for g in plugins.GROUPS if wanted in map(normalize_name, plugins.names(g))]
+    if len(groups) == 1:
+        return groups[0]
+    if groups:
+        raise SpecError(
+            f"{name!r} names plugins in several groups ({', '.join(groups)}); pass group= to choose", path
+        )
+    likely = _likely_group(name)
+    if likely is None:
+        listing = "; ".join(f"{group}: {_names_text(group)}" for group in plugins.GROUPS)
+        raise PluginNotFoundError(
+            f"no plugin named {name!r} in any group; registered: {listing}", name=name, path=path
+        )
+    return likely  # loading from it raises the registry's error: its names, did-you-mean, pip hint
+
+
+def _likely_group(name: str) -> str | None:
+    """The group where a missing ``name`` most plausibly belongs: a known provider's, or the closest name's."""
+    from rlgraph import plugins
+    from rlgraph.plugins.providers import provider_of
+
+    for group in plugins.GROUPS:
+        if provider_of(group, name):
+            return group
+    wanted = normalize_name(name)
+    scores = {
+        group: max(
+            (difflib.SequenceMatcher(None, wanted, normalize_name(n)).ratio() for n in plugins.names(group)),
+            default=0,
+        )
+        for group in plugins.GROUPS
+    }
+    best = max(scores, key=scores.__getitem__)
+    return best if scores[best] >= 0.6 else None
+
+
+def _names_text(group: str) -> str:
+    from rlgraph import plugins
+
+    return ", ".join(plugins.names(group)) or "none"
