@@ -1,0 +1,161 @@
+"""The two decorators a component author uses: :func:`api` and :func:`graph_fn`.
+
+Outside a build both call straight through. During a build they hand the call to the active
+builder (:mod:`rlgraph.components.build`), which records the component graph (assembly) or
+lets spaces flow and creates variables (build). After a build the executor binds the plain
+functions onto each component, so a define-by-run API call carries no decorator cost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+#: The builder of the build in progress in this context, or None.
+ACTIVE_BUILDER: contextvars.ContextVar[Any] = contextvars.ContextVar("rlgraph_active_builder", default=None)
+
+
+class APIMethod:
+    """What :func:`api` records about one API method."""
+
+    __slots__ = ("function", "must_be_complete", "name", "signature")
+
+    def __init__(self, function: Callable, name: str, must_be_complete: bool) -> None:
+        self.function = function
+        self.name = name
+        self.signature = inspect.signature(function)
+        self.must_be_complete = must_be_complete
+
+
+class GraphFunction:
+    """What :func:`graph_fn` records about one graph function."""
+
+    __slots__ = ("batched", "function", "name", "requires_variables", "returns", "split")
+
+    def __init__(
+        self, function: Callable, returns: int, split: bool, requires_variables: bool, batched: bool | None
+    ) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.returns = returns
+        self.split = split
+        self.requires_variables = requires_variables
+        self.batched = batched
+
+    def run(self, component: Any, args: tuple, kwargs: dict) -> Any:
+        """Run the graph function on backend values (splitting containers if asked)."""
+        if self.split:
+            return _run_split(self, component, args, kwargs)
+        return self.function(component, *args, **kwargs)
+
+    def bind(self, component: Any) -> Callable:
+        """The fastest callable running this graph function on ``component``."""
+        if not self.split:
+            return self.function.__get__(component)
+
+        def run_split(*args: Any, **kwargs: Any) -> Any:
+            return _run_split(self, component, args, kwargs)
+
+        return run_split
+
+
+def api(function: Callable | None = None, *, must_be_complete: bool = True) -> Any:
+    """Declare a Component method an API method: an edge of the component graph.
+
+    API methods call other API methods (their own or a sub-component's) and graph functions;
+    they hold no numeric code. ``must_be_complete=False`` marks a method whose inputs are not
+    needed to create the component's variables.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        meta = APIMethod(fn, fn.__name__, must_be_complete)
+
+        @functools.wraps(fn)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            builder = ACTIVE_BUILDER.get()
+            if builder is None:
+                return fn(self, *args, **kwargs)
+            return builder.call_api(self, meta, args, kwargs)
+
+        wrapper.__rlgraph_api__ = meta  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate(function) if function is not None else decorate
+
+
+def graph_fn(
+    function: Callable | None = None,
+    *,
+    returns: int = 1,
+    split: bool = False,
+    requires_variables: bool = True,
+    batched: bool | None = None,
+) -> Any:
+    """Declare a Component method a graph function: the only place numeric (backend) work happens.
+
+    ``returns``: how many values it returns (so API methods can unpack them during assembly).
+    ``split``: call it once per leaf of container (Dict/Tuple) arguments and re-nest the results.
+    ``requires_variables``: it reads the component's variables, so it runs only once the
+    component is input-complete. ``batched``: True if every output of rank >= 1 has a leading
+    batch rank, False if none has; None lets the build infer it.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        meta = GraphFunction(fn, returns, split, requires_variables, batched)
+
+        @functools.wraps(fn)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            builder = ACTIVE_BUILDER.get()
+            if builder is None:
+                return meta.run(self, args, kwargs)
+            return builder.call_graph_fn(self, meta, args, kwargs)
+
+        wrapper.__rlgraph_graph_fn__ = meta  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate(function) if function is not None else decorate
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, (dict, tuple)) and not hasattr(value, "shape")
+
+
+def _leaves(value: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    if isinstance(value, dict):
+        return [leaf for key in sorted(value) for leaf in _leaves(value[key], (*prefix, key))]
+    if isinstance(value, tuple) and not hasattr(value, "shape"):
+        return [leaf for i, item in enumerate(value) for leaf in _leaves(item, (*prefix, i))]
+    return [(prefix, value)]
+
+
+def _get(value: Any, path: tuple) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _rebuild(template: Any, by_path: dict[tuple, Any], prefix: tuple = ()) -> Any:
+    if isinstance(template, dict):
+        return {key: _rebuild(template[key], by_path, (*prefix, key)) for key in template}
+    if isinstance(template, tuple) and not hasattr(template, "shape"):
+        return tuple(_rebuild(item, by_path, (*prefix, i)) for i, item in enumerate(template))
+    return by_path[prefix]
+
+
+def _run_split(meta: GraphFunction, component: Any, args: tuple, kwargs: dict) -> Any:
+    """Call a split graph function once per leaf of its first container argument's structure."""
+    template = next((a for a in (*args, *kwargs.values()) if _is_container(a)), None)
+    if template is None:
+        return meta.function(component, *args, **kwargs)
+    paths = [path for path, _ in _leaves(template)]
+    results = {}
+    for path in paths:
+        leaf_args = [_get(a, path) if _is_container(a) else a for a in args]
+        leaf_kwargs = {k: _get(v, path) if _is_container(v) else v for k, v in kwargs.items()}
+        results[path] = meta.function(component, *leaf_args, **leaf_kwargs)
+    if meta.returns == 1:
+        return _rebuild(template, results)
+    return tuple(_rebuild(template, {p: r[i] for p, r in results.items()}) for i in range(meta.returns))

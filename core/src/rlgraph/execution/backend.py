@@ -1,0 +1,119 @@
+"""The Backend: one loaded backend plugin behind its pluggy hooks."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pluggy
+
+from rlgraph.errors import BackendError
+from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
+
+
+class Backend:
+    """A backend plugin registered in its own plugin manager; each service is one hook call.
+
+    The core resolves what it needs once per build (the ops namespace, compiled API methods);
+    nothing here is on the per-call hot path.
+    """
+
+    def __init__(self, name: str, plugin: Any) -> None:
+        self.name = name
+        self.plugin = plugin
+        self.manager = pluggy.PluginManager(PROJECT_NAME)
+        self.manager.add_hookspecs(BackendHooks)
+        self.manager.register(plugin, name=name)
+        self.manager.check_pending()
+        self.hook = self.manager.hook
+
+    @functools.cached_property
+    def ops(self) -> Any:
+        """The ops namespace graph functions use as ``self.ops``."""
+        return self._require("create_ops")
+
+    def _require(self, hook: str, **kwargs: Any) -> Any:
+        result = getattr(self.hook, hook)(**kwargs)
+        if result is None and not getattr(self.hook, hook).get_hookimpls():
+            raise BackendError(f"Backend {self.name!r} does not implement the {hook!r} hook.")
+        return result
+
+    def create_variable(self, name: str, initial_value: Any, trainable: bool, device: str | None) -> Any:
+        return self._require(
+            "create_variable", name=name, initial_value=initial_value, trainable=trainable, device=device
+        )
+
+    def read_variables(self, variables: dict[str, Any]) -> dict[str, Any]:
+        return self._require("read_variables", variables=variables)
+
+    def assign_variables(self, variables: dict[str, Any], values: dict[str, Any]) -> None:
+        self._require("assign_variables", variables=variables, values=values)
+
+    def placeholder_from_space(self, space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+        return self._require(
+            "placeholder_from_space", space=space, batch_size=batch_size, time_size=time_size, device=device
+        )
+
+    def describe_value(self, value: Any) -> tuple[tuple, Any] | None:
+        return self.hook.describe_value(value=value)
+
+    def device_scope(self, device: str | None) -> Any:
+        return self._require("device_scope", device=device)
+
+    def compile_api_method(self, name: str, function: Any, input_spaces: dict[str, Any]) -> Any:
+        return self._require("compile_api_method", name=name, function=function, input_spaces=input_spaces)
+
+    def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
+        return self._require("compute_gradients", loss=loss, variables=variables)
+
+    def create_optimizer(self, kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
+        return self._require(
+            "create_optimizer", kind=kind, variables=variables, hyperparameters=hyperparameters
+        )
+
+    def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
+        return self.hook.apply_gradients(optimizer=optimizer, gradients=gradients, variables=variables)
+
+    def seed(self, seed: int) -> None:
+        self.hook.seed(seed=seed)
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r})"
+
+
+_LOADED: dict[str, Backend] = {}
+
+
+def load_backend(name: str | None = None) -> Backend:
+    """The backend named ``name``, or the configured/only installed one (see :mod:`rlgraph.config`).
+
+    The backend plugin must declare ``RLGRAPH_PLUGIN_API``; a version this core cannot serve
+    is an error naming both versions.
+    """
+    from rlgraph import config, plugins
+
+    resolved = config.resolve_backend(name)
+    backend = _LOADED.get(resolved)
+    if backend is None:
+        plugin = plugins.load("rlgraph.backends", resolved)
+        plugins.check_plugin_api(plugin, f"backend {resolved!r}")
+        backend = _LOADED[resolved] = Backend(resolved, plugin)
+    return backend
+
+
+class EventBus:
+    """The observers of one executor (progress bars, summary writers), called through :class:`EventHooks`."""
+
+    def __init__(self, observers: tuple[Any, ...] = ()) -> None:
+        self.manager = pluggy.PluginManager(PROJECT_NAME)
+        self.manager.add_hookspecs(EventHooks)
+        for observer in observers:
+            self.manager.register(observer)
+        self.hook = self.manager.hook
+
+    def register(self, observer: Any) -> None:
+        self.manager.register(observer)
+
+    def listens(self, event: str) -> bool:
+        """Whether any observer implements ``event`` (so hot paths can skip announcing it)."""
+        return bool(getattr(self.hook, event).get_hookimpls())

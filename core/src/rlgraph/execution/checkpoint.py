@@ -1,0 +1,94 @@
+"""Backend-neutral weight files: NumPy arrays keyed by variable scope, in one ``.npz``.
+
+Written atomically (a temporary file renamed into place, so a crash mid-write leaves the
+previous file intact) and read with ``allow_pickle=False`` (loading runs no code). A JSON
+header inside the archive identifies the format and carries free metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlgraph.errors import CheckpointError
+
+FORMAT = "rlgraph-weights"
+FORMAT_VERSION = 1
+_HEADER = "__rlgraph__"
+
+
+def save_weights(
+    path: str | os.PathLike, weights: dict[str, np.ndarray], metadata: dict[str, Any] | None = None
+) -> Path:
+    """Write ``weights`` (and JSON-able ``metadata``) to ``path`` atomically; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "metadata": metadata or {}}
+    arrays = {name: np.asarray(value) for name, value in weights.items()}
+    for name, array in arrays.items():
+        if array.dtype == object:
+            raise CheckpointError(f"Weight {name!r} is an object array; only numeric arrays can be stored.")
+    arrays[_HEADER] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            np.savez(file, **arrays)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read a weight file: ``(weights, metadata)``. Missing, truncated or foreign files raise CheckpointError."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"No checkpoint at {str(path)!r}.")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if _HEADER not in archive.files:
+                raise CheckpointError(f"{str(path)!r} is not an RLgraph checkpoint (no {_HEADER!r} header).")
+            header = json.loads(archive[_HEADER].tobytes().decode())
+            weights = {name: archive[name] for name in archive.files if name != _HEADER}
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as error:
+        raise CheckpointError(f"{str(path)!r} is truncated or corrupt: {error}") from error
+    if header.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{str(path)!r} is not an RLgraph checkpoint (format {header.get('format')!r})."
+        )
+    if header.get("version", 0) > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{str(path)!r} was written by a newer RLgraph (format version {header['version']}); "
+            f"this one reads version {FORMAT_VERSION}."
+        )
+    return weights, header.get("metadata", {})
+
+
+def check_compatible(
+    expected: dict[str, Any], weights: dict[str, np.ndarray], source: str = "weights"
+) -> None:
+    """Raise CheckpointError unless ``weights`` has exactly the names and shapes of ``expected``."""
+    missing = sorted(set(expected) - set(weights))
+    unexpected = sorted(set(weights) - set(expected))
+    problems = []
+    if missing:
+        problems.append(f"missing {missing}")
+    if unexpected:
+        problems.append(f"unexpected {unexpected}")
+    for name in sorted(set(expected) & set(weights)):
+        want, got = np.shape(expected[name]), np.shape(weights[name])
+        if tuple(want) != tuple(got):
+            problems.append(f"{name!r} has shape {tuple(got)}, expected {tuple(want)}")
+    if problems:
+        raise CheckpointError(f"{source} do not fit this model: " + "; ".join(problems))

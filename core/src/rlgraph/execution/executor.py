@@ -1,0 +1,232 @@
+"""The graph executor: the only door from user code into a built component graph."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rlgraph.components.build import Builder, BuildReport
+from rlgraph.components.component import Component
+from rlgraph.errors import APICallError, BuildError
+from rlgraph.execution import checkpoint
+from rlgraph.execution.backend import Backend, EventBus, load_backend
+from rlgraph.utils.naming import suggestion_text
+
+
+class GraphExecutor:
+    """Builds a root component on a backend and runs its API methods.
+
+    Args:
+        root: The root component; its API methods are the graph's API.
+        input_spaces: Space of every tensor parameter of the root's API methods, by name.
+        backend: A backend name, a :class:`Backend`, or None for the configured one.
+        action_space: Passed to every component's ``create_variables``.
+        seed: Seeds variable initializers and the backend's random ops.
+        device_map: Global scope (or scope) -> device; ``""`` sets the default.
+        observers: Plugins implementing :class:`~rlgraph.plugins.hookspecs.EventHooks`.
+        validate_inputs: Check every API call's inputs against their spaces.
+    """
+
+    def __init__(
+        self,
+        root: Component,
+        input_spaces: dict[str, Any],
+        backend: str | Backend | None = None,
+        action_space: Any = None,
+        seed: int | None = None,
+        device_map: dict[str, str] | None = None,
+        observers: tuple[Any, ...] = (),
+        validate_inputs: bool = True,
+    ) -> None:
+        self.root = root
+        self.input_spaces = dict(input_spaces)
+        self.backend = backend if isinstance(backend, Backend) else load_backend(backend)
+        self.action_space = action_space
+        self.seed = seed
+        self.device_map = device_map
+        self.events = EventBus(observers)
+        self.validate_inputs = validate_inputs
+        self.builder: Builder | None = None
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self._checks: dict[str, list[tuple[int, str, _InputCheck]]] = {}
+
+    # -- build ------------------------------------------------------------------------------
+    def build(self) -> BuildReport:
+        """Assemble and build the graph; compile one callable per root API method."""
+        if self.builder is not None:
+            raise BuildError(f"{self.root.global_scope!r} is already built.")
+        if self.seed is not None:
+            self.backend.seed(self.seed)
+        self.events.hook.before_build(root=self.root, input_spaces=self.input_spaces)
+        builder = Builder(
+            self.root, self.input_spaces, self.backend, self.action_space, self.seed, self.device_map
+        )
+        report = builder.run()
+        start = time.perf_counter()
+        for name, record in builder.api_registry.items():
+            api = type(self.root).api_methods()[name]
+            params = [p for p in api.signature.parameters if p != "self"]
+            spaces = {p: record.input_spaces.get(p) for p in params}
+            self._functions[name] = self.backend.compile_api_method(name, getattr(self.root, name), spaces)
+            self._checks[name] = [
+                (i, p, _InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None
+            ]
+        report.backend_seconds += time.perf_counter() - start
+        report.build_seconds += time.perf_counter() - start
+        self.builder = builder
+        self.events.hook.after_build(root=self.root, report=report)
+        self._announce_calls = self.events.listens("after_api_call")
+        return report
+
+    @property
+    def build_report(self) -> BuildReport:
+        return self._built().report
+
+    @property
+    def component_graph(self) -> Any:
+        """The assembled :class:`~rlgraph.components.build.ComponentGraph`."""
+        return self._built().graph
+
+    @property
+    def api_registry(self) -> dict[str, Any]:
+        """Root API method name -> :class:`~rlgraph.components.build.APIRecord`."""
+        return self._built().api_registry
+
+    def _built(self) -> Builder:
+        if self.builder is None:
+            raise BuildError(f"{self.root.global_scope!r} is not built yet: call build() first.")
+        return self.builder
+
+    # -- execution --------------------------------------------------------------------------------
+    def execute(self, api_method: str, *args: Any) -> Any:
+        """Run root API method ``api_method`` on NumPy/Python ``args``; return NumPy results."""
+        function = self._functions.get(api_method)
+        if function is None:
+            self._unknown(api_method)
+        if self.validate_inputs:
+            for index, param, check in self._checks[api_method]:
+                if index < len(args):
+                    check(api_method, param, args[index])
+        if not self._announce_calls:
+            return function(*args)
+        start = time.perf_counter()
+        result = function(*args)
+        self.events.hook.after_api_call(
+            api_method=api_method, args=args, result=result, seconds=time.perf_counter() - start
+        )
+        return result
+
+    def _unknown(self, api_method: str) -> None:
+        self._built()
+        names = sorted(self._functions)
+        raise APICallError(
+            f"{self.root.global_scope!r} has no API method {api_method!r}.{suggestion_text(api_method, names)} "
+            f"API methods: {', '.join(names)}."
+        )
+
+    # -- weights -----------------------------------------------------------------------------------
+    def variables(self, trainable_only: bool = False) -> dict[str, Any]:
+        return self.root.variables(trainable_only=trainable_only)
+
+    def get_weights(self, trainable_only: bool = False) -> dict[str, np.ndarray]:
+        """Variable values as NumPy arrays keyed by global scope name (backend-neutral)."""
+        self._built()
+        return self.backend.read_variables(self.variables(trainable_only))
+
+    def set_weights(self, weights: dict[str, np.ndarray], trainable_only: bool = False) -> None:
+        """Write ``weights`` (as from :meth:`get_weights`) into the variables; all or nothing."""
+        variables = self.variables(trainable_only)
+        expected = self.backend.read_variables(variables)
+        checkpoint.check_compatible(expected, weights, "weights")
+        self.backend.assign_variables(variables, {name: np.asarray(weights[name]) for name in variables})
+
+    def store(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None) -> Path:
+        """Write every variable to a backend-neutral checkpoint file (atomically)."""
+        return checkpoint.save_weights(
+            path, self.get_weights(), {"backend": self.backend.name, **(metadata or {})}
+        )
+
+    def load(self, path: str | os.PathLike) -> dict[str, Any]:
+        """Load a checkpoint written by :meth:`store` on any backend; return its metadata.
+
+        A missing, corrupt or mismatching file raises CheckpointError and changes nothing.
+        """
+        weights, metadata = checkpoint.load_weights(path)
+        self.set_weights(weights)
+        return metadata
+
+    def export_graph(self, path: str | os.PathLike) -> Path:
+        """Write the component graph as Graphviz DOT text."""
+        path = Path(path)
+        path.write_text(self.component_graph.to_dot())
+        return path
+
+    def terminate(self) -> None:
+        """Release what the executor holds."""
+        self._functions.clear()
+
+
+class _InputCheck:
+    """A cheap shape/dtype check of one API input against its space."""
+
+    __slots__ = ("leaves", "space")
+
+    _KINDS: ClassVar[dict[str, str]] = {
+        "f": "fiub",
+        "i": "iub",
+        "u": "iub",
+        "b": "b",
+        "U": "USO",
+        "S": "USO",
+        "O": "USO",
+    }
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+        from rlgraph.spaces import ContainerSpace
+
+        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+        self.leaves = [(key, self._expectation(leaf)) for key, leaf in flat.items()]
+
+    @classmethod
+    def _expectation(cls, leaf: Any) -> tuple[tuple[int, ...], set[int], str]:
+        shape = tuple(leaf.shape)
+        ranks = int(bool(leaf.has_batch_rank)) + int(bool(leaf.has_time_rank))
+        allowed_ndim = {len(shape) + ranks}
+        return shape, allowed_ndim, cls._KINDS.get(np.dtype(leaf.dtype).kind, "fiubUSO")
+
+    def __call__(self, api_method: str, param: str, value: Any) -> None:
+        for key, (shape, ndims, kinds) in self.leaves:
+            leaf = _get_path(value, key, api_method, param)
+            array = leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf)
+            fits = array.ndim in ndims and (not shape or array.shape[array.ndim - len(shape) :] == shape)
+            if not fits or array.dtype.kind not in kinds:
+                where = f"{param}/{key}" if key else param
+                raise APICallError(
+                    f"{api_method}: input {where!r} expects {self.space if not key else key} "
+                    f"(shape {_shape_text(shape, ndims)}, dtype kind {kinds!r}); "
+                    f"got shape {array.shape} dtype {array.dtype}."
+                )
+
+
+def _shape_text(shape: tuple[int, ...], ndims: set[int]) -> str:
+    lead = max(ndims) - len(shape)
+    return str(tuple(["N"] * lead + list(shape)))
+
+
+def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:
+    if not key:
+        return value
+    for part in key.split("/"):
+        try:
+            value = value[int(part)] if isinstance(value, (tuple, list)) else value[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise APICallError(
+                f"{api_method}: input {param!r} lacks the entry {key!r} its space has."
+            ) from None
+    return value

@@ -1,0 +1,95 @@
+"""The ops namespace contract: what every backend's ``create_ops()`` provides.
+
+Graph functions are written once against ``self.ops`` (NumPy-like names and semantics; axes
+are ints, ``axis=None`` means all axes). Tensors also support Python arithmetic, comparison
+and indexing operators as NumPy arrays do. A backend may add ops; it must provide these.
+:func:`missing_ops` lets a backend's tests check its namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: name -> signature and meaning.
+OPS: dict[str, str] = {
+    # creation and conversion
+    "constant": "constant(value, dtype=None): a tensor holding value",
+    "zeros": "zeros(shape, dtype='float32')",
+    "ones": "ones(shape, dtype='float32')",
+    "zeros_like": "zeros_like(x)",
+    "ones_like": "ones_like(x)",
+    "full": "full(shape, value, dtype='float32')",
+    "arange": "arange(start, stop=None, step=1, dtype='int64')",
+    "cast": "cast(x, dtype): dtype as a NumPy dtype name ('float32', 'int64', 'bool')",
+    "shape": "shape(x): the dynamic shape as a tuple of ints (or scalar tensors where unknown)",
+    "to_numpy": "to_numpy(x): a NumPy array (outside compiled functions only)",
+    # shape manipulation
+    "reshape": "reshape(x, shape)",
+    "expand_dims": "expand_dims(x, axis)",
+    "squeeze": "squeeze(x, axis=None)",
+    "transpose": "transpose(x, axes=None)",
+    "concat": "concat(xs, axis=0)",
+    "stack": "stack(xs, axis=0)",
+    "unstack": "unstack(x, axis=0): list of slices",
+    "tile": "tile(x, reps)",
+    "flatten": "flatten(x, start_axis=1): merge all axes from start_axis on",
+    # indexing
+    "gather": "gather(x, indices, axis=0)",
+    "take_along_axis": "take_along_axis(x, indices, axis)",
+    "one_hot": "one_hot(indices, depth, dtype='float32')",
+    "where": "where(condition, x, y)",
+    "argmax": "argmax(x, axis=-1)",
+    "argmin": "argmin(x, axis=-1)",
+    # reductions
+    "sum": "sum(x, axis=None, keepdims=False)",
+    "mean": "mean(x, axis=None, keepdims=False)",
+    "max": "max(x, axis=None, keepdims=False)",
+    "min": "min(x, axis=None, keepdims=False)",
+    "prod": "prod(x, axis=None, keepdims=False)",
+    "cumsum": "cumsum(x, axis=0, reverse=False)",
+    "logsumexp": "logsumexp(x, axis=None, keepdims=False)",
+    "any": "any(x, axis=None)",
+    "all": "all(x, axis=None)",
+    # elementwise math
+    "abs": "abs(x)",
+    "exp": "exp(x)",
+    "log": "log(x)",
+    "log1p": "log1p(x)",
+    "sqrt": "sqrt(x)",
+    "square": "square(x)",
+    "pow": "pow(x, y)",
+    "sign": "sign(x)",
+    "floor": "floor(x)",
+    "clip": "clip(x, low, high)",
+    "maximum": "maximum(x, y)",
+    "minimum": "minimum(x, y)",
+    "tanh": "tanh(x)",
+    "sigmoid": "sigmoid(x)",
+    "relu": "relu(x)",
+    "softplus": "softplus(x)",
+    "softmax": "softmax(x, axis=-1)",
+    "log_softmax": "log_softmax(x, axis=-1)",
+    "equal": "equal(x, y)",
+    "logical_and": "logical_and(x, y)",
+    "logical_or": "logical_or(x, y)",
+    "logical_not": "logical_not(x)",
+    "isfinite": "isfinite(x)",
+    # linear algebra
+    "matmul": "matmul(x, y)",
+    # gradients and control
+    "stop_gradient": "stop_gradient(x)",
+    # random (seeded by the backend's seed hook)
+    "random_uniform": "random_uniform(shape, low=0.0, high=1.0, dtype='float32')",
+    "random_normal": "random_normal(shape, mean=0.0, std=1.0, dtype='float32')",
+    "random_int": "random_int(shape, low, high, dtype='int64'): uniform over [low, high)",
+    # variables (in-graph state)
+    "assign": "assign(variable, value): write value into variable; returns the variable's new value",
+    "assign_add": "assign_add(variable, value)",
+    "scatter_update": "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0",
+    "read": "read(variable): the variable's current value as a tensor",
+}
+
+
+def missing_ops(namespace: Any) -> list[str]:
+    """The names of :data:`OPS` that ``namespace`` lacks."""
+    return [name for name in OPS if not callable(getattr(namespace, name, None))]

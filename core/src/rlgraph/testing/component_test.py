@@ -1,0 +1,98 @@
+"""ComponentTest: build one component on a backend and check its API methods' outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rlgraph.components.component import Component
+from rlgraph.execution.executor import GraphExecutor
+
+
+class ComponentTest:
+    """Builds ``component`` as the root of a graph and runs its API methods.
+
+    Args:
+        component: The component under test (unbuilt).
+        input_spaces: Space of every tensor parameter of its API methods, by name.
+        action_space: Passed to ``create_variables``.
+        seed: Seeds variable initializers and the backend's random ops.
+        backend: Backend name (the ``rlgraph_backend`` fixture gives one); None for the configured one.
+        device_map: Global scope -> device.
+    """
+
+    def __init__(
+        self,
+        component: Component,
+        input_spaces: dict[str, Any] | None = None,
+        action_space: Any = None,
+        seed: int | None = 10,
+        backend: Any = None,
+        device_map: dict[str, str] | None = None,
+    ) -> None:
+        self.component = component
+        self.input_spaces = dict(input_spaces or {})
+        self.executor = GraphExecutor(
+            component,
+            self.input_spaces,
+            backend=backend,
+            action_space=action_space,
+            seed=seed,
+            device_map=device_map,
+        )
+        self.build_report = self.executor.build()
+
+    def test(self, api_call: str | tuple[str, Any], expected_outputs: Any = None, decimals: int = 7) -> Any:
+        """Run ``api_call`` and, if given, compare its outputs with ``expected_outputs``.
+
+        ``api_call`` is a name, or ``(name, inputs)`` where a list holds several arguments and
+        anything else is the one argument. Returns the outputs.
+        """
+        name, inputs = (api_call, None) if isinstance(api_call, str) else api_call
+        args = [] if inputs is None else inputs if isinstance(inputs, list) else [inputs]
+        outputs = self.executor.execute(name, *args)
+        if expected_outputs is not None:
+            assert_equal(outputs, expected_outputs, decimals)
+        return outputs
+
+    def variable_values(self, *names: str) -> Any:
+        """Values of the named variables (global names, or names relative to the root); all if none given.
+
+        One name gives its array; several give a dict.
+        """
+        weights = self.executor.get_weights()
+        if not names:
+            return weights
+        root = self.component.global_scope
+        values = {}
+        for name in names:
+            key = name if name in weights else f"{root}/{name}"
+            if key not in weights:
+                raise KeyError(f"No variable {name!r}; variables: {sorted(weights)}")
+            values[name] = weights[key]
+        return values[names[0]] if len(names) == 1 else values
+
+    def terminate(self) -> None:
+        self.executor.terminate()
+
+
+def assert_equal(actual: Any, expected: Any, decimals: int = 7, path: str = "outputs") -> None:
+    """Assert nested outputs equal: floats to ``decimals`` places, everything else exactly."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict) or set(actual) != set(expected):
+            raise AssertionError(f"{path}: expected keys {sorted(expected)}, got {actual!r}")
+        for key in expected:
+            assert_equal(actual[key], expected[key], decimals, f"{path}[{key!r}]")
+        return
+    if isinstance(expected, (tuple, list)) and not isinstance(actual, np.ndarray):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+            raise AssertionError(f"{path}: expected {len(expected)} items, got {actual!r}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_equal(a, e, decimals, f"{path}[{i}]")
+        return
+    actual_array, expected_array = np.asarray(actual), np.asarray(expected)
+    if expected_array.dtype.kind == "f" or actual_array.dtype.kind == "f":
+        np.testing.assert_almost_equal(actual_array, expected_array, decimal=decimals, err_msg=path)
+    else:
+        np.testing.assert_array_equal(actual_array, expected_array, err_msg=path)

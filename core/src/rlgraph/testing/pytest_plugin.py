@@ -1,0 +1,84 @@
+"""The pytest plugin (entry point ``pytest11``): fixtures for testing RLgraph components.
+
+* ``rlgraph_backend``: a test using it runs once per installed backend (or as chosen with
+  ``--rlgraph-backend NAME`` / ``RLGRAPH_TEST_BACKENDS=a,b``); with no backend installed, on
+  the core's NumPy reference backend.
+* ``component_test``: a factory ``component_test(component, input_spaces=..., ...)`` that
+  builds a :class:`~rlgraph.testing.ComponentTest` on ``rlgraph_backend`` and cleans it up.
+* ``rlgraph_home``: points ``RLGRAPH_HOME`` at a temporary folder for the test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--rlgraph-backend",
+        action="append",
+        default=[],
+        help="Backend(s) the rlgraph_backend fixture runs tests on (default: every installed one).",
+    )
+
+
+def selected_backends(config: pytest.Config) -> list[str]:
+    """The backends ``rlgraph_backend`` runs on: chosen, else installed, else the NumPy reference."""
+    from rlgraph import plugins
+    from rlgraph.testing import numpy_backend
+
+    chosen = list(config.getoption("--rlgraph-backend") or [])
+    chosen += [
+        name.strip() for name in os.environ.get("RLGRAPH_TEST_BACKENDS", "").split(",") if name.strip()
+    ]
+    if not chosen:
+        chosen = [name for name in plugins.names("rlgraph.backends") if name != numpy_backend.NAME]
+    return chosen or [numpy_backend.NAME]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "rlgraph_backend" in metafunc.fixturenames:
+        metafunc.parametrize("rlgraph_backend", selected_backends(metafunc.config), indirect=True)
+
+
+@pytest.fixture
+def rlgraph_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The name of the backend this test runs on (the NumPy reference is registered only meanwhile)."""
+    from rlgraph import plugins
+    from rlgraph.testing import numpy_backend
+
+    name = request.param
+    registered_here = name == numpy_backend.NAME and name not in plugins.names("rlgraph.backends")
+    if registered_here:
+        numpy_backend.register()
+    yield name
+    if registered_here:
+        plugins.unregister("rlgraph.backends", name)
+
+
+@pytest.fixture
+def component_test(rlgraph_backend: str) -> Iterator[Callable[..., Any]]:
+    from rlgraph.testing.component_test import ComponentTest
+
+    made: list[ComponentTest] = []
+
+    def make(component: Any, input_spaces: dict[str, Any] | None = None, **kwargs: Any) -> ComponentTest:
+        test = ComponentTest(component, input_spaces, backend=rlgraph_backend, **kwargs)
+        made.append(test)
+        return test
+
+    yield make
+    for test in made:
+        test.terminate()
+
+
+@pytest.fixture
+def rlgraph_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    home = tmp_path / "rlgraph-home"
+    home.mkdir()
+    monkeypatch.setenv("RLGRAPH_HOME", str(home))
+    return home

@@ -1,0 +1,361 @@
+"""The three build phases, on the core's NumPy reference backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import APICallError, BuildError
+from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.testing import ComponentTest
+from rlgraph.utils import nested
+
+
+class Scale(Component):
+    """Multiplies its input by a trainable factor."""
+
+    def __init__(self, initial: float = 1.0, scope: str = "scale", **kwargs):
+        super().__init__(scope=scope, **kwargs)
+        self.initial = initial
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.factor = self.get_variable("factor", shape=(), initializer=self.initial)
+
+    @rlgraph.api
+    def scale(self, inputs):
+        return self._graph_fn_scale(inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_scale(self, inputs):
+        return inputs * self.factor
+
+
+class Linear(Component):
+    """y = x W + b, with W sized from the input space."""
+
+    def __init__(self, units: int, scope: str = "linear", **kwargs):
+        super().__init__(scope=scope, **kwargs)
+        self.units = units
+
+    def create_variables(self, input_spaces, action_space=None):
+        in_dim = input_spaces["inputs"].shape[-1]
+        self.kernel = self.get_variable("kernel", shape=(in_dim, self.units), initializer="glorot_uniform")
+        self.bias = self.get_variable("bias", shape=(self.units,))
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self._graph_fn_call(inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_call(self, inputs):
+        return self.ops.matmul(inputs, self.kernel) + self.bias
+
+
+class TwoLayers(Component):
+    """Two stacked Linear layers; ``forward`` only forwards to ``net`` (a pass-through)."""
+
+    def __init__(self, scope: str = "two-layers"):
+        super().__init__(scope=scope)
+        self.first = Linear(5, scope="first")
+        self.second = Linear(3, scope="second")
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.second.call(self.first.call(inputs))
+
+
+class Outer(Component):
+    def __init__(self):
+        super().__init__(scope="outer")
+        self.net = TwoLayers()
+
+    @rlgraph.api
+    def forward(self, inputs):
+        return self.net.call(inputs)
+
+
+class Buffer(Component):
+    """A tiny in-graph ring buffer: ``read`` needs variables that only ``write``'s input defines."""
+
+    def __init__(self, capacity: int = 4, scope: str = "buffer"):
+        super().__init__(scope=scope)
+        self.capacity = capacity
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.values = self.get_variable(
+            "values", from_space=input_spaces["records"], add_batch_rank=self.capacity, trainable=False
+        )
+        self.index = self.get_variable("index", shape=(), dtype="int64", trainable=False)
+
+    @rlgraph.api
+    def write(self, records):
+        return self._graph_fn_write(records)
+
+    @rlgraph.api
+    def read(self, indices):
+        return self._graph_fn_read(indices)
+
+    @rlgraph.graph_fn(requires_variables=True)
+    def _graph_fn_write(self, records):
+        ops = self.ops
+        n = ops.shape(nested.flatten(records)[0])[0]
+        positions = (ops.arange(n) + ops.read(self.index)) % self.capacity
+        nested.map_structure(lambda var, rec: ops.scatter_update(var, positions, rec), self.values, records)
+        return ops.assign(self.index, (ops.read(self.index) + n) % self.capacity)
+
+    @rlgraph.graph_fn(batched=True)
+    def _graph_fn_read(self, indices):
+        return nested.map_structure(lambda var: self.ops.gather(self.ops.read(var), indices), self.values)
+
+
+class BufferRoot(Component):
+    """Its first API method reads before any write: the build must defer it."""
+
+    def __init__(self):
+        super().__init__(scope="root")
+        self.buffer = Buffer()
+
+    @rlgraph.api
+    def read(self, indices):
+        return self.buffer.read(indices)
+
+    @rlgraph.api
+    def write(self, records):
+        return self.buffer.write(records)
+
+
+SPACE = FloatBox(shape=(4,), add_batch_rank=True)
+
+
+def test_scale_outputs_and_variables(rlgraph_backend):
+    test = ComponentTest(Scale(initial=2.0), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    x = SPACE.sample(6)
+    test.test(("scale", x), expected_outputs=2.0 * x, decimals=5)
+    assert test.variable_values("factor") == pytest.approx(2.0)
+
+
+def test_nested_linear_layers_match_numpy(rlgraph_backend):
+    test = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend, seed=3)
+    weights = test.variable_values()
+    assert set(weights) == {
+        "outer/two-layers/first/kernel",
+        "outer/two-layers/first/bias",
+        "outer/two-layers/second/kernel",
+        "outer/two-layers/second/bias",
+    }
+    assert weights["outer/two-layers/first/kernel"].shape == (4, 5)
+    assert weights["outer/two-layers/second/kernel"].shape == (5, 3)
+    x = SPACE.sample(7)
+    hidden = x @ weights["outer/two-layers/first/kernel"] + weights["outer/two-layers/first/bias"]
+    expected = hidden @ weights["outer/two-layers/second/kernel"] + weights["outer/two-layers/second/bias"]
+    test.test(("forward", x), expected_outputs=expected, decimals=5)
+
+
+def test_glorot_initializer_bounds_and_seed_determinism(rlgraph_backend):
+    first = ComponentTest(
+        Linear(200),
+        input_spaces={"inputs": FloatBox(shape=(100,), add_batch_rank=True)},
+        backend=rlgraph_backend,
+        seed=7,
+    )
+    second = ComponentTest(
+        Linear(200),
+        input_spaces={"inputs": FloatBox(shape=(100,), add_batch_rank=True)},
+        backend=rlgraph_backend,
+        seed=7,
+    )
+    kernel = first.variable_values("kernel")
+    limit = np.sqrt(6.0 / (100 + 200))
+    assert np.abs(kernel).max() <= limit
+    assert np.std(kernel) == pytest.approx(limit / np.sqrt(3.0), rel=0.05)  # std of U(-a, a)
+    np.testing.assert_array_equal(kernel, second.variable_values("kernel"))
+
+
+def test_pass_through_api_methods_are_contracted(rlgraph_backend):
+    outer = Outer()
+    ComponentTest(outer, input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    # forward only forwards to net.call, which does real work: forward is bound straight to it.
+    assert outer.__dict__["forward"] == outer.net.__dict__["call"]
+    assert outer.net.first.__dict__["call"] != outer.net.__dict__["call"]
+
+
+def test_build_defers_api_methods_until_components_are_input_complete(rlgraph_backend):
+    root = BufferRoot()
+    records = FloatBox(shape=(2,), add_batch_rank=True)
+    test = ComponentTest(
+        root,
+        input_spaces={"records": records, "indices": IntBox(4, add_batch_rank=True)},
+        backend=rlgraph_backend,
+    )
+    assert root.buffer.input_spaces["records"] == records
+    # The build's dry runs wrote into the buffer; afterwards it holds its initial values again.
+    np.testing.assert_array_equal(test.variable_values("buffer/values"), np.zeros((4, 2)))
+    data = np.arange(6, dtype=np.float32).reshape(3, 2)
+    test.test(("write", data), expected_outputs=3)
+    test.test(("read", np.array([0, 2])), expected_outputs=data[[0, 2]])
+    test.test(("write", data[:2]), expected_outputs=1)  # wraps around: slots 3 and 0
+    test.test(("read", np.array([0, 3])), expected_outputs=data[[1, 0]])
+
+
+def test_container_spaces_create_nested_variables(rlgraph_backend):
+    root = BufferRoot()
+    records = Dict(a=FloatBox(shape=(2,)), b=IntBox(3), add_batch_rank=True)
+    test = ComponentTest(
+        root,
+        input_spaces={"records": records, "indices": IntBox(4, add_batch_rank=True)},
+        backend=rlgraph_backend,
+    )
+    assert test.variable_values("buffer/values/a").shape == (4, 2)
+    assert test.variable_values("buffer/values/b").shape == (4,)
+    sample = records.sample(2)
+    test.test(("write", sample), expected_outputs=2)
+    out = test.test(("read", np.array([1, 0])))
+    np.testing.assert_allclose(out["a"], sample["a"][[1, 0]])
+    np.testing.assert_array_equal(out["b"], sample["b"][[1, 0]])
+
+
+class SplitAdd(Component):
+    @rlgraph.api
+    def add(self, inputs, amount):
+        return self._graph_fn_add(inputs, amount)
+
+    @rlgraph.graph_fn(split=True)
+    def _graph_fn_add(self, inputs, amount):
+        return inputs + amount
+
+
+def test_split_graph_functions_run_per_leaf(rlgraph_backend):
+    space = Dict(x=FloatBox(shape=(2,)), y=FloatBox(shape=(3,)), add_batch_rank=True)
+    test = ComponentTest(
+        SplitAdd(scope="split"), input_spaces={"inputs": space, "amount": FloatBox()}, backend=rlgraph_backend
+    )
+    value = space.sample(4)
+    out = test.test(("add", [value, 1.5]))
+    np.testing.assert_allclose(out["x"], value["x"] + 1.5, rtol=1e-6)
+    np.testing.assert_allclose(out["y"], value["y"] + 1.5, rtol=1e-6)
+
+
+def test_component_graph_exports_dot(rlgraph_backend):
+    test = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    dot = test.executor.component_graph.to_dot()
+    assert dot.startswith('digraph "outer"')
+    assert '"__api__" -> "outer" [label="forward"]' in dot
+    assert '"outer/two-layers" -> "outer/two-layers/first" [label="call"]' in dot
+    registry = test.executor.api_registry
+    assert registry["forward"].input_names == ["inputs"]
+    assert registry["forward"].output_spaces == FloatBox(shape=(3,), add_batch_rank=True)
+
+
+def test_build_report_separates_overhead(rlgraph_backend):
+    test = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    report = test.build_report
+    assert report.num_components == 4 and report.num_variables == 4 and report.num_api_methods == 1
+    assert 0 < report.backend_seconds <= report.total_seconds
+    assert report.overhead_seconds == pytest.approx(report.total_seconds - report.backend_seconds)
+
+
+def test_missing_root_input_space_is_named(rlgraph_backend):
+    with pytest.raises(BuildError, match=r"no input space for 'inputs'") as caught:
+        ComponentTest(Scale(), input_spaces={}, backend=rlgraph_backend)
+    assert caught.value.api_method == "scale" and caught.value.missing == ["inputs"]
+
+
+class NeverWritten(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        self.buffer = Buffer()
+
+    @rlgraph.api
+    def read(self, indices):
+        return self.buffer.read(indices)
+
+
+def test_space_no_api_call_provides_is_named(rlgraph_backend):
+    with pytest.raises(BuildError) as caught:
+        ComponentTest(
+            NeverWritten(), input_spaces={"indices": IntBox(4, add_batch_rank=True)}, backend=rlgraph_backend
+        )
+    error = caught.value
+    assert error.component == "root/buffer" and error.missing == ["records"]
+    assert "API methods taking it: write; none is called in this graph" in str(error)
+
+
+class LateWriter(Component):
+    """``read`` needs the buffer's variables; ``write`` (the only provider) needs ``read``'s output."""
+
+    def __init__(self):
+        super().__init__(scope="root")
+        self.buffer = Buffer()
+
+    @rlgraph.api
+    def cycle(self, indices):
+        return self.buffer.write(self.buffer.read(indices))
+
+
+def test_stalled_build_names_component_api_and_missing_spaces(rlgraph_backend):
+    with pytest.raises(BuildError) as caught:
+        ComponentTest(
+            LateWriter(), input_spaces={"indices": IntBox(4, add_batch_rank=True)}, backend=rlgraph_backend
+        )
+    error = caught.value
+    assert error.component == "root/buffer" and error.api_method == "read"
+    assert error.missing == ["write(records)"]
+    assert "root API method 'cycle'" in str(error) and "not input-complete" in str(error)
+
+
+class Branching(Component):
+    @rlgraph.api
+    def act(self, flag):
+        if flag:
+            return self._graph_fn_one(flag)
+        return None
+
+    @rlgraph.graph_fn
+    def _graph_fn_one(self, flag):
+        return flag
+
+
+def test_python_control_flow_on_values_is_a_clear_error(rlgraph_backend):
+    with pytest.raises(BuildError, match="Python control flow"):
+        ComponentTest(Branching(scope="b"), input_spaces={"flag": FloatBox()}, backend=rlgraph_backend)
+
+
+class Stranger(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        object.__setattr__(self, "other", Scale())  # not registered as a sub-component
+
+    @rlgraph.api
+    def scale(self, inputs):
+        return self.other.scale(inputs)
+
+
+def test_unregistered_sub_component_is_a_clear_error(rlgraph_backend):
+    with pytest.raises(BuildError, match="not a sub-component of the root"):
+        ComponentTest(Stranger(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+
+
+def test_duplicate_scopes_are_rejected():
+    parent = Component(scope="parent")
+    parent.add_components(Scale(scope="x"))
+    with pytest.raises(BuildError, match="unique scope"):
+        parent.add_components(Scale(scope="x"))
+
+
+def test_wrong_input_shape_names_api_method_space_and_value(rlgraph_backend):
+    test = ComponentTest(Scale(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    with pytest.raises(APICallError, match=r"scale: input 'inputs' expects .* got shape \(2, 3\)"):
+        test.test(("scale", np.zeros((2, 3), np.float32)))
+    with pytest.raises(APICallError, match="no API method 'scael'. Did you mean 'scale'"):
+        test.test(("scael", np.zeros((2, 4), np.float32)))
+
+
+def test_weights_round_trip_through_checkpoint(tmp_path, rlgraph_backend):
+    source = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend, seed=1)
+    target = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend, seed=2)
+    path = source.executor.store(tmp_path / "weights.npz")
+    target.executor.load(path)
+    x = SPACE.sample(3)
+    np.testing.assert_allclose(target.test(("forward", x)), source.test(("forward", x)), rtol=1e-6)
