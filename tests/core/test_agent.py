@@ -1,0 +1,168 @@
+"""The Agent API, end to end on the NumPy backend with a tabular Q-learning agent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tabular_agent import TabularQAgent
+
+from rlgraph import plugins
+from rlgraph.agents import Agent
+from rlgraph.errors import APICallError, CheckpointError, SpecError
+from rlgraph.spaces import IntBox
+
+
+@pytest.fixture
+def registered(rlgraph_backend):
+    plugins.register("rlgraph.agents", "tabular-q", TabularQAgent)
+    yield rlgraph_backend
+    plugins.unregister("rlgraph.agents", "tabular-q")
+
+
+def make_agent(backend, **overrides):
+    spec = {
+        "type": "tabular_q",
+        "state_space": IntBox(5),
+        "action_space": IntBox(2),
+        "backend": backend,
+        "execution_spec": {"seed": 3},
+        **overrides,
+    }
+    return Agent.from_spec(spec)
+
+
+def memory_size(agent):
+    return int(agent.executor.get_weights()["tabular-q/q-table/memory/size"])
+
+
+def test_get_action_single_and_batched(registered):
+    agent = make_agent(registered, epsilon=0.0)
+    single = agent.get_action(3, use_exploration=False)
+    assert np.ndim(single) == 0 and single == 0  # all-zero table: argmax picks action 0
+    batch = agent.get_action(np.array([0, 1, 4]), use_exploration=False)
+    assert batch.shape == (3,)
+    _, states = agent.get_action(np.array([2, 3]), extra_returns="preprocessed_states")
+    np.testing.assert_array_equal(states, [2, 3])
+    with pytest.raises(APICallError, match="unknown extra_returns"):
+        agent.get_action(np.array([2]), extra_returns={"q_values"})
+
+
+def test_exploration_rate_matches_epsilon(registered):
+    agent = make_agent(registered, epsilon=0.3)
+    actions = agent.get_action(np.zeros(20000, dtype=np.int64))
+    # Greedy picks 0; exploring picks uniformly from {0, 1}: P(action 1) = epsilon / 2.
+    assert np.mean(actions) == pytest.approx(0.15, abs=0.01)
+
+
+def test_observe_buffers_per_env_until_full_or_terminal(registered):
+    agent = make_agent(registered, observe_spec={"buffer_size": 3})
+    row = {
+        "preprocessed_states": np.array([1, 2]),
+        "actions": np.array([0, 1]),
+        "internals": None,
+        "rewards": np.array([1.0, 0.0]),
+        "next_states": np.array([2, 3]),
+    }
+    agent.observe(**row, terminals=np.array([False, False]), env_id=["a", "b"])
+    agent.observe(**row, terminals=np.array([False, False]), env_id=["a", "b"])
+    assert memory_size(agent) == 0  # both envs hold 2 of 3 rows
+    agent.observe(**row, terminals=np.array([False, True]), env_id=["a", "b"])
+    assert memory_size(agent) == 6  # a: full (3 rows), b: terminal (3 rows)
+    agent.observe(preprocessed_states=4, actions=1, internals=[], rewards=0.5, next_states=0, terminals=True)
+    assert memory_size(agent) == 7  # single transition, default env, terminal
+    assert agent.timesteps == 7
+
+
+def test_update_learns_the_q_learning_target(registered):
+    agent = make_agent(registered, discount=0.9, learning_rate=1.0)
+    # Chain 0 -> 1 -> terminal with reward 1 on the last step; two sweeps propagate it back.
+    for _ in range(2):
+        agent.observe(
+            preprocessed_states=np.array([0, 1]),
+            actions=np.array([1, 1]),
+            internals=None,
+            rewards=np.array([0.0, 1.0]),
+            next_states=np.array([1, 2]),
+            terminals=np.array([False, True]),
+            env_id="chain",
+        )
+        agent.update()
+    q = agent.executor.get_weights()["tabular-q/q-table/q"]
+    assert q[1, 1] == pytest.approx(1.0)
+    assert q[0, 1] == pytest.approx(0.9)
+    assert agent.get_action(0, use_exploration=False) == 1
+
+
+def test_store_and_load_model(tmp_path, registered):
+    trained = make_agent(registered, learning_rate=1.0)
+    trained.observe(
+        preprocessed_states=np.array([3]),
+        actions=np.array([1]),
+        internals=None,
+        rewards=np.array([2.0]),
+        next_states=np.array([4]),
+        terminals=np.array([True]),
+    )
+    trained.update()
+    path = trained.store_model(tmp_path)
+    assert path.name == f"model-{trained.timesteps}.npz"
+    fresh = make_agent(registered)
+    fresh.load_model(tmp_path)  # a folder: the newest checkpoint in it
+    assert fresh.get_action(3, use_exploration=False) == 1
+    np.testing.assert_array_equal(
+        fresh.get_weights()["tabular-q/q-table/q"], trained.get_weights()["tabular-q/q-table/q"]
+    )
+
+
+def test_bad_checkpoints_are_clear_errors_and_change_nothing(tmp_path, registered):
+    agent = make_agent(registered, learning_rate=1.0)
+    agent.observe(
+        preprocessed_states=np.array([3]),
+        actions=np.array([1]),
+        internals=None,
+        rewards=np.array([2.0]),
+        next_states=np.array([4]),
+        terminals=np.array([True]),
+    )
+    agent.update()
+    before = agent.get_weights()
+    good = agent.store_model(tmp_path / "model.npz")
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[: len(good.read_bytes()) // 2])
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, q=np.zeros((5, 2)))
+    for path, message in (
+        (tmp_path / "missing.npz", "No checkpoint"),
+        (truncated, "truncated or corrupt"),
+        (foreign, "not an RLgraph checkpoint"),
+    ):
+        with pytest.raises(CheckpointError, match=message):
+            agent.load_model(path)
+        np.testing.assert_array_equal(
+            agent.get_weights()["tabular-q/q-table/q"], before["tabular-q/q-table/q"]
+        )
+
+
+def test_set_weights_rejects_wrong_shapes(registered):
+    agent = make_agent(registered)
+    with pytest.raises(CheckpointError, match=r"'tabular-q/q-table/q' has shape \(3,\)"):
+        agent.set_weights({"tabular-q/q-table/q": np.zeros(3)})
+
+
+def test_spec_errors_name_the_key_path(registered):
+    with pytest.raises(SpecError, match=r"update_spec\.batch_size: expected int, got 'x'"):
+        make_agent(registered, update_spec={"batch_size": "x"})
+    with pytest.raises(SpecError, match=r"unknown key 'learnig_rate'.*Did you mean 'learning_rate'"):
+        make_agent(registered, learnig_rate=0.1)
+
+
+def test_export_graph_writes_dot(tmp_path, registered):
+    agent = make_agent(registered)
+    path = agent.export_graph(tmp_path / "graph.dot")
+    text = path.read_text()
+    assert '"tabular-q" -> "tabular-q/q-table" [label="act"]' in text
+
+
+def test_missing_agent_plugin_names_the_distribution():
+    with pytest.raises(ImportError, match=r"rlgraph-algos.*pip install rlgraph-algos"):
+        from rlgraph.agents import DQNAgent  # noqa: F401
