@@ -21,7 +21,7 @@ import contextlib
 import time
 import types
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ import numpy as np
 from rlgraph.components.component import Component
 from rlgraph.components.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
 from rlgraph.errors import BuildError
+from rlgraph.utils import nested
 
 #: Sizes the build gives batch and time ranks; chosen to be unlikely layer sizes.
 BUILD_BATCH_SIZE = 13
@@ -165,19 +166,8 @@ class BuildReport:
         )
 
 
-def _leaves(value: Any) -> Iterable[Any]:
-    if isinstance(value, dict):
-        for key in value:
-            yield from _leaves(value[key])
-    elif isinstance(value, (tuple, list)) and not hasattr(value, "shape"):
-        for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
-
-
 def _contains_record(value: Any) -> bool:
-    return any(isinstance(leaf, Record) for leaf in _leaves(value))
+    return any(isinstance(leaf, Record) for leaf in nested.flatten(value))
 
 
 class Builder:
@@ -484,7 +474,7 @@ class Builder:
         with self.backend.device_scope(component.device):
             output = graph_fn.run(component, args, kwargs)
         self.report.backend_seconds += time.perf_counter() - start
-        inputs = [self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in _leaves((args, kwargs))]
+        inputs = [self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in nested.flatten((args, kwargs))]
         self._infer_outputs(output, [s for s in inputs if s is not None], graph_fn.batched)
         return output
 
@@ -540,7 +530,7 @@ class Builder:
         return self._infer_space(value, [], None)
 
     def _infer_outputs(self, output: Any, input_spaces: list[Any], batched: bool | None) -> None:
-        for leaf in _leaves(output):
+        for leaf in nested.flatten(output):
             if id(leaf) not in self._spaces_by_id:
                 space = self._infer_space(leaf, input_spaces, batched)
                 if space is not None:

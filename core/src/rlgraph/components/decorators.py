@@ -14,6 +14,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from rlgraph.utils import nested
+
 #: The builder of the build in progress in this context, or None.
 ACTIVE_BUILDER: contextvars.ContextVar[Any] = contextvars.ContextVar("rlgraph_active_builder", default=None)
 
@@ -120,42 +122,26 @@ def graph_fn(
 
 
 def _is_container(value: Any) -> bool:
-    return isinstance(value, (dict, tuple)) and not hasattr(value, "shape")
-
-
-def _leaves(value: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
-    if isinstance(value, dict):
-        return [leaf for key in sorted(value) for leaf in _leaves(value[key], (*prefix, key))]
-    if isinstance(value, tuple) and not hasattr(value, "shape"):
-        return [leaf for i, item in enumerate(value) for leaf in _leaves(item, (*prefix, i))]
-    return [(prefix, value)]
-
-
-def _get(value: Any, path: tuple) -> Any:
-    for key in path:
-        value = value[key]
-    return value
-
-
-def _rebuild(template: Any, by_path: dict[tuple, Any], prefix: tuple = ()) -> Any:
-    if isinstance(template, dict):
-        return {key: _rebuild(template[key], by_path, (*prefix, key)) for key in template}
-    if isinstance(template, tuple) and not hasattr(template, "shape"):
-        return tuple(_rebuild(item, by_path, (*prefix, i)) for i, item in enumerate(template))
-    return by_path[prefix]
+    return isinstance(value, (dict, tuple))
 
 
 def _run_split(meta: GraphFunction, component: Any, args: tuple, kwargs: dict) -> Any:
-    """Call a split graph function once per leaf of its first container argument's structure."""
+    """Call a split graph function once per leaf of its container arguments and re-nest the results.
+
+    Container arguments must share one structure; other arguments go to every call unchanged.
+    """
     template = next((a for a in (*args, *kwargs.values()) if _is_container(a)), None)
     if template is None:
         return meta.function(component, *args, **kwargs)
-    paths = [path for path, _ in _leaves(template)]
+    flat_args = [nested.flatten_with_paths(a) if _is_container(a) else None for a in args]
+    flat_kwargs = {k: nested.flatten_with_paths(v) if _is_container(v) else None for k, v in kwargs.items()}
     results = {}
-    for path in paths:
-        leaf_args = [_get(a, path) if _is_container(a) else a for a in args]
-        leaf_kwargs = {k: _get(v, path) if _is_container(v) else v for k, v in kwargs.items()}
+    for path in nested.flatten_with_paths(template):
+        leaf_args = [a if flat is None else flat[path] for a, flat in zip(args, flat_args)]
+        leaf_kwargs = {k: v if flat_kwargs[k] is None else flat_kwargs[k][path] for k, v in kwargs.items()}
         results[path] = meta.function(component, *leaf_args, **leaf_kwargs)
     if meta.returns == 1:
-        return _rebuild(template, results)
-    return tuple(_rebuild(template, {p: r[i] for p, r in results.items()}) for i in range(meta.returns))
+        return nested.unflatten_like(template, results)
+    return tuple(
+        nested.unflatten_like(template, {p: r[i] for p, r in results.items()}) for i in range(meta.returns)
+    )
