@@ -571,3 +571,17 @@ def test_importing_specs_imports_no_plugin_registry_cattrs_or_yaml():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+@attrs.define
+class _WithFactory:
+    mapping: dict[str, str] = attrs.field(factory=dict)
+    count: int = 1
+
+
+def test_attrs_classes_are_their_own_spec_class_with_factory_defaults():
+    from rlgraph.specs.validation import construct
+
+    assert construct(_WithFactory, {"count": 2}) == _WithFactory(mapping={}, count=2)
+    with pytest.raises(SpecError, match=r"spec\.count: expected int"):
+        construct(_WithFactory, {"count": "x"}, "spec")

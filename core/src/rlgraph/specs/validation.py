@@ -77,10 +77,13 @@ def validate(target: type, spec: Mapping[str, Any], path: str = "") -> dict[str,
 
 @functools.cache
 def schema_of(target: type) -> Schema:
-    """The spec class of ``target`` (cached): declared as ``spec_class``, or derived from its constructor.
+    """The spec class of ``target`` (cached): itself if an attrs class, declared as ``spec_class``, or
+    derived from its constructor.
 
     The first class in the MRO that defines ``spec_class`` or ``__init__`` decides which.
     """
+    if attrs.has(target):
+        return Schema(target, extra_keys=False)
     for klass in target.__mro__:
         declared = vars(klass).get("spec_class")
         if declared is not None:
