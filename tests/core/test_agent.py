@@ -166,3 +166,19 @@ def test_export_graph_writes_dot(tmp_path, registered):
 def test_missing_agent_plugin_names_the_distribution():
     with pytest.raises(ImportError, match=r"rlgraph-algos.*pip install rlgraph-algos"):
         from rlgraph.agents import DQNAgent  # noqa: F401
+
+
+def test_truncation_flushes_without_marking_terminal(registered):
+    agent = make_agent(registered, observe_spec={"buffer_size": 10})
+    agent.observe(
+        preprocessed_states=np.array([1]),
+        actions=np.array([0]),
+        internals=None,
+        rewards=np.array([1.0]),
+        next_states=np.array([2]),
+        terminals=np.array([False]),
+        truncateds=np.array([True]),
+    )
+    assert memory_size(agent) == 1 and agent.episodes == 1
+    weights = agent.executor.get_weights()
+    assert not weights["tabular-q/q-table/memory/terminals"][0]

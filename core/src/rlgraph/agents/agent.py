@@ -204,11 +204,14 @@ class Agent(Specifiable):
         next_states: Any,
         terminals: Any,
         env_id: Hashable | Sequence[Hashable] | None = None,
+        truncateds: Any = None,
     ) -> None:
         """Observe one transition or a batch (one ``env_id`` per row, or one id for all rows).
 
-        Rows are buffered per environment and passed to the graph, each environment's rows in
-        order, when its buffer is full or its episode ended.
+        ``terminals`` mark episodes that ended in a terminal state; ``truncateds`` those cut short
+        (a time limit), whose next state still has a value. Rows are buffered per environment and
+        passed to the graph, each environment's rows in order, when its buffer is full or its
+        episode ended either way.
         """
         terminals = np.asarray(terminals, dtype=bool)
         single = terminals.ndim == 0
@@ -225,9 +228,12 @@ class Agent(Specifiable):
             fields = {k: nested.map_structure(lambda v: np.asarray(v)[None], v) for k, v in fields.items()}
         rows = len(fields["terminals"])
         env_ids = self._env_ids(env_id, rows)
+        ended = (
+            fields["terminals"] if truncateds is None else fields["terminals"] | np.reshape(truncateds, rows)
+        )
         self.timesteps += rows
-        self.episodes += int(fields["terminals"].sum())
-        ready = self.buffer.add(env_ids, fields, fields["terminals"])
+        self.episodes += int(np.count_nonzero(ended))
+        ready = self.buffer.add(env_ids, fields, ended)
         if ready is not None:
             self._observe_graph(**ready)
 

@@ -36,10 +36,11 @@ class ObservationBuffer:
         return int(self._position.sum())
 
     def add(
-        self, env_ids: Sequence[Hashable], fields: dict[str, Any], terminals: np.ndarray
+        self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
     ) -> dict[str, Any] | None:
         """Append one row per env id; return the rows ready for the graph (see :meth:`pop`), or None.
 
+        An env's rows are ready when its buffer is full or ``ended`` marks its episode's end.
         A batch naming an env id more than once is passed on at once, after that env's buffered
         rows, each env's rows together and in order.
         """
@@ -55,7 +56,7 @@ class ObservationBuffer:
         for key, value in flat.items():
             self._arrays[key][rows, cols] = value
         self._position[cols] = rows + 1
-        ready = cols[(rows + 1 >= self.capacity) | np.asarray(terminals, dtype=bool)]
+        ready = cols[(rows + 1 >= self.capacity) | np.asarray(ended, dtype=bool)]
         return self.pop(ready) if ready.size else None
 
     def pop(self, cols: np.ndarray) -> dict[str, Any]:

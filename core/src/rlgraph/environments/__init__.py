@@ -1,0 +1,39 @@
+"""Environments: Gymnasium's, RLgraph's grid world, and batches of them stepped together.
+
+Names are imported lazily, so importing one environment does not import Gymnasium.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> module that defines it
+_LAZY = {
+    "Environment": "rlgraph.environments.environment",
+    "GridWorld": "rlgraph.environments.grid_world",
+    "GymnasiumEnv": "rlgraph.environments.gymnasium_env",
+    "OpenAIGymEnv": "rlgraph.environments.gymnasium_env",
+    "VectorEnv": "rlgraph.environments.vector_env",
+}
+
+__all__ = ["Environment", "GridWorld", "GymnasiumEnv", "OpenAIGymEnv", "VectorEnv"]
+
+if TYPE_CHECKING:
+    from rlgraph.environments.environment import Environment
+    from rlgraph.environments.grid_world import GridWorld
+    from rlgraph.environments.gymnasium_env import GymnasiumEnv, OpenAIGymEnv
+    from rlgraph.environments.vector_env import VectorEnv
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rlgraph.environments' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

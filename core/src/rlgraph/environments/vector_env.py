@@ -1,0 +1,302 @@
+"""N copies of one environment, stepped as one batch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from rlgraph.environments.environment import Environment
+from rlgraph.environments.gymnasium_env import GymnasiumEnv, unknown_id_message
+from rlgraph.errors import SpecError
+from rlgraph.spaces import ContainerSpace, Space, from_gymnasium
+from rlgraph.utils import nested
+from rlgraph.utils.naming import normalize_name
+
+VectorStep = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any, Sequence[Mapping[str, Any]]]
+"""``(next_states, rewards, terminateds, truncateds, final_states, infos)`` of all environments."""
+
+EnvSpec = str | Mapping[str, Any] | Callable[[], Any] | Environment
+VECTORIZATION_MODES = ("vector_entry_point", "sync")
+AUTO_VECTOR_ENTRY_POINT_MIN_ENVS = 8
+"""From this many environments on, ``vectorization_mode=None`` picks Gymnasium's NumPy-vectorized
+implementation: below it, looping over single environments is faster (CartPole-v1 with random actions
+on this project's 2-core machine, steps/s looping vs vectorized: 141k vs 97k at 4 environments, 146k vs
+188k at 8, 152k vs 440k at 32)."""
+GYMNASIUM_TYPES = ("gymnasium", "openaigym")
+
+
+def _restart_cartpole_rows(env: Any, rows: np.ndarray) -> np.ndarray:
+    """Restart ``rows`` of a ``CartPoleVectorEnv`` now, exactly as its own autoreset does on the next step."""
+    env.state[:, rows] = env.np_random.uniform(low=env.low, high=env.high, size=(4, len(rows)))
+    env.steps[rows] = 0
+    env.prev_done[rows] = False
+    return env.state[:, rows].T.astype(np.float32)
+
+
+ROW_RESTARTS: dict[str, Callable[[Any, np.ndarray], np.ndarray]] = {
+    "gymnasium.envs.classic_control.cartpole:CartPoleVectorEnv": _restart_cartpole_rows,
+}
+"""Gymnasium vector entry points that can restart single rows, keyed by entry point.
+
+Gymnasium's NumPy-vectorized environments autoreset in ``NEXT_STEP`` mode only (CartPole's declares
+no other): a row that ends returns its last state, and restarts on the next ``step``, which ignores
+its action and returns reward 0. Restarting the row in the step it ends instead (what Gymnasium
+calls ``SAME_STEP``) needs no wasted step and gives the agent the new episode's first state at once.
+"""
+
+
+class VectorEnv:
+    """``num_environments`` copies of one environment stepped as one batch.
+
+    An environment whose episode ends restarts in the same step: ``next_states`` holds its new
+    episode's first state and ``final_states`` the true last state of the ended episode (the other
+    rows of ``final_states`` equal ``next_states``). ``env_spec`` is a Gymnasium id, an environment
+    spec dict, a factory returning an :class:`Environment` (or a ``gymnasium.Env``), or (for one
+    environment) an :class:`Environment`.
+
+    ``vectorization_mode``: ``"vector_entry_point"`` steps Gymnasium's NumPy-vectorized implementation
+    of the id (CartPole has one); ``"sync"`` loops over single environments (faster here than
+    ``gymnasium.vector.SyncVectorEnv``, and it serves every rlgraph environment); ``None`` picks the
+    first where the id has one and ``num_environments >= AUTO_VECTOR_ENTRY_POINT_MIN_ENVS``.
+
+    ``seed`` (or the spec dict's ``"seed"``) seeds the first reset; environment ``i`` of a ``"sync"``
+    vector gets ``seed + i``.
+    """
+
+    def __init__(
+        self,
+        env_spec: EnvSpec,
+        num_environments: int = 1,
+        seed: int | None = None,
+        vectorization_mode: str | None = None,
+    ) -> None:
+        if num_environments < 1:
+            raise SpecError(f"num_environments must be >= 1, got {num_environments}", "num_environments")
+        if vectorization_mode not in (None, *VECTORIZATION_MODES):
+            raise SpecError(
+                f"vectorization_mode must be one of {VECTORIZATION_MODES} or None", "vectorization_mode"
+            )
+        if seed is None and isinstance(env_spec, Mapping):
+            seed = env_spec.get("seed")
+        self.num_environments = num_environments
+        self._next_seed = seed
+        self._batch = _gymnasium_vector(env_spec, num_environments, vectorization_mode) or _EnvironmentLoop(
+            _environment_factory(env_spec, num_environments), num_environments
+        )
+        self.state_space: Space = self._batch.state_space
+        self.action_space: Space = self._batch.action_space
+        self.vectorization_mode = (
+            "vector_entry_point" if isinstance(self._batch, _GymnasiumVector) else "sync"
+        )
+
+    def reset(self, seed: int | None = None) -> Any:
+        """Start new episodes in all environments; their first states."""
+        seed, self._next_seed = (self._next_seed if seed is None else seed), None
+        return self._batch.reset(seed)
+
+    def step(self, actions: Any) -> VectorStep:
+        """Apply one action per environment; ``(next_states, rewards, terminateds, truncateds, final_states, infos)``."""
+        return self._batch.step(actions)
+
+    def restart(self, rows: np.ndarray, states: Any) -> Any:
+        """Start new episodes in the environments ``rows``; ``states`` with those rows replaced (a new batch)."""
+        return self._batch.restart(rows, states)
+
+    def render(self) -> Any:
+        """The rendering of the first environment (or the vectorized environment's own rendering)."""
+        return self._batch.render()
+
+    def terminate(self) -> None:
+        """Close all environments."""
+        self._batch.terminate()
+
+    close = terminate
+
+    def __repr__(self) -> str:
+        return f"VectorEnv({self._batch!r}, num_environments={self.num_environments})"
+
+
+class _EnvironmentLoop:
+    """Single rlgraph environments stepped one after another."""
+
+    def __init__(self, make_env: Callable[[], Environment], num_environments: int) -> None:
+        self.envs = [make_env() for _ in range(num_environments)]
+        self.state_space = self.envs[0].state_space
+        self.action_space = self.envs[0].action_space
+        self._stack = nested.stack if isinstance(self.state_space, ContainerSpace) else np.array
+        if isinstance(self.action_space, ContainerSpace):
+            self._split_actions = lambda actions: [
+                nested.get_index(actions, i) for i in range(len(self.envs))
+            ]
+        else:
+            self._split_actions = lambda actions: actions
+
+    def reset(self, seed: int | None) -> Any:
+        if seed is None:
+            return self._stack([env.reset() for env in self.envs])
+        return self._stack([env.reset(seed=seed + i) for i, env in enumerate(self.envs)])
+
+    def step(self, actions: Any) -> VectorStep:
+        results = [env.step(action) for env, action in zip(self.envs, self._split_actions(actions))]
+        states, rewards, terminateds, truncateds, infos = zip(*results)
+        final_states = self._stack(states)
+        rewards = np.array(rewards, dtype=np.float64)
+        if any(terminateds) or any(truncateds):
+            states = list(states)
+            for i, (terminated, truncated) in enumerate(zip(terminateds, truncateds)):
+                if terminated or truncated:
+                    states[i] = self.envs[i].reset()
+            next_states = self._stack(states)
+        else:
+            next_states = final_states
+        return (
+            next_states,
+            rewards,
+            np.array(terminateds, np.bool_),
+            np.array(truncateds, np.bool_),
+            final_states,
+            infos,
+        )
+
+    def restart(self, rows: np.ndarray, states: Any) -> Any:
+        restarted = nested.map_structure(np.copy, states)
+        nested.set_index(restarted, rows, self._stack([self.envs[i].reset() for i in rows]))
+        return restarted
+
+    def render(self) -> Any:
+        return self.envs[0].render()
+
+    def terminate(self) -> None:
+        for env in self.envs:
+            env.terminate()
+
+    def __repr__(self) -> str:
+        return repr(self.envs[0])
+
+
+class _GymnasiumVector:
+    """A Gymnasium NumPy-vectorized environment whose ended rows restart in the step they end."""
+
+    def __init__(
+        self, env: gymnasium.vector.VectorEnv, restart_rows: Callable[[Any, np.ndarray], np.ndarray]
+    ):
+        self.env = env
+        self._restart_rows = restart_rows
+        self.state_space = from_gymnasium(env.single_observation_space)
+        self.action_space = from_gymnasium(env.single_action_space)
+        self._no_infos = (MappingProxyType({}),) * env.num_envs
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        states, _ = self.env.reset(seed=seed)
+        return states
+
+    def step(self, actions: Any) -> VectorStep:
+        final_states, rewards, terminateds, truncateds, info = self.env.step(np.asarray(actions))
+        infos = split_infos(info, self.env.num_envs) if info else self._no_infos
+        ended = terminateds | truncateds
+        if not np.count_nonzero(ended):  # several times faster than ended.any() on small arrays
+            return final_states, rewards, terminateds, truncateds, final_states, infos
+        rows = np.flatnonzero(ended)
+        next_states = final_states.copy()
+        next_states[rows] = self._restart_rows(self.env, rows)
+        return next_states, rewards, terminateds, truncateds, final_states, infos
+
+    def restart(self, rows: np.ndarray, states: np.ndarray) -> np.ndarray:
+        restarted = states.copy()
+        restarted[rows] = self._restart_rows(self.env, rows)
+        return restarted
+
+    def render(self) -> Any:
+        return self.env.render()
+
+    def terminate(self) -> None:
+        self.env.close()
+
+    def __repr__(self) -> str:
+        return repr(self.env)
+
+
+def split_infos(info: Mapping[str, Any], num_environments: int) -> list[dict[str, Any]]:
+    """Gymnasium's batched info dict (``key`` -> values, ``_key`` -> which rows have one) as one dict per row."""
+    per_env: list[dict[str, Any]] = [{} for _ in range(num_environments)]
+    for key, values in info.items():
+        if key.startswith("_"):
+            continue
+        rows = np.flatnonzero(info[f"_{key}"]) if f"_{key}" in info else range(num_environments)
+        for row in rows:
+            per_env[row][key] = values[row]
+    return per_env
+
+
+def _gymnasium_vector(env_spec: EnvSpec, num_environments: int, mode: str | None) -> _GymnasiumVector | None:
+    """Gymnasium's vectorized implementation of ``env_spec``, where it has one and ``mode`` asks for it."""
+    if mode == "sync" or (mode is None and num_environments < AUTO_VECTOR_ENTRY_POINT_MIN_ENVS):
+        return None
+    target = _gymnasium_id_and_kwargs(env_spec)
+    entry_point = _vector_entry_point(target[0]) if target else None
+    if entry_point not in ROW_RESTARTS:
+        if mode == "vector_entry_point":
+            raise SpecError(
+                f"{env_spec!r} has no Gymnasium vector entry point that rlgraph can use "
+                f"(supported: {sorted(ROW_RESTARTS)}); use vectorization_mode='sync'",
+                "vectorization_mode",
+            )
+        return None
+    env_id, kwargs = target
+    env = gymnasium.make_vec(
+        env_id, num_envs=num_environments, vectorization_mode="vector_entry_point", **kwargs
+    )
+    return _GymnasiumVector(env, ROW_RESTARTS[entry_point])
+
+
+def _gymnasium_id_and_kwargs(env_spec: EnvSpec) -> tuple[str, dict[str, Any]] | None:
+    """The Gymnasium id and make arguments that ``env_spec`` names, if it names one."""
+    if isinstance(env_spec, str):
+        return env_spec, {}
+    if not isinstance(env_spec, Mapping) or not isinstance(env_spec.get("gym_env"), str):
+        return None
+    if normalize_name(str(env_spec.get("type", ""))) not in GYMNASIUM_TYPES:
+        return None
+    kwargs = {k: v for k, v in env_spec.items() if k not in ("type", "gym_env", "seed") and v is not None}
+    return env_spec["gym_env"], kwargs
+
+
+def _vector_entry_point(env_id: str) -> str | None:
+    try:
+        entry_point = gymnasium.spec(env_id).vector_entry_point
+    except gymnasium.error.Error as error:
+        raise SpecError(unknown_id_message(env_id, error), "gym_env") from error
+    return entry_point if isinstance(entry_point, str) else None
+
+
+def _environment_factory(env_spec: EnvSpec, num_environments: int) -> Callable[[], Environment]:
+    """A function making one rlgraph environment from ``env_spec``."""
+    if isinstance(env_spec, Environment):
+        if num_environments != 1:
+            raise SpecError(
+                "an Environment instance serves one environment; pass a spec or a factory for more"
+            )
+        return lambda: env_spec
+    if isinstance(env_spec, str):
+        return lambda: GymnasiumEnv(env_spec)
+    if isinstance(env_spec, Mapping):
+        return lambda: Environment.from_spec(dict(env_spec))
+    if callable(env_spec):
+        return lambda: _as_environment(env_spec())
+    raise SpecError(
+        f"env_spec must be a Gymnasium id, a spec dict or a factory, got {type(env_spec).__name__}"
+    )
+
+
+def _as_environment(env: Any) -> Environment:
+    if isinstance(env, Environment):
+        return env
+    if isinstance(env, gymnasium.Env):
+        return GymnasiumEnv(env)
+    raise SpecError(
+        f"the env_spec factory returned a {type(env).__name__}, not an Environment or gymnasium.Env"
+    )
