@@ -1,0 +1,94 @@
+"""The test matrix: which packages are installed together, and which tests run there.
+
+``nox`` runs every session this machine can run; ``nox -s NAME`` one of them; ``nox -l`` lists them.
+Each session installs its packages with ``-c constraints.txt`` (pins shared with the README setup
+and CI), so an unpinned dependency never pulls, say, a CUDA build of torch.
+
+A session is one install set, named for it. The core's session installs nothing but the core: it
+proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend, executor
+or algorithms package gets its own session installing the core plus that package, running
+``tests/<package>`` (learning runs marked ``learning`` included only where nox chooses them).
+
+Virtualenvs are reused between runs (``reuse_venv = "yes"``: recreated when the interpreter or
+backend changes; ``nox --reuse-venv=no`` recreates them all); every run reinstalls the local
+packages, so a reused venv runs the current code.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "core", "plugin_authoring"]
+
+PYTHON = "3.11"
+ROOT = Path(__file__).parent
+CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
+# What the core must never import, nor have installed beside it in its session.
+FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
+RUFF = "ruff==0.17.6"
+
+
+def install_local(session: nox.Session, *requirements: str) -> None:
+    """Install local packages (``./core[test]``, ...) under the constraints, from a clean build."""
+    for requirement in requirements:
+        # setuptools builds in <package>/build/ and never deletes files there: a module removed
+        # from the source would live on in the wheel.
+        shutil.rmtree(ROOT / requirement.split("[")[0] / "build", ignore_errors=True)
+    session.install(*CONSTRAINTS, *requirements)
+
+
+def test_env(session: nox.Session, **extra: str) -> dict[str, str]:
+    """Environment for test runs: caches, configuration and RLgraph's files in the session's tmp."""
+    home = Path(session.create_tmp()) / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "HOME": str(home),
+        "RLGRAPH_HOME": str(home / ".rlgraph"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        **extra,
+    }
+
+
+def assert_not_installed(session: nox.Session, *modules: str) -> None:
+    """Fail the session if any of ``modules`` is importable in its venv."""
+    check = (
+        "import importlib.util, sys\n"
+        f"found = [m for m in {modules!r} if importlib.util.find_spec(m) is not None]\n"
+        "sys.exit(f'must not be installed in this session: {found}' if found else 0)"
+    )
+    session.run("python", "-c", check, silent=True)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check over the repository."""
+    session.install(RUFF)
+    session.run("ruff", "check", "--output-format=concise", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def core(session: nox.Session) -> None:
+    """The core alone, without torch, tensorflow or ray: tests/core."""
+    install_local(session, "./core[test]")
+    assert_not_installed(session, *FORBIDDEN_IN_CORE)
+    session.run("pytest", "tests/core", "-q", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
+def plugin_authoring(session: nox.Session) -> None:
+    """docs/writing-a-plugin.md, step by step: generate, install, list, use and test a plugin."""
+    install_local(session, "./core[test]")
+    # The test installs the generated plugins without build isolation, with this venv's setuptools.
+    session.install(*CONSTRAINTS, "setuptools>=70.1")
+    env = test_env(session, RLGRAPH_PLUGIN_AUTHORING="1")
+    session.run("pytest", "tests/plugin_authoring", "-q", *session.posargs, env=env)
