@@ -474,7 +474,9 @@ class Builder:
         with self.backend.device_scope(component.device):
             output = graph_fn.run(component, args, kwargs)
         self.report.backend_seconds += time.perf_counter() - start
-        inputs = [self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in nested.flatten((args, kwargs))]
+        inputs = [
+            self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in nested.flatten((args, kwargs))
+        ]
         self._infer_outputs(output, [s for s in inputs if s is not None], graph_fn.batched)
         return output
 
