@@ -182,3 +182,20 @@ def test_truncation_flushes_without_marking_terminal(registered):
     assert memory_size(agent) == 1 and agent.episodes == 1
     weights = agent.executor.get_weights()
     assert not weights["tabular-q/q-table/memory/terminals"][0]
+
+
+def test_from_file_with_space_overrides(tmp_path, registered):
+    spec_file = tmp_path / "agent.yaml"
+    spec_file.write_text(
+        f"type: TabularQ\nbackend: {registered}\nlearning_rate: 0.25\nupdate_spec:\n  batch_size: 8\n"
+    )
+    agent = Agent.from_file(spec_file, state_space=IntBox(3), action_space=IntBox(2))
+    assert isinstance(agent, TabularQAgent)
+    assert agent.learning_rate == 0.25 and agent.update_spec.batch_size == 8
+    assert agent.state_space == IntBox(3)
+
+
+def test_agent_classes_import_through_the_registry(registered):
+    from rlgraph.agents import TabularQAgent as imported
+
+    assert imported is TabularQAgent

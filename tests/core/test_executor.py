@@ -1,0 +1,99 @@
+"""The graph executor: event hooks, backend loading and its plugin-API check, the ops contract, devices."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+from test_build import SPACE, Outer, Scale
+
+import rlgraph
+from rlgraph import plugins
+from rlgraph.errors import PluginLoadError
+from rlgraph.execution.backend import load_backend
+from rlgraph.execution.executor import GraphExecutor
+from rlgraph.execution.ops import OPS, missing_ops
+from rlgraph.testing import numpy_backend
+
+
+class Recorder:
+    """An observer implementing a subset of the event hooks, some with a subset of their arguments."""
+
+    def __init__(self):
+        self.events = []
+
+    @rlgraph.hookimpl
+    def before_build(self, root):
+        self.events.append(("before_build", root.scope))
+
+    @rlgraph.hookimpl
+    def after_build(self, report):
+        self.events.append(("after_build", report.num_variables))
+
+    @rlgraph.hookimpl
+    def after_api_call(self, api_method, seconds):
+        self.events.append(("after_api_call", api_method, seconds >= 0))
+
+
+def test_observers_receive_build_and_call_events(rlgraph_backend):
+    recorder = Recorder()
+    executor = GraphExecutor(Scale(), {"inputs": SPACE}, backend=rlgraph_backend, observers=(recorder,))
+    executor.build()
+    executor.execute("scale", SPACE.sample(2))
+    assert recorder.events == [
+        ("before_build", "scale"),
+        ("after_build", 1),
+        ("after_api_call", "scale", True),
+    ]
+
+
+def test_numpy_reference_backend_implements_every_op():
+    assert missing_ops(numpy_backend.OPS) == []
+    assert missing_ops(types.SimpleNamespace()) == list(OPS)
+
+
+def fake_backend(api_version):
+    module = types.ModuleType("fake_backend")
+    if api_version is not None:
+        module.RLGRAPH_PLUGIN_API = api_version
+    return module
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        (None, "does not declare the plugin API"),
+        ("2.0", "written for plugin API 2.0"),
+        ("1.9", "plugin API 1.9"),
+    ],
+)
+def test_backends_for_another_plugin_api_are_refused(declared, message):
+    plugins.register("rlgraph.backends", "fake", fake_backend(declared))
+    try:
+        with pytest.raises(PluginLoadError, match=message):
+            load_backend("fake")
+    finally:
+        plugins.unregister("rlgraph.backends", "fake")
+
+
+def test_device_map_places_components_and_is_inherited(rlgraph_backend):
+    outer = Outer()
+    device_map = {"outer/two-layers/second": "cuda:1", "": "cpu"}
+    executor = GraphExecutor(outer, {"inputs": SPACE}, backend=rlgraph_backend, device_map=device_map)
+    executor.build()
+    assert outer.device == "cpu"
+    assert outer.net.first.device == "cpu"
+    assert outer.net.second.device == "cuda:1"
+
+
+def test_set_weights_is_all_or_nothing(rlgraph_backend):
+    executor = GraphExecutor(Outer(), {"inputs": SPACE}, backend=rlgraph_backend, seed=4)
+    executor.build()
+    before = executor.get_weights()
+    bad = {name: np.ones_like(value) for name, value in before.items()}
+    bad["outer/two-layers/second/kernel"] = np.ones((2, 2))
+    with pytest.raises(Exception, match="has shape"):
+        executor.set_weights(bad)
+    for name, value in executor.get_weights().items():
+        np.testing.assert_array_equal(value, before[name])
