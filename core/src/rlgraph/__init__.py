@@ -5,8 +5,9 @@ Names are imported lazily, so ``import rlgraph`` stays fast and imports no plugi
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rlgraph.utils.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -40,14 +41,4 @@ if TYPE_CHECKING:
     from rlgraph.specs import from_spec
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rlgraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import time
 import zlib
 from collections.abc import Iterator
@@ -105,26 +106,12 @@ class Component(Specifiable):
     @classmethod
     def api_methods(cls) -> dict[str, Any]:
         """Name -> :class:`~rlgraph.components.decorators.APIMethod` for every API method of this class."""
-        found: dict[str, Any] = {}
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                meta = getattr(value, "__rlgraph_api__", None)
-                if meta is not None:
-                    found[name] = meta
-                elif name in found:
-                    del found[name]
-        return found
+        return _decorated(cls, "__rlgraph_api__")
 
     @classmethod
     def graph_functions(cls) -> dict[str, Any]:
         """Name -> :class:`~rlgraph.components.decorators.GraphFunction` for this class."""
-        found: dict[str, Any] = {}
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                meta = getattr(value, "__rlgraph_graph_fn__", None)
-                if meta is not None:
-                    found[name] = meta
-        return found
+        return _decorated(cls, "__rlgraph_graph_fn__")
 
     # -- variables ---------------------------------------------------------------------------
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
@@ -230,3 +217,20 @@ class Component(Specifiable):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(scope={self.global_scope!r})"
+
+
+@functools.cache
+def _decorated(cls: type, marker: str) -> dict[str, Any]:
+    """Name -> metadata of the methods of ``cls`` (and its bases) carrying ``marker``; overrides win.
+
+    Cached per class (the build asks often); callers must not change the returned dict.
+    """
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            meta = getattr(value, marker, None)
+            if meta is not None:
+                found[name] = meta
+            elif name in found:
+                del found[name]
+    return found

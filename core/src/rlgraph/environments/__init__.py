@@ -5,8 +5,9 @@ Names are imported lazily, so importing one environment does not import Gymnasiu
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rlgraph.utils.lazy import lazy_exports
 
 # public name -> module that defines it
 _LAZY = {
@@ -26,14 +27,4 @@ if TYPE_CHECKING:
     from rlgraph.environments.vector_env import VectorEnv
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rlgraph.environments' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
