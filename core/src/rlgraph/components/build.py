@@ -129,6 +129,8 @@ class APIRecord:
         self.input_names = input_names
         self.input_spaces = input_spaces
         self.output_spaces: Any = None
+        #: Whether the method computes gradients (asked for them during the build).
+        self.needs_gradients = False
 
     def __repr__(self) -> str:
         return f"APIRecord({self.name}({', '.join(self.input_names)}) -> {self.output_spaces})"
@@ -416,8 +418,11 @@ class Builder:
             return value
 
         args = self._root_arguments(api, placeholder)
+        gradient_calls = self.backend.gradient_calls
         output = getattr(self.root, name)(*args.values())
-        self.api_registry[name].output_spaces = self._space_of(output)
+        record = self.api_registry[name]
+        record.output_spaces = self._space_of(output)
+        record.needs_gradients = self.backend.gradient_calls > gradient_calls
 
     def _build_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         bound = self._bind(component, api, args, kwargs)

@@ -26,6 +26,8 @@ class Backend:
         self.manager.register(plugin, name=name)
         self.manager.check_pending()
         self.hook = self.manager.hook
+        #: How often graph functions asked for gradients: tells the build which API methods do.
+        self.gradient_calls = 0
 
     @functools.cached_property
     def ops(self) -> Any:
@@ -60,10 +62,19 @@ class Backend:
     def device_scope(self, device: str | None) -> Any:
         return self._require("device_scope", device=device)
 
-    def compile_api_method(self, name: str, function: Any, input_spaces: dict[str, Any]) -> Any:
-        return self._require("compile_api_method", name=name, function=function, input_spaces=input_spaces)
+    def compile_api_method(
+        self, name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool = True
+    ) -> Any:
+        return self._require(
+            "compile_api_method",
+            name=name,
+            function=function,
+            input_spaces=input_spaces,
+            needs_gradients=needs_gradients,
+        )
 
     def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
+        self.gradient_calls += 1
         return self._require("compute_gradients", loss=loss, variables=variables)
 
     def create_optimizer(self, kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:

@@ -72,7 +72,9 @@ class GraphExecutor:
             api = type(self.root).api_methods()[name]
             params = [p for p in api.signature.parameters if p != "self"]
             spaces = {p: record.input_spaces.get(p) for p in params}
-            self._functions[name] = self.backend.compile_api_method(name, getattr(self.root, name), spaces)
+            self._functions[name] = self.backend.compile_api_method(
+                name, getattr(self.root, name), spaces, record.needs_gradients
+            )
             self._checks[name] = [
                 (i, p, _InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None
             ]

@@ -67,6 +67,9 @@ OPS: dict[str, str] = {
     "sigmoid": "sigmoid(x)",
     "relu": "relu(x)",
     "softplus": "softplus(x)",
+    "lgamma": "lgamma(x): log |Gamma(x)|",
+    "digamma": "digamma(x)",
+    "var": "var(x, axis=None, keepdims=False): population variance",
     "softmax": "softmax(x, axis=-1)",
     "log_softmax": "log_softmax(x, axis=-1)",
     "equal": "equal(x, y)",
@@ -74,14 +77,20 @@ OPS: dict[str, str] = {
     "logical_or": "logical_or(x, y)",
     "logical_not": "logical_not(x)",
     "isfinite": "isfinite(x)",
-    # linear algebra
+    # linear algebra and images (channels last: NHWC)
     "matmul": "matmul(x, y)",
+    "einsum": "einsum(subscripts, *operands)",
+    "split": "split(x, num_or_sizes, axis=0): list of pieces (a count of equal pieces, or sizes)",
+    "conv2d": "conv2d(x, kernel, strides=(1, 1), padding='valid'): x NHWC, kernel (kh, kw, in, out)",
+    "max_pool2d": "max_pool2d(x, pool_size, strides=None, padding='valid'): x NHWC",
+    "resize_images": "resize_images(x, size, method='bilinear'): x NHWC to (height, width) = size",
     # gradients and control
     "stop_gradient": "stop_gradient(x)",
     # random (seeded by the backend's seed hook)
     "random_uniform": "random_uniform(shape, low=0.0, high=1.0, dtype='float32')",
     "random_normal": "random_normal(shape, mean=0.0, std=1.0, dtype='float32')",
     "random_int": "random_int(shape, low, high, dtype='int64'): uniform over [low, high)",
+    "random_gamma": "random_gamma(alpha, dtype='float32'): Gamma(alpha, 1) draws, shaped like alpha",
     # variables (in-graph state)
     "assign": "assign(variable, value): write value into variable; returns the variable's new value",
     "assign_add": "assign_add(variable, value)",

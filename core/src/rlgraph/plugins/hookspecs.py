@@ -75,8 +75,14 @@ class BackendHooks:
         """Return a context manager placing variables and ops created inside it on ``device``."""
 
     @hookspec(firstresult=True)
-    def compile_api_method(self, name: str, function: Any, input_spaces: dict[str, Any]) -> Any:
+    def compile_api_method(
+        self, name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool
+    ) -> Any:
         """Return a callable that runs the root API method ``function``.
+
+        ``needs_gradients`` says whether the method computes gradients (it called
+        ``compute_gradients`` during the build); a backend may run the others without recording
+        what autodiff would need.
 
         ``input_spaces`` maps every parameter, in order, to its space, or to None for a plain
         Python parameter (passed through unchanged). The callable takes NumPy (or Python)

@@ -44,6 +44,70 @@ def _cumsum(x: np.ndarray, axis: int = 0, reverse: bool = False) -> np.ndarray:
     return np.cumsum(x, axis=axis)
 
 
+def _windows(
+    x: np.ndarray, size: tuple[int, int], strides: tuple[int, int], padding: str, fill: float
+) -> np.ndarray:
+    """Sliding (kh, kw) windows over an NHWC batch: shape (N, H', W', C, kh, kw)."""
+    kh, kw = size
+    if padding == "same":
+        out_h, out_w = -(-x.shape[1] // strides[0]), -(-x.shape[2] // strides[1])
+        pad_h = max((out_h - 1) * strides[0] + kh - x.shape[1], 0)
+        pad_w = max((out_w - 1) * strides[1] + kw - x.shape[2], 0)
+        pads = ((0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2), (0, 0))
+        x = np.pad(x, pads, constant_values=fill)
+    windows = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(1, 2))
+    return windows[:, :: strides[0], :: strides[1]]
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def _conv2d(x: np.ndarray, kernel: np.ndarray, strides: Any = (1, 1), padding: str = "valid") -> np.ndarray:
+    windows = _windows(np.asarray(x), kernel.shape[:2], _pair(strides), padding, 0.0)
+    return np.einsum("nhwcij,ijco->nhwo", windows, kernel).astype(np.result_type(x, kernel))
+
+
+def _max_pool2d(x: np.ndarray, pool_size: Any, strides: Any = None, padding: str = "valid") -> np.ndarray:
+    size = _pair(pool_size)
+    return _windows(np.asarray(x), size, _pair(strides or size), padding, -np.inf).max(axis=(-2, -1))
+
+
+def _resize_images(x: np.ndarray, size: Any, method: str = "bilinear") -> np.ndarray:
+    """Half-pixel-centred resize (as TensorFlow's and PyTorch's align_corners=False)."""
+    x = np.asarray(x)
+    height, width = size
+
+    def coordinates(out: int, inp: int) -> np.ndarray:
+        return np.clip((np.arange(out) + 0.5) * inp / out - 0.5, 0, inp - 1)
+
+    ys, xs = coordinates(height, x.shape[1]), coordinates(width, x.shape[2])
+    if method == "nearest":
+        rows = np.minimum(np.floor((np.arange(height) + 0.5) * x.shape[1] / height), x.shape[1] - 1).astype(
+            int
+        )
+        cols = np.minimum(np.floor((np.arange(width) + 0.5) * x.shape[2] / width), x.shape[2] - 1).astype(int)
+        return x[:, rows][:, :, cols]
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, x.shape[1] - 1), np.minimum(x0 + 1, x.shape[2] - 1)
+    wy, wx = (ys - y0)[None, :, None, None], (xs - x0)[None, None, :, None]
+    top = x[:, y0][:, :, x0] * (1 - wx) + x[:, y0][:, :, x1] * wx
+    bottom = x[:, y1][:, :, x0] * (1 - wx) + x[:, y1][:, :, x1] * wx
+    return (top * (1 - wy) + bottom * wy).astype(x.dtype if x.dtype.kind == "f" else np.float32)
+
+
+def _special(name: str) -> Any:
+    import scipy.special
+
+    return getattr(scipy.special, name)
+
+
+def _split(x: np.ndarray, num_or_sizes: Any, axis: int = 0) -> list[np.ndarray]:
+    if isinstance(num_or_sizes, int):
+        return np.split(x, num_or_sizes, axis=axis)
+    return np.split(x, np.cumsum(num_or_sizes)[:-1], axis=axis)
+
+
 def _assign(variable: np.ndarray, value: Any) -> np.ndarray:
     variable[...] = value
     return variable.copy()
@@ -110,6 +174,9 @@ OPS = types.SimpleNamespace(
     sigmoid=lambda x: 1.0 / (1.0 + np.exp(-x)),
     relu=lambda x: np.maximum(x, 0),
     softplus=lambda x: np.logaddexp(0, x),
+    lgamma=lambda x: _special("gammaln")(x),
+    digamma=lambda x: _special("digamma")(x),
+    var=lambda x, axis=None, keepdims=False: np.var(x, axis=axis, keepdims=keepdims),
     softmax=_softmax,
     log_softmax=_log_softmax,
     equal=np.equal,
@@ -118,6 +185,11 @@ OPS = types.SimpleNamespace(
     logical_not=np.logical_not,
     isfinite=np.isfinite,
     matmul=np.matmul,
+    einsum=np.einsum,
+    split=_split,
+    conv2d=_conv2d,
+    max_pool2d=_max_pool2d,
+    resize_images=_resize_images,
     stop_gradient=lambda x: x,
     random_uniform=lambda shape, low=0.0, high=1.0, dtype="float32": _rng.uniform(low, high, shape).astype(
         dtype
@@ -126,6 +198,7 @@ OPS = types.SimpleNamespace(
         dtype
     ),
     random_int=lambda shape, low, high, dtype="int64": _rng.integers(low, high, shape).astype(dtype),
+    random_gamma=lambda alpha, dtype="float32": _rng.gamma(np.asarray(alpha)).astype(dtype),
     assign=_assign,
     assign_add=_assign_add,
     scatter_update=_scatter_update,
@@ -201,7 +274,9 @@ def device_scope(device: str | None) -> Any:
 
 
 @hookimpl
-def compile_api_method(name: str, function: Any, input_spaces: dict[str, Any]) -> Any:
+def compile_api_method(
+    name: str, function: Any, input_spaces: dict[str, Any]
+) -> Any:  # needs no gradient flag
     spaces = list(input_spaces.values())
 
     def run(*args: Any) -> Any:
