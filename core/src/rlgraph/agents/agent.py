@@ -165,8 +165,9 @@ class Agent(Specifiable):
         """
         single = self._is_single(states)
         batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
-        args = [batch] if internals is None else [batch, internals]
-        outputs = self._execute("get_actions", *args, use_exploration, apply_preprocessing)
+        outputs = self._execute(
+            "get_actions", *self.action_inputs(batch, internals), use_exploration, apply_preprocessing
+        )
         if single:
             outputs = nested.map_structure(lambda x: x[0] if np.ndim(x) else x, outputs)
         actions = outputs["actions"]
@@ -178,6 +179,11 @@ class Agent(Specifiable):
             raise APICallError(f"get_action: unknown extra_returns {missing}; available: {sorted(outputs)}")
         extras = [outputs.get(n, states) for n in names]
         return (actions, *extras)
+
+    def action_inputs(self, states: Any, internals: Any) -> list[Any]:
+        """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and
+        ``apply_preprocessing``. Override to pass more (a time step for decaying exploration, say)."""
+        return [states] if internals is None else [states, internals]
 
     def _is_single(self, states: Any) -> bool:
         """Whether ``states`` is one state (no batch rank) of the state space."""
