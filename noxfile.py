@@ -24,13 +24,16 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "core", "plugin_authoring"]
+nox.options.sessions = ["lint", "core", "plugin_authoring", "torch"]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
 FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
+# The PyTorch stack: the backend and the packages whose components it runs.
+TORCH_PACKAGES = ("./rlgraph_torch",)
+TORCH_TESTS = ("tests/torch",)
 RUFF = "ruff==0.17.6"
 
 
@@ -92,3 +95,11 @@ def plugin_authoring(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "setuptools>=70.1")
     env = test_env(session, RLGRAPH_PLUGIN_AUTHORING="1")
     session.run("pytest", "tests/plugin_authoring", "-q", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def torch(session: nox.Session) -> None:
+    """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
+    install_local(session, "./core[test]", *TORCH_PACKAGES)
+    assert_not_installed(session, "tensorflow")
+    session.run("pytest", *TORCH_TESTS, "-q", *session.posargs, env=test_env(session))

@@ -458,7 +458,16 @@ class Builder:
             if not methods[api_name].must_be_complete:
                 continue
             missing.extend(f"{api_name}({p})" for p in params if p not in component.input_spaces)
+        missing.extend(
+            f"the variables of {other.global_scope!r}"
+            for other in component.variable_dependencies
+            if not self._has_variables(other)
+        )
         return missing
+
+    def _has_variables(self, component: Component) -> bool:
+        """Whether ``component`` and every sub-component the graph uses have created their variables."""
+        return all(c.variables_created for c in component.walk() if id(c) in self._needed)
 
     def _complete(self, component: Component) -> None:
         component.input_complete = True
@@ -471,13 +480,19 @@ class Builder:
         self, component: Component, api: APIMethod, graph_fn: GraphFunction, args: tuple, kwargs: dict
     ) -> Any:
         if graph_fn.requires_variables and not component.variables_created:
-            if type(component).create_variables is Component.create_variables:
-                component.variables_created = True
-            else:
-                raise _NotReady(component, api.name, self._missing_spaces(component))
+            missing = self._missing_spaces(component)
+            if missing or type(component).create_variables is not Component.create_variables:
+                raise _NotReady(component, api.name, missing)
+            component.variables_created = True
         start = time.perf_counter()
         with self.backend.device_scope(component.device):
-            output = graph_fn.run(component, args, kwargs)
+            if component.device == self.root.device:
+                output = graph_fn.run(component, args, kwargs)
+            else:
+                run = self.backend.place_graph_fn(
+                    lambda *a, **k: graph_fn.run(component, a, k), component.device
+                )
+                output = run(*args, **kwargs)
         self.report.backend_seconds += time.perf_counter() - start
         inputs = [
             self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in nested.flatten((args, kwargs))
@@ -568,8 +583,12 @@ class Builder:
     def _bind_fast_path(self) -> None:
         """Bind plain functions onto components; contract pass-through API methods."""
         for component in self.root.walk():
+            placed = component.device != self.root.device
             for name, graph_fn in type(component).graph_functions().items():
-                component.__dict__[name] = graph_fn.bind(component)
+                bound = graph_fn.bind(component)
+                component.__dict__[name] = (
+                    self.backend.place_graph_fn(bound, component.device) if placed else bound
+                )
             for name, api in type(component).api_methods().items():
                 component.__dict__[name] = types.MethodType(api.function, component)
         for component in self.root.walk():

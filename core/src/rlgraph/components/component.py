@@ -46,6 +46,10 @@ class Component(Specifiable):
         self.trainable_names: set[str] = set()
         self.input_complete = False
         self.variables_created = False
+        #: Components whose variables must exist before this one is complete (see needs_variables_of).
+        self.variable_dependencies: list[Component] = []
+        #: False: variables are created non-trainable by default (see set_trainable).
+        self.trainable = True
         #: The backend's ops namespace and the Backend, set by the build.
         self.ops: Any = None
         self.backend: Any = None
@@ -72,6 +76,18 @@ class Component(Specifiable):
                 )
             self.sub_components[component.scope] = component
             object.__setattr__(component, "parent", self)
+
+    def needs_variables_of(self, *components: Component) -> None:
+        """Wait with this component's completion (``create_variables``) until ``components`` have their
+        variables: for components that use other components' variables (an optimizer, a target-network
+        synchronizer). The others stay where they are in the component tree."""
+        self.variable_dependencies.extend(components)
+
+    def set_trainable(self, trainable: bool) -> None:
+        """Make the variables of this component and its sub-components trainable or not (a target
+        network is not): the default of ``get_variable(trainable=None)``. Call it before the build."""
+        for component in self.walk():
+            component.trainable = trainable
 
     @property
     def global_scope(self) -> str:
@@ -135,7 +151,8 @@ class Component(Specifiable):
         dict/tuple of variables). An int ``add_batch_rank``/``add_time_rank`` prepends that
         dimension (a memory's capacity, say). ``initializer`` is a number, an array, a name
         (``"zeros"``, ``"glorot_uniform"``, ...) or a callable ``(shape, dtype, rng)``; the
-        default is zeros. ``trainable`` defaults to True for float variables without added ranks.
+        default is zeros. ``trainable`` defaults to True for float variables without added ranks
+        (unless :meth:`set_trainable` turned it off).
         """
         if self.backend is None:
             raise BuildError(
@@ -150,7 +167,7 @@ class Component(Specifiable):
         full_shape = lead + tuple(shape or ())
         np_dtype = np.dtype(dtype)
         if trainable is None:
-            trainable = np_dtype.kind == "f" and not lead
+            trainable = self.trainable and np_dtype.kind == "f" and not lead
         return self._create_variable(name, full_shape, np_dtype, initializer, trainable)
 
     def _variables_from_space(

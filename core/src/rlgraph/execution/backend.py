@@ -63,7 +63,12 @@ class Backend:
         return self._require("device_scope", device=device)
 
     def compile_api_method(
-        self, name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool = True
+        self,
+        name: str,
+        function: Any,
+        input_spaces: dict[str, Any],
+        needs_gradients: bool = True,
+        device: str | None = None,
     ) -> Any:
         return self._require(
             "compile_api_method",
@@ -71,15 +76,26 @@ class Backend:
             function=function,
             input_spaces=input_spaces,
             needs_gradients=needs_gradients,
+            device=device,
         )
+
+    def place_graph_fn(self, function: Any, device: str) -> Any:
+        placed = self.hook.place_graph_fn(function=function, device=device)
+        return function if placed is None else placed
 
     def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
         self.gradient_calls += 1
         return self._require("compute_gradients", loss=loss, variables=variables)
 
-    def create_optimizer(self, kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
+    def create_optimizer(
+        self,
+        kind: str,
+        variables: list[Any],
+        hyperparameters: dict[str, Any],
+        slots: dict[str, list[Any]],
+    ) -> Any:
         return self._require(
-            "create_optimizer", kind=kind, variables=variables, hyperparameters=hyperparameters
+            "create_optimizer", kind=kind, variables=variables, hyperparameters=hyperparameters, slots=slots
         )
 
     def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:

@@ -73,7 +73,7 @@ class GraphExecutor:
             params = [p for p in api.signature.parameters if p != "self"]
             spaces = {p: record.input_spaces.get(p) for p in params}
             self._functions[name] = self.backend.compile_api_method(
-                name, getattr(self.root, name), spaces, record.needs_gradients
+                name, getattr(self.root, name), spaces, record.needs_gradients, self.root.device
             )
             self._checks[name] = [
                 (i, p, _InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None

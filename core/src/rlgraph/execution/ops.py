@@ -1,9 +1,15 @@
 """The ops namespace contract: what every backend's ``create_ops()`` provides.
 
 Graph functions are written once against ``self.ops`` (NumPy-like names and semantics; axes
-are ints, ``axis=None`` means all axes). Tensors also support Python arithmetic, comparison
-and indexing operators as NumPy arrays do. A backend may add ops; it must provide these.
-:func:`missing_ops` lets a backend's tests check its namespace.
+are ints, ``axis=None`` means all axes). Tensors also support Python arithmetic and comparison
+operators, and basic indexing (ints, slices, ``None``, ``...``) as NumPy arrays do.
+
+What a graph function must not do, so that it runs on every backend (define-by-run and compiled
+static graphs alike): index with tensors (use ``gather``/``take_along_axis``), assign into a
+tensor (``x[i] = v``; variables change only through ``assign``/``assign_add``/``scatter_update``),
+branch in Python on a tensor's value (use ``where``), or keep state in Python attributes (use
+variables). A backend may add ops; it must provide these. :func:`missing_ops` lets a backend's
+tests check its namespace.
 """
 
 from __future__ import annotations
@@ -79,11 +85,19 @@ OPS: dict[str, str] = {
     "isfinite": "isfinite(x)",
     # linear algebra and images (channels last: NHWC)
     "matmul": "matmul(x, y)",
+    "linear": "linear(x, kernel, bias=None): matmul(x, kernel) + bias, fused where the backend can",
     "einsum": "einsum(subscripts, *operands)",
     "split": "split(x, num_or_sizes, axis=0): list of pieces (a count of equal pieces, or sizes)",
     "conv2d": "conv2d(x, kernel, strides=(1, 1), padding='valid'): x NHWC, kernel (kh, kw, in, out)",
     "max_pool2d": "max_pool2d(x, pool_size, strides=None, padding='valid'): x NHWC",
     "resize_images": "resize_images(x, size, method='bilinear'): x NHWC to (height, width) = size",
+    # recurrence
+    "lstm": (
+        "lstm(x, initial_state, kernel, recurrent_kernel, bias): x (batch, time, in); initial_state "
+        "(h, c), each (batch, units); kernel (in, 4 units), recurrent_kernel (units, 4 units), bias "
+        "(4 units,), gates in the order input, forget, cell, output. Returns (outputs (batch, time, "
+        "units), (h, c) after the last step)"
+    ),
     # gradients and control
     "stop_gradient": "stop_gradient(x)",
     # random (seeded by the backend's seed hook)
@@ -94,8 +108,13 @@ OPS: dict[str, str] = {
     # variables (in-graph state)
     "assign": "assign(variable, value): write value into variable; returns the variable's new value",
     "assign_add": "assign_add(variable, value)",
-    "scatter_update": "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0",
-    "read": "read(variable): the variable's current value as a tensor",
+    "scatter_update": (
+        "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0; returns None"
+    ),
+    "read": (
+        "read(variable): a snapshot of the variable's current value (later writes do not change it); "
+        "ops take variables directly, so read only what must outlive a write"
+    ),
 }
 
 

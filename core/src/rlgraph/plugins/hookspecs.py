@@ -75,8 +75,22 @@ class BackendHooks:
         """Return a context manager placing variables and ops created inside it on ``device``."""
 
     @hookspec(firstresult=True)
+    def place_graph_fn(self, function: Any, device: str) -> Any:
+        """Return ``function`` (a component's bound graph function) made to run on ``device``.
+
+        Called once per graph function, after the build, for components placed on another device
+        than the root; a define-by-run backend moves the arguments there. Optional: without an
+        implementation the function runs as it is.
+        """
+
+    @hookspec(firstresult=True)
     def compile_api_method(
-        self, name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool
+        self,
+        name: str,
+        function: Any,
+        input_spaces: dict[str, Any],
+        needs_gradients: bool,
+        device: str | None,
     ) -> Any:
         """Return a callable that runs the root API method ``function``.
 
@@ -88,7 +102,8 @@ class BackendHooks:
         Python parameter (passed through unchanged). The callable takes NumPy (or Python)
         arguments in that order, converts those with a space to backend values, runs
         ``function`` and returns its results as NumPy (nested as returned). A static-graph
-        backend compiles here (one compiled function per API method).
+        backend compiles here (one compiled function per API method). ``device`` is the root's
+        device: where converted inputs go (None: the backend's default).
         """
 
     @hookspec(firstresult=True)
@@ -96,12 +111,27 @@ class BackendHooks:
         """Return d loss / d variable for each of ``variables`` (same order)."""
 
     @hookspec(firstresult=True)
-    def create_optimizer(self, kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
-        """Return a backend optimizer of ``kind`` (``"adam"``, ``"sgd"``, ...) over ``variables``."""
+    def create_optimizer(
+        self,
+        kind: str,
+        variables: list[Any],
+        hyperparameters: dict[str, Any],
+        slots: dict[str, list[Any]],
+    ) -> Any:
+        """Return a backend optimizer of ``kind`` over ``variables``.
+
+        ``kind`` and ``hyperparameters`` are listed in :data:`rlgraph.execution.optimizers.OPTIMIZERS`
+        (``clip_grad_norm``, when set, clips the gradients' global norm in every step).
+        ``slots`` holds the optimizer's state as variables created by the optimizer component:
+        slot name -> one variable per entry of ``variables`` (same shape; ``"step"``: scalars). The
+        backend's optimizer must keep its state in these variables (updating them in place), so
+        the state is checkpointed, reset after the build, and moves between backends.
+        """
 
     @hookspec(firstresult=True)
     def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
-        """Apply one optimizer step with ``gradients`` to ``variables``; return the step's op (or None)."""
+        """Apply one optimizer step with ``gradients`` to ``variables``; return the gradients' global
+        norm before clipping (or None)."""
 
     @hookspec(firstresult=True)
     def seed(self, seed: int) -> None:

@@ -26,6 +26,9 @@ class Specifiable:
     """
 
     __rlgraph_group__: ClassVar[str] = "rlgraph.components"
+    #: Spec keys that stand for constructor parameters of another name (``{"from": "from_"}``), for
+    #: keys that are Python keywords or older names RLgraph's configs use.
+    spec_aliases: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def from_spec(cls, spec: Any = None, *, path: str = "", **overrides: Any) -> Self:
@@ -41,7 +44,7 @@ class Specifiable:
             return _existing(spec, overrides, path)
         spec = {**spec_dict(spec, path), **overrides}
         target = _subclass(cls, spec.pop("type", None), path)
-        return construct(target, spec, path)
+        return construct(target, _unalias(target, spec, path), path)
 
     @classmethod
     def spec_shorthand(cls, value: Any) -> Any:
@@ -90,6 +93,23 @@ def spec_dict(spec: Any, path: str = "") -> dict[str, Any]:
     if isinstance(spec, str):
         return {"type": spec}
     raise SpecError(f"expected a dict, a type name, a file or an instance, got {describe(spec)}", path)
+
+
+def _unalias(target: type, spec: dict[str, Any], path: str) -> dict[str, Any]:
+    """``spec`` with ``target.spec_aliases`` keys renamed to the parameters they stand for."""
+    aliases = getattr(target, "spec_aliases", None)
+    if not aliases:
+        return spec
+    renamed: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    for key, value in spec.items():
+        name = aliases.get(key, key)
+        if name in renamed:
+            raise SpecError(
+                f"{given_as[name]!r} and {key!r} name the same parameter {name!r}; give one", join_path(path, key)
+            )
+        renamed[name], given_as[name] = value, key
+    return renamed
 
 
 def _expand_shorthand(cls: type[Specifiable], value: Any, path: str) -> Any:

@@ -118,9 +118,30 @@ def _assign_add(variable: np.ndarray, value: Any) -> np.ndarray:
     return variable.copy()
 
 
-def _scatter_update(variable: np.ndarray, indices: Any, updates: Any) -> np.ndarray:
+def _scatter_update(variable: np.ndarray, indices: Any, updates: Any) -> None:
     variable[np.asarray(indices)] = updates
-    return variable.copy()
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _linear(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    out = np.matmul(x, kernel)
+    return out if bias is None else out + bias
+
+
+def _lstm(
+    x: np.ndarray, initial_state: Any, kernel: np.ndarray, recurrent_kernel: np.ndarray, bias: np.ndarray
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    h, c = initial_state
+    outputs = []
+    for t in range(x.shape[1]):
+        i, f, g, o = np.split(x[:, t] @ kernel + h @ recurrent_kernel + bias, 4, axis=-1)
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), (h, c)
 
 
 OPS = types.SimpleNamespace(
@@ -171,7 +192,7 @@ OPS = types.SimpleNamespace(
     maximum=np.maximum,
     minimum=np.minimum,
     tanh=np.tanh,
-    sigmoid=lambda x: 1.0 / (1.0 + np.exp(-x)),
+    sigmoid=_sigmoid,
     relu=lambda x: np.maximum(x, 0),
     softplus=lambda x: np.logaddexp(0, x),
     lgamma=lambda x: _special("gammaln")(x),
@@ -185,11 +206,13 @@ OPS = types.SimpleNamespace(
     logical_not=np.logical_not,
     isfinite=np.isfinite,
     matmul=np.matmul,
+    linear=_linear,
     einsum=np.einsum,
     split=_split,
     conv2d=_conv2d,
     max_pool2d=_max_pool2d,
     resize_images=_resize_images,
+    lstm=_lstm,
     stop_gradient=lambda x: x,
     random_uniform=lambda shape, low=0.0, high=1.0, dtype="float32": _rng.uniform(low, high, shape).astype(
         dtype

@@ -1,0 +1,175 @@
+"""The ops contract as test cases: a backend's ops namespace against the NumPy reference backend.
+
+``CASES`` lists calls of every deterministic op in :data:`rlgraph.execution.ops.OPS` on fixed
+inputs; :func:`check_case` runs one on a backend and compares the result with the reference.
+A backend's test suite parametrizes over ``CASES`` (see tests/torch/test_torch_ops.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rlgraph.testing.numpy_backend import OPS as REFERENCE
+
+_rng = np.random.default_rng(3)
+
+
+def _f(*shape: int) -> np.ndarray:
+    return _rng.normal(size=shape).astype(np.float32)
+
+
+def _pos(*shape: int) -> np.ndarray:
+    return (np.abs(_f(*shape)) + 0.1).astype(np.float32)
+
+
+def _i(high: int, *shape: int) -> np.ndarray:
+    return _rng.integers(0, high, size=shape).astype(np.int64)
+
+
+_X = _f(3, 4)
+_CUBE = _f(2, 3, 4)
+_IMAGE = _f(2, 6, 7, 3)
+_KERNEL = _f(3, 3, 3, 5)
+
+#: (case id, op name, args, kwargs). Arrays in args become backend tensors (lists of arrays: lists of tensors).
+CASES: list[tuple[str, str, tuple, dict]] = [
+    ("constant", "constant", ([1.0, 2.0],), {"dtype": "float32"}),
+    ("zeros", "zeros", ((2, 3),), {}),
+    ("ones-int", "ones", ((2,),), {"dtype": "int64"}),
+    ("full", "full", ((2, 2), 7.0), {}),
+    ("arange", "arange", (5,), {}),
+    ("arange-start-step", "arange", (2, 11, 3), {}),
+    ("cast", "cast", (_X,), {"dtype": "int64"}),
+    ("reshape", "reshape", (_CUBE, (6, 4)), {}),
+    ("reshape-minus-one", "reshape", (_CUBE, (-1, 2)), {}),
+    ("expand_dims", "expand_dims", (_X, 1), {}),
+    ("squeeze", "squeeze", (_f(3, 1, 2), 1), {}),
+    ("transpose", "transpose", (_CUBE,), {}),
+    ("transpose-axes", "transpose", (_CUBE, (1, 0, 2)), {}),
+    ("concat", "concat", ([_X, _X], 1), {}),
+    ("stack", "stack", ([_X, _X], 0), {}),
+    ("tile", "tile", (_X, (2, 1)), {}),
+    ("flatten", "flatten", (_CUBE,), {}),
+    ("flatten-2", "flatten", (_f(2, 3, 4, 5),), {"start_axis": 2}),
+    ("gather-1d", "gather", (_X, _i(3, 5)), {}),
+    ("gather-2d-indices", "gather", (_CUBE, _i(3, 2, 2)), {"axis": 1}),
+    ("take_along_axis", "take_along_axis", (_X, _i(4, 3, 1)), {"axis": 1}),
+    ("one_hot", "one_hot", (_i(4, 5), 4), {}),
+    ("where", "where", (_X > 0, _X, -_X), {}),
+    ("where-scalars", "where", (_X > 0, 1.0, 0.0), {}),
+    ("argmax", "argmax", (_X,), {}),
+    ("argmin-axis0", "argmin", (_X,), {"axis": 0}),
+    ("sum", "sum", (_CUBE,), {}),
+    ("sum-axis", "sum", (_CUBE,), {"axis": 1}),
+    ("sum-axes-keepdims", "sum", (_CUBE,), {"axis": (0, 2), "keepdims": True}),
+    ("mean", "mean", (_CUBE,), {"axis": -1}),
+    ("max", "max", (_CUBE,), {"axis": 1}),
+    ("max-all", "max", (_CUBE,), {}),
+    ("min", "min", (_CUBE,), {"axis": 0, "keepdims": True}),
+    ("prod", "prod", (_X,), {"axis": 1}),
+    ("prod-all", "prod", (_X,), {}),
+    ("cumsum", "cumsum", (_X,), {"axis": 1}),
+    ("cumsum-reverse", "cumsum", (_X,), {"axis": 0, "reverse": True}),
+    ("logsumexp", "logsumexp", (_X,), {"axis": 1}),
+    ("logsumexp-all", "logsumexp", (_X,), {}),
+    ("any", "any", (_X > 1.0,), {"axis": 1}),
+    ("all", "all", (_X > -3.0,), {}),
+    ("abs", "abs", (_X,), {}),
+    ("exp", "exp", (_X,), {}),
+    ("log", "log", (_pos(3, 4),), {}),
+    ("log1p", "log1p", (_pos(3, 4),), {}),
+    ("sqrt", "sqrt", (_pos(3, 4),), {}),
+    ("square", "square", (_X,), {}),
+    ("pow", "pow", (_pos(3, 4), 1.5), {}),
+    ("sign", "sign", (_X,), {}),
+    ("floor", "floor", (_X * 3,), {}),
+    ("clip", "clip", (_X, -0.5, 0.5), {}),
+    ("maximum", "maximum", (_X, -_X), {}),
+    ("maximum-scalar", "maximum", (_X, 0.1), {}),
+    ("minimum", "minimum", (_X, -_X), {}),
+    ("minimum-scalar", "minimum", (_X, 0.1), {}),
+    ("tanh", "tanh", (_X,), {}),
+    ("sigmoid", "sigmoid", (_X,), {}),
+    ("relu", "relu", (_X,), {}),
+    ("softplus", "softplus", (_X * 10,), {}),
+    ("lgamma", "lgamma", (_pos(3, 4),), {}),
+    ("digamma", "digamma", (_pos(3, 4),), {}),
+    ("var", "var", (_CUBE,), {"axis": 2}),
+    ("softmax", "softmax", (_X,), {}),
+    ("log_softmax", "log_softmax", (_X,), {"axis": 0}),
+    ("equal", "equal", (_i(3, 6), _i(3, 6)), {}),
+    ("logical_and", "logical_and", (_X > 0, _X < 1), {}),
+    ("logical_or", "logical_or", (_X > 1, _X < -1), {}),
+    ("logical_not", "logical_not", (_X > 0,), {}),
+    ("isfinite", "isfinite", (np.array([1.0, np.inf, np.nan], dtype=np.float32),), {}),
+    ("matmul", "matmul", (_X, _f(4, 2)), {}),
+    ("matmul-batched", "matmul", (_CUBE, _f(4, 2)), {}),
+    ("linear", "linear", (_X, _f(4, 2), _f(2)), {}),
+    ("linear-3d", "linear", (_CUBE, _f(4, 2), _f(2)), {}),
+    ("linear-no-bias", "linear", (_X, _f(4, 2)), {}),
+    ("einsum", "einsum", ("ij,jk->ik", _X, _f(4, 2)), {}),
+    ("split-count", "split", (_X, 2), {"axis": 1}),
+    ("split-sizes", "split", (_X, [1, 2]), {}),
+    ("conv2d-valid", "conv2d", (_IMAGE, _KERNEL), {}),
+    ("conv2d-same-stride2", "conv2d", (_IMAGE, _KERNEL), {"strides": 2, "padding": "same"}),
+    ("max_pool2d", "max_pool2d", (_IMAGE, 2), {}),
+    ("max_pool2d-same", "max_pool2d", (_IMAGE, 3), {"strides": 2, "padding": "same"}),
+    ("resize-bilinear", "resize_images", (_IMAGE, (4, 9)), {}),
+    ("resize-nearest", "resize_images", (_IMAGE, (3, 14)), {"method": "nearest"}),
+    ("lstm", "lstm", (_f(2, 5, 3), (_f(2, 4), _f(2, 4)), _f(3, 16), _f(4, 16), _f(16)), {}),
+    ("stop_gradient", "stop_gradient", (_X,), {}),
+]
+
+
+def check_case(
+    ops: Any,
+    to_backend: Callable[[np.ndarray], Any],
+    to_numpy: Callable[[Any], np.ndarray],
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+) -> None:
+    """Assert that ``ops.<name>(*args, **kwargs)`` equals the reference (floats to ``rtol``/``atol``)."""
+    expected = getattr(REFERENCE, name)(*args, **kwargs)
+    actual = getattr(ops, name)(*_convert(args, to_backend), **kwargs)
+    _compare(_convert_back(actual, to_numpy), expected, rtol, atol, name)
+
+
+def _convert(value: Any, to_backend: Callable[[np.ndarray], Any]) -> Any:
+    if isinstance(value, np.ndarray):
+        return to_backend(value)
+    if isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+        return [to_backend(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_convert(item, to_backend) for item in value)
+    return value
+
+
+def _convert_back(value: Any, to_numpy: Callable[[Any], np.ndarray]) -> Any:
+    if isinstance(value, list | tuple):
+        return [_convert_back(item, to_numpy) for item in value]
+    return to_numpy(value)
+
+
+def _compare(actual: Any, expected: Any, rtol: float, atol: float, name: str) -> None:
+    if isinstance(expected, list | tuple):
+        assert len(actual) == len(expected), f"{name}: {len(actual)} results, expected {len(expected)}"
+        for a, e in zip(actual, expected):
+            _compare(a, e, rtol, atol, name)
+        return
+    expected = np.asarray(expected)
+    actual = np.asarray(actual)
+    assert actual.shape == expected.shape, f"{name}: shape {actual.shape}, expected {expected.shape}"
+    if expected.dtype.kind == "f":
+        assert actual.dtype.kind == "f", f"{name}: dtype {actual.dtype}, expected a float dtype"
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, err_msg=name)
+    else:
+        assert actual.dtype.kind == expected.dtype.kind, (
+            f"{name}: dtype {actual.dtype}, expected {expected.dtype}"
+        )
+        np.testing.assert_array_equal(actual, expected, err_msg=name)

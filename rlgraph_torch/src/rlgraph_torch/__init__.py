@@ -1,0 +1,1 @@
+"""RLgraph PyTorch backend."""

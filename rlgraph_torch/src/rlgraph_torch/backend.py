@@ -1,0 +1,184 @@
+"""The torch backend's hook implementations (entry point ``rlgraph.backends: torch``).
+
+Define-by-run: variables are tensors (trainable ones require gradients), graph functions run
+eagerly, and a root API method is its bound Python function wrapped in input conversion (NumPy
+to tensors without copies where dtypes match), a gradient-mode switch (off unless the method
+computes gradients) and output conversion back to NumPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph_torch import devices
+from rlgraph_torch.ops import OPS, numpy_dtype, torch_dtype
+from rlgraph_torch.optimizers import TorchOptimizer
+
+RLGRAPH_PLUGIN_API = "1.0"
+
+Converter = Callable[[Any], Any]
+
+
+@hookimpl
+def create_ops() -> Any:
+    return OPS
+
+
+@hookimpl
+def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> torch.Tensor:
+    target = devices.resolve(device) or devices.current_device()
+    variable = torch.tensor(np.asarray(initial_value), device=target)
+    return variable.requires_grad_(True) if trainable else variable
+
+
+@hookimpl
+def read_variables(variables: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    return {name: variable.detach().cpu().numpy().copy() for name, variable in variables.items()}
+
+
+@hookimpl
+def assign_variables(variables: dict[str, torch.Tensor], values: dict[str, Any]) -> None:
+    with torch.no_grad():
+        for name, value in values.items():
+            variable = variables[name]
+            variable.copy_(torch.as_tensor(np.asarray(value), dtype=variable.dtype))
+
+
+@hookimpl
+def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+    from rlgraph.spaces import ContainerSpace, Dict
+
+    if isinstance(space, ContainerSpace):
+        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
+        values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
+        return values if isinstance(space, Dict) else tuple(values.values())
+    sizes = _rank_sizes(space, batch_size, time_size)
+    return converter_for(space, devices.resolve(device))(space.sample(sizes or None))
+
+
+@hookimpl
+def describe_value(value: Any) -> tuple[tuple, Any] | None:
+    if isinstance(value, torch.Tensor):
+        return tuple(value.shape), numpy_dtype(value.dtype)
+    if isinstance(value, np.ndarray | np.generic):
+        return value.shape, value.dtype
+    if isinstance(value, bool):
+        return (), np.dtype(bool)
+    if isinstance(value, int):
+        return (), np.dtype("int64")
+    if isinstance(value, float):
+        return (), np.dtype("float32")
+    return None
+
+
+@hookimpl
+def device_scope(device: str | None) -> Any:
+    return devices.on_device(device)
+
+
+@hookimpl
+def place_graph_fn(function: Any, device: str) -> Any:
+    return devices.placed(function, device)
+
+
+@hookimpl
+def compile_api_method(
+    name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool, device: str | None
+) -> Callable[..., Any]:
+    target = devices.resolve(device)
+    converters = [None if space is None else converter_for(space, target) for space in input_spaces.values()]
+    if target is not None:
+        function = devices.placed(function, target)
+    set_grad = torch._C._set_grad_enabled  # the cheapest switch; restored after every call
+
+    def run(*args: Any) -> Any:
+        inputs = [arg if convert is None else convert(arg) for arg, convert in zip(args, converters)]
+        previous = torch.is_grad_enabled()
+        set_grad(needs_gradients)
+        try:
+            return to_numpy(function(*inputs))
+        finally:
+            set_grad(previous)
+
+    run.__name__ = name
+    return run
+
+
+@hookimpl
+def compute_gradients(loss: torch.Tensor, variables: list[torch.Tensor]) -> list[torch.Tensor | None]:
+    if loss.dim() != 0:
+        raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(loss.shape)}.")
+    return list(torch.autograd.grad(loss, variables, allow_unused=True))
+
+
+@hookimpl
+def create_optimizer(
+    kind: str, variables: list[torch.Tensor], hyperparameters: dict[str, Any], slots: dict[str, list]
+) -> TorchOptimizer:
+    return TorchOptimizer(kind, variables, hyperparameters, slots)
+
+
+@hookimpl
+def apply_gradients(optimizer: TorchOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
+    return optimizer.step(gradients)
+
+
+@hookimpl
+def seed(seed: int) -> None:
+    torch.manual_seed(seed)
+
+
+# -- conversion between NumPy and torch --------------------------------------------------------------
+def converter_for(space: Any, device: torch.device | None) -> Converter:
+    """A function turning a (nested) NumPy value of ``space`` into tensors on ``device``."""
+    from rlgraph.spaces import ContainerSpace, Dict, TextBox
+
+    if isinstance(space, ContainerSpace):
+        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
+        parts = {key: converter_for(space[key], device) for key in keys}
+        if isinstance(space, Dict):
+            return lambda value: {key: convert(value[key]) for key, convert in parts.items()}
+        return lambda value: tuple(convert(value[key]) for key, convert in parts.items())
+    if isinstance(space, TextBox):
+        return np.asarray
+    return _leaf_converter(np.dtype(space.dtype), device)
+
+
+def _leaf_converter(dtype: np.dtype, device: torch.device | None) -> Converter:
+    dtype_t = torch_dtype(dtype)
+
+    def convert(value: Any) -> torch.Tensor:
+        if type(value) is np.ndarray and value.dtype == dtype and value.flags.writeable:
+            result = torch.from_numpy(value)
+        elif isinstance(value, torch.Tensor):
+            result = value.to(dtype_t)
+        else:
+            result = torch.from_numpy(np.array(value, dtype=dtype))
+        return result if device is None else result.to(device, non_blocking=True)
+
+    return convert
+
+
+def to_numpy(value: Any) -> Any:
+    """Tensors in a (nested) result as NumPy arrays; everything else as it is."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+        return value.numpy() if value.device.type == "cpu" else value.cpu().numpy()
+    if isinstance(value, dict):
+        return {key: to_numpy(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(to_numpy(item) for item in value)
+    return value
+
+
+def _rank_sizes(space: Any, batch_size: int, time_size: int) -> tuple[int, ...]:
+    if getattr(space, "has_batch_rank", False) and getattr(space, "has_time_rank", False):
+        return (time_size, batch_size) if space.time_major else (batch_size, time_size)
+    if getattr(space, "has_batch_rank", False):
+        return (batch_size,)
+    return (time_size,) if getattr(space, "has_time_rank", False) else ()

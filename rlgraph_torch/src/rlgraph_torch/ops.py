@@ -1,0 +1,430 @@
+"""The ops namespace on PyTorch: RLgraph's NumPy-like op contract (``rlgraph.execution.ops``).
+
+Each op is a thin function over one or two torch calls, resolved once per build into
+``component.ops``. Ops that create tensors place them on the current device (see
+:mod:`rlgraph_torch.devices`).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from rlgraph_torch.devices import current_device
+
+Tensor = torch.Tensor
+
+_DTYPES: dict[str, torch.dtype] = {
+    "float16": torch.float16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+_NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {value: np.dtype(key) for key, value in _DTYPES.items()}
+
+
+def torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype for a NumPy dtype, its name, a Python type or a torch dtype."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    name = np.dtype(dtype).name
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise TypeError(f"The torch backend has no dtype for {dtype!r}.") from None
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The NumPy dtype of a torch dtype."""
+    return _NUMPY_DTYPES[dtype]
+
+
+def tensor(value: Any, dtype: Any = None) -> Tensor:
+    """``value`` as a tensor on the current device (tensors pass unchanged unless ``dtype`` differs)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else value.to(torch_dtype(dtype))
+    return torch.as_tensor(
+        value, dtype=None if dtype is None else torch_dtype(dtype), device=current_device()
+    )
+
+
+def _t(value: Any) -> Tensor:
+    return value if isinstance(value, Tensor) else tensor(value)
+
+
+def _dims(x: Tensor, axis: Any) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(x.dim()))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+# -- creation and conversion ----------------------------------------------------------------------
+def zeros(shape: Any, dtype: Any = "float32") -> Tensor:
+    return torch.zeros(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
+
+
+def ones(shape: Any, dtype: Any = "float32") -> Tensor:
+    return torch.ones(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
+
+
+def full(shape: Any, value: Any, dtype: Any = "float32") -> Tensor:
+    return torch.full(_shape(shape), value, dtype=torch_dtype(dtype), device=current_device())
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int64") -> Tensor:
+    if stop is None:
+        start, stop = 0, start
+    return torch.arange(start, stop, step, dtype=torch_dtype(dtype), device=current_device())
+
+
+def cast(x: Any, dtype: Any) -> Tensor:
+    return _t(x).to(torch_dtype(dtype))
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int | Tensor):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+# -- shapes ---------------------------------------------------------------------------------------
+def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+    return x.permute(*(axes if axes is not None else reversed(range(x.dim()))))
+
+
+def squeeze(x: Tensor, axis: int | None = None) -> Tensor:
+    return torch.squeeze(x) if axis is None else torch.squeeze(x, axis)
+
+
+def unstack(x: Tensor, axis: int = 0) -> list[Tensor]:
+    return list(torch.unbind(x, axis))
+
+
+def split(x: Tensor, num_or_sizes: Any, axis: int = 0) -> list[Tensor]:
+    if isinstance(num_or_sizes, int):
+        size = x.shape[axis]
+        if size % num_or_sizes:
+            raise ValueError(f"split: axis {axis} of size {size} does not divide into {num_or_sizes} pieces.")
+        return list(torch.split(x, size // num_or_sizes, dim=axis))
+    return list(torch.split(x, list(num_or_sizes), dim=axis))
+
+
+# -- indexing -------------------------------------------------------------------------------------
+def gather(x: Tensor, indices: Any, axis: int = 0) -> Tensor:
+    """``np.take(x, indices, axis)``: the output shape is x's with ``axis`` replaced by indices' shape."""
+    indices = _t(indices)
+    axis = axis % x.dim()
+    if indices.dim() == 1:
+        return torch.index_select(x, axis, indices)
+    taken = torch.index_select(x, axis, indices.reshape(-1))
+    return taken.reshape(x.shape[:axis] + indices.shape + x.shape[axis + 1 :])
+
+
+def one_hot(indices: Any, depth: int, dtype: Any = "float32") -> Tensor:
+    return F.one_hot(_t(indices).long(), depth).to(torch_dtype(dtype))
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = tensor(x)
+    return torch.where(_t(condition), x, y)
+
+
+# -- reductions -------------------------------------------------------------------------------------
+def _reduce(name: str) -> Any:
+    reduce = getattr(torch, name)
+
+    def op(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+        x = _t(x)
+        if axis is None and not keepdims:
+            return reduce(x)
+        return reduce(x, dim=_dims(x, axis), keepdim=keepdims)
+
+    op.__name__ = name
+    return op
+
+
+def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    x = _t(x)
+    if axis is None and not keepdims:
+        return torch.prod(x)
+    for dim in sorted((d % x.dim() for d in _dims(x, axis)), reverse=True):
+        x = torch.prod(x, dim=dim, keepdim=keepdims)
+    return x
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    x = _t(x)
+    return torch.logsumexp(x, dim=_dims(x, axis), keepdim=keepdims)
+
+
+def var(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    x = _t(x)
+    return torch.var(x, dim=_dims(x, axis), correction=0, keepdim=keepdims)
+
+
+def cumsum(x: Any, axis: int = 0, reverse: bool = False) -> Tensor:
+    x = _t(x)
+    if reverse:
+        return torch.flip(torch.cumsum(torch.flip(x, (axis,)), axis), (axis,))
+    return torch.cumsum(x, axis)
+
+
+def _any_all(name: str) -> Any:
+    reduce = getattr(torch, name)
+
+    def op(x: Any, axis: Any = None) -> Tensor:
+        x = _t(x)
+        return reduce(x) if axis is None else reduce(x, dim=axis)
+
+    op.__name__ = name
+    return op
+
+
+# -- elementwise --------------------------------------------------------------------------------------
+def _unary(function: Any) -> Any:
+    def op(x: Any) -> Tensor:
+        return function(x if isinstance(x, Tensor) else tensor(x, "float32"))
+
+    op.__name__ = getattr(function, "__name__", "op")
+    return op
+
+
+def clip(x: Any, low: Any, high: Any) -> Tensor:
+    if isinstance(low, Tensor) != isinstance(high, Tensor):
+        low, high = _t(low), _t(high)
+    return torch.clamp(_t(x), low, high)
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    if not isinstance(y, Tensor):
+        return torch.clamp(_t(x), min=y)
+    if not isinstance(x, Tensor):
+        return torch.clamp(y, min=x)
+    return torch.maximum(x, y)
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    if not isinstance(y, Tensor):
+        return torch.clamp(_t(x), max=y)
+    if not isinstance(x, Tensor):
+        return torch.clamp(y, max=x)
+    return torch.minimum(x, y)
+
+
+def pow(x: Any, y: Any) -> Tensor:
+    return torch.pow(_t(x), y)
+
+
+def sqrt(x: Any) -> Tensor:
+    return torch.sqrt(x) if isinstance(x, Tensor) else tensor(math.sqrt(x))
+
+
+# -- linear algebra and images ----------------------------------------------------------------------------
+def linear(x: Tensor, kernel: Tensor, bias: Tensor | None = None) -> Tensor:
+    if x.dim() == 2 and bias is not None:
+        return torch.addmm(bias, x, kernel)
+    out = torch.matmul(x, kernel)
+    return out if bias is None else out + bias
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+
+
+def _same_padding(size: tuple[int, int], window: tuple[int, int], strides: tuple[int, int]) -> list[int]:
+    """F.pad's (left, right, top, bottom) for TensorFlow's "same": the extra pixel goes right/bottom."""
+    pads = []
+    for extent, k, s in zip(size, window, strides):
+        total = max((-(-extent // s) - 1) * s + k - extent, 0)
+        pads.append((total // 2, total - total // 2))
+    (top, bottom), (left, right) = pads
+    return [left, right, top, bottom]
+
+
+def _nchw(x: Tensor, window: tuple[int, int], strides: tuple[int, int], padding: str, fill: float) -> Tensor:
+    x = x.permute(0, 3, 1, 2)
+    if padding == "same":
+        x = F.pad(x, _same_padding(tuple(x.shape[2:]), window, strides), value=fill)
+    elif padding != "valid":
+        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
+    return x
+
+
+def conv2d(x: Tensor, kernel: Tensor, strides: Any = (1, 1), padding: str = "valid") -> Tensor:
+    strides = _pair(strides)
+    inputs = _nchw(x, tuple(kernel.shape[:2]), strides, padding, 0.0)
+    return F.conv2d(inputs, kernel.permute(3, 2, 0, 1), stride=strides).permute(0, 2, 3, 1)
+
+
+def max_pool2d(x: Tensor, pool_size: Any, strides: Any = None, padding: str = "valid") -> Tensor:
+    window = _pair(pool_size)
+    strides = _pair(strides) if strides is not None else window
+    inputs = _nchw(x, window, strides, padding, -math.inf)
+    return F.max_pool2d(inputs, window, strides).permute(0, 2, 3, 1)
+
+
+def resize_images(x: Tensor, size: Any, method: str = "bilinear") -> Tensor:
+    if not x.is_floating_point():
+        x = x.float()
+    mode = {"bilinear": "bilinear", "nearest": "nearest-exact"}.get(method)
+    if mode is None:
+        raise ValueError(f"resize method must be 'bilinear' or 'nearest', got {method!r}")
+    options = {"align_corners": False} if mode == "bilinear" else {}
+    resized = F.interpolate(x.permute(0, 3, 1, 2), size=_pair(size), mode=mode, **options)
+    return resized.permute(0, 2, 3, 1)
+
+
+def lstm(
+    x: Tensor, initial_state: Any, kernel: Tensor, recurrent_kernel: Tensor, bias: Tensor
+) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    h, c = initial_state
+    weights = [kernel.t().contiguous(), recurrent_kernel.t().contiguous(), bias, torch.zeros_like(bias)]
+    outputs, h_n, c_n = torch.lstm(
+        x, (h.unsqueeze(0), c.unsqueeze(0)), weights, True, 1, 0.0, False, False, True
+    )
+    return outputs, (h_n.squeeze(0), c_n.squeeze(0))
+
+
+# -- random -------------------------------------------------------------------------------------------------
+def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
+    values = torch.rand(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
+    return values * (high - low) + low if (low, high) != (0.0, 1.0) else values
+
+
+def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
+    values = torch.randn(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
+    return values * std + mean if (mean, std) != (0.0, 1.0) else values
+
+
+def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
+    if isinstance(low, Tensor) or isinstance(high, Tensor):
+        # Tensor bounds: scale uniform draws (no device-to-host sync to read the bounds).
+        uniform = torch.rand(_shape(shape), dtype=torch.float64, device=current_device())
+        return (uniform * (high - low)).floor().to(torch_dtype(dtype)) + low
+    return torch.randint(low, high, _shape(shape), dtype=torch_dtype(dtype), device=current_device())
+
+
+def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
+    return torch._standard_gamma(_t(alpha).to(torch_dtype(dtype)))
+
+
+# -- variables ---------------------------------------------------------------------------------------------------
+def assign(variable: Tensor, value: Any) -> Tensor:
+    with torch.no_grad():
+        variable.copy_(value if isinstance(value, Tensor) else tensor(value))
+    return variable.detach().clone()
+
+
+def assign_add(variable: Tensor, value: Any) -> Tensor:
+    with torch.no_grad():
+        variable.add_(value)
+    return variable.detach().clone()
+
+
+def scatter_update(variable: Tensor, indices: Any, updates: Any) -> None:
+    updates = _t(updates)
+    with torch.no_grad():
+        variable.index_copy_(
+            0, _t(indices).reshape(-1), updates.to(variable.dtype).reshape(-1, *variable.shape[1:])
+        )
+
+
+def read(variable: Tensor) -> Tensor:
+    return variable.clone()
+
+
+OPS = types.SimpleNamespace(
+    constant=tensor,
+    zeros=zeros,
+    ones=ones,
+    zeros_like=torch.zeros_like,
+    ones_like=torch.ones_like,
+    full=full,
+    arange=arange,
+    cast=cast,
+    shape=lambda x: tuple(x.shape),
+    to_numpy=to_numpy,
+    reshape=lambda x, shape: torch.reshape(x, tuple(shape)),
+    expand_dims=torch.unsqueeze,
+    squeeze=squeeze,
+    transpose=transpose,
+    concat=lambda xs, axis=0: torch.cat(list(xs), axis),
+    stack=lambda xs, axis=0: torch.stack(list(xs), axis),
+    unstack=unstack,
+    tile=lambda x, reps: torch.tile(x, tuple(reps)),
+    flatten=lambda x, start_axis=1: torch.flatten(x, start_axis),
+    gather=gather,
+    take_along_axis=lambda x, indices, axis: torch.take_along_dim(x, indices, dim=axis),
+    one_hot=one_hot,
+    where=where,
+    argmax=lambda x, axis=-1: torch.argmax(x, dim=axis),
+    argmin=lambda x, axis=-1: torch.argmin(x, dim=axis),
+    sum=_reduce("sum"),
+    mean=_reduce("mean"),
+    max=_reduce("amax"),
+    min=_reduce("amin"),
+    prod=prod,
+    cumsum=cumsum,
+    logsumexp=logsumexp,
+    any=_any_all("any"),
+    all=_any_all("all"),
+    abs=_unary(torch.abs),
+    exp=_unary(torch.exp),
+    log=_unary(torch.log),
+    log1p=_unary(torch.log1p),
+    sqrt=sqrt,
+    square=_unary(torch.square),
+    pow=pow,
+    sign=_unary(torch.sign),
+    floor=_unary(torch.floor),
+    clip=clip,
+    maximum=maximum,
+    minimum=minimum,
+    tanh=_unary(torch.tanh),
+    sigmoid=_unary(torch.sigmoid),
+    relu=_unary(torch.relu),
+    softplus=_unary(F.softplus),
+    lgamma=_unary(torch.lgamma),
+    digamma=_unary(torch.digamma),
+    var=var,
+    softmax=lambda x, axis=-1: torch.softmax(x, axis),
+    log_softmax=lambda x, axis=-1: torch.log_softmax(x, axis),
+    equal=lambda x, y: torch.eq(_t(x), y),
+    logical_and=lambda x, y: torch.logical_and(_t(x), _t(y)),
+    logical_or=lambda x, y: torch.logical_or(_t(x), _t(y)),
+    logical_not=lambda x: torch.logical_not(_t(x)),
+    isfinite=lambda x: torch.isfinite(_t(x)),
+    matmul=torch.matmul,
+    linear=linear,
+    einsum=torch.einsum,
+    split=split,
+    conv2d=conv2d,
+    max_pool2d=max_pool2d,
+    resize_images=resize_images,
+    lstm=lstm,
+    stop_gradient=lambda x: x.detach(),
+    random_uniform=random_uniform,
+    random_normal=random_normal,
+    random_int=random_int,
+    random_gamma=random_gamma,
+    assign=assign,
+    assign_add=assign_add,
+    scatter_update=scatter_update,
+    read=read,
+)

@@ -1,0 +1,89 @@
+"""The torch ops namespace against the NumPy reference backend, op by op (the ops contract)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rlgraph.execution.ops import OPS as CONTRACT
+from rlgraph.execution.ops import missing_ops
+from rlgraph.testing.ops_contract import CASES, check_case
+from rlgraph_torch.ops import OPS
+
+
+def test_every_contract_op_is_provided():
+    assert missing_ops(OPS) == []
+
+
+def test_every_deterministic_op_has_a_case():
+    random_or_stateful = {name for name in CONTRACT if name.startswith(("random_", "assign", "scatter"))}
+    tested_below = {"read", "to_numpy", "shape", "unstack", "zeros_like", "ones_like"}
+    untested = set(CONTRACT) - {case[1] for case in CASES} - random_or_stateful - tested_below
+    assert not untested, f"ops without a contract case: {sorted(untested)}"
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+def test_op_matches_the_reference(name, args, kwargs):
+    check_case(OPS, torch.from_numpy, to_numpy, name, args, kwargs)
+
+
+def to_numpy(value):
+    return value.detach().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+
+
+def test_shape_unstack_and_like():
+    x = torch.zeros(2, 3)
+    assert OPS.shape(x) == (2, 3)
+    assert [tuple(p.shape) for p in OPS.unstack(x, axis=1)] == [(2,)] * 3
+    assert OPS.ones_like(x).sum().item() == 6 and OPS.zeros_like(x).sum().item() == 0
+    np.testing.assert_array_equal(OPS.to_numpy(x), np.zeros((2, 3)))
+
+
+def test_variable_ops_write_in_place_and_return_snapshots():
+    variable = torch.zeros(4, 2)
+    snapshot = OPS.read(variable)
+    OPS.scatter_update(variable, torch.tensor([3, 1]), torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(variable.numpy(), [[0, 0], [3, 4], [0, 0], [1, 2]])
+    assert snapshot.sum().item() == 0
+    counter = torch.zeros((), dtype=torch.int64)
+    value = OPS.assign_add(counter, 5)
+    OPS.assign_add(counter, 1)
+    assert value.item() == 5 and counter.item() == 6
+    assert OPS.assign(counter, 2).item() == 2 and counter.item() == 2
+
+
+def test_variable_ops_leave_no_gradient_trace_on_trainable_variables():
+    weight = torch.ones(3, requires_grad=True)
+    OPS.assign(weight, torch.arange(3.0))
+    OPS.assign_add(weight, 1.0)
+    np.testing.assert_array_equal(weight.detach().numpy(), [1, 2, 3])
+    assert weight.is_leaf and weight.requires_grad
+
+
+def test_random_ops_have_the_right_shapes_dtypes_and_moments():
+    torch.manual_seed(0)
+    uniform = OPS.random_uniform((20000,), 2.0, 4.0)
+    normal = OPS.random_normal((20000,), 1.0, 2.0)
+    ints = OPS.random_int((20000,), 3, 7)
+    bounded = OPS.random_int((20000,), torch.tensor(0), torch.tensor(5))
+    gamma = OPS.random_gamma(torch.full((20000,), 3.0))
+    assert uniform.dtype == torch.float32 and 2.0 <= uniform.min() and uniform.max() < 4.0
+    assert abs(uniform.mean().item() - 3.0) < 0.03 and abs(normal.std().item() - 2.0) < 0.05
+    assert ints.dtype == torch.int64 and set(ints.unique().tolist()) == {3, 4, 5, 6}
+    assert bounded.dtype == torch.int64 and set(bounded.unique().tolist()) == {0, 1, 2, 3, 4}
+    assert abs(gamma.mean().item() - 3.0) < 0.05  # Gamma(3, 1) has mean 3
+
+
+def test_lstm_matches_torch_nn_lstm():
+    torch.manual_seed(1)
+    reference = torch.nn.LSTM(3, 4, batch_first=True)
+    x, h0, c0 = torch.randn(2, 5, 3), torch.randn(1, 2, 4), torch.randn(1, 2, 4)
+    expected, (h, c) = reference(x, (h0, c0))
+    kernel = reference.weight_ih_l0.detach().t()
+    recurrent = reference.weight_hh_l0.detach().t()
+    bias = (reference.bias_ih_l0 + reference.bias_hh_l0).detach()
+    outputs, (h_out, c_out) = OPS.lstm(x, (h0[0], c0[0]), kernel, recurrent, bias)
+    torch.testing.assert_close(outputs, expected.detach())
+    torch.testing.assert_close(h_out, h[0].detach())
+    torch.testing.assert_close(c_out, c[0].detach())
