@@ -106,7 +106,8 @@ def _unalias(target: type, spec: dict[str, Any], path: str) -> dict[str, Any]:
         name = aliases.get(key, key)
         if name in renamed:
             raise SpecError(
-                f"{given_as[name]!r} and {key!r} name the same parameter {name!r}; give one", join_path(path, key)
+                f"{given_as[name]!r} and {key!r} name the same parameter {name!r}; give one",
+                join_path(path, key),
             )
         renamed[name], given_as[name] = value, key
     return renamed
