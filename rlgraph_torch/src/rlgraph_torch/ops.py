@@ -54,6 +54,8 @@ def tensor(value: Any, dtype: Any = None) -> Tensor:
     """``value`` as a tensor on the current device (tensors pass unchanged unless ``dtype`` differs)."""
     if isinstance(value, Tensor):
         return value if dtype is None else value.to(torch_dtype(dtype))
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        value = value.copy()  # torch would share the read-only memory (and warn)
     return torch.as_tensor(
         value, dtype=None if dtype is None else torch_dtype(dtype), device=current_device()
     )

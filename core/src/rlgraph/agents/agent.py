@@ -29,7 +29,9 @@ class Agent(Specifiable):
     :meth:`input_spaces`. The root's API methods the base class uses are ``get_actions``
     (returning a dict with at least ``"actions"``; optionally ``"preprocessed_states"`` and
     ``"internal_states"``), ``observe`` (inserting observations, if the agent has a memory),
-    ``update`` and, where present, ``preprocess_states`` and ``reset_preprocessor``.
+    ``update`` and, where present, ``get_preprocessed_actions`` (acting on states already
+    preprocessed, which may have another space: ``preprocessed_state_space``),
+    ``preprocess_states`` and ``reset_preprocessor``.
 
     Args mirror RLgraph's: ``state_space``/``action_space`` are spaces or space specs; the
     ``*_spec`` arguments configure components (interpreted by subclasses) or the base
@@ -64,6 +66,9 @@ class Agent(Specifiable):
         from rlgraph.spaces import space_from_spec
 
         self.state_space = space_from_spec(state_space).strip_ranks()
+        #: The space of preprocessed states (observed, stored, learned from); subclasses whose
+        #: preprocessing changes the space set it in build_root().
+        self.preprocessed_state_space = self.state_space
         self.action_space = space_from_spec(action_space).strip_ranks()
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space)
@@ -100,14 +105,14 @@ class Agent(Specifiable):
 
     def input_spaces(self) -> dict[str, Any]:
         """Spaces of the root API methods' tensor parameters, by name."""
-        states = self.state_space.with_batch_rank()
+        preprocessed = self.preprocessed_state_space.with_batch_rank()
         spaces = {
-            "states": states,
-            "preprocessed_states": states,
+            "states": self.state_space.with_batch_rank(),
+            "preprocessed_states": preprocessed,
             "actions": self.action_space.with_batch_rank(),
             "rewards": _float_batch(),
             "terminals": _bool_batch(),
-            "next_states": states,
+            "next_states": preprocessed,
         }
         if self.internal_states_space is not None:
             spaces["internals"] = self.internal_states_space.with_batch_rank()
@@ -163,11 +168,14 @@ class Agent(Specifiable):
         ``"internal_states"``, or any the agent's ``get_actions`` returns), returned after the
         actions in the order given (a set is sorted).
         """
-        single = self._is_single(states)
+        preprocessed = not apply_preprocessing and self.preprocessing_spec
+        single = self._is_single(states, self.preprocessed_state_space if preprocessed else self.state_space)
         batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
-        outputs = self._execute(
-            "get_actions", *self.action_inputs(batch, internals), use_exploration, apply_preprocessing
-        )
+        inputs = self.action_inputs(batch, internals)
+        if not apply_preprocessing and self.has_api("get_preprocessed_actions"):
+            outputs = self._execute("get_preprocessed_actions", *inputs, use_exploration)
+        else:
+            outputs = self._execute("get_actions", *inputs, use_exploration, apply_preprocessing)
         if single:
             outputs = nested.map_structure(lambda x: x[0] if np.ndim(x) else x, outputs)
         actions = outputs["actions"]
@@ -185,17 +193,18 @@ class Agent(Specifiable):
         ``apply_preprocessing``. Override to pass more (a time step for decaying exploration, say)."""
         return [states] if internals is None else [states, internals]
 
-    def _is_single(self, states: Any) -> bool:
-        """Whether ``states`` is one state (no batch rank) of the state space."""
-        first_space = next(iter(self.state_space.flatten().values()))
+    @staticmethod
+    def _is_single(states: Any, space: Any) -> bool:
+        """Whether ``states`` is one state (no batch rank) of ``space``."""
+        first_space = next(iter(space.flatten().values()))
         first_state = nested.flatten(states)[0]
         return np.ndim(first_state) == len(first_space.shape)
 
     def preprocess_states(self, states: Any) -> Any:
         """Apply the agent's preprocessor to ``states``; identity if it has none."""
-        if not self.has_api("preprocess_states"):
+        if not self.preprocessing_spec or not self.has_api("preprocess_states"):
             return states
-        single = self._is_single(states)
+        single = self._is_single(states, self.state_space)
         batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
         result = self._execute("preprocess_states", batch)
         return nested.map_structure(lambda x: x[0], result) if single else result

@@ -17,6 +17,8 @@ from rlgraph.errors import RLGraphError
 
 #: command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("rlgraph.cli.train", "train an agent from a spec file into a run folder"),
+    "evaluate": ("rlgraph.cli.evaluate", "replay a trained agent of a run folder greedily"),
     "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
     "new-plugin": ("rlgraph.cli.new_plugin", "create a new plugin distribution from a template"),
 }

@@ -541,11 +541,11 @@ class Builder:
         if isinstance(value, dict):
             from rlgraph.spaces import Dict
 
-            return Dict({k: self._space_of(v) for k, v in value.items()})
+            return _container_space(Dict, {k: self._space_of(v) for k, v in value.items()})
         if isinstance(value, (tuple, list)) and not hasattr(value, "shape"):
             from rlgraph.spaces import Tuple
 
-            return Tuple(*[self._space_of(v) for v in value])
+            return _container_space(Tuple, dict(enumerate(self._space_of(v) for v in value)))
         known = self._spaces_by_id.get(id(value))
         if known is not None:
             return known[0]
@@ -640,6 +640,15 @@ class _InputSpaces(dict):
             component=self.component.global_scope,
             missing=[key],
         )
+
+
+def _container_space(kind: type, children: dict[Any, Any]) -> Any:
+    """A Dict/Tuple space of ``children``, carrying their batch/time ranks when they all share them;
+    None when a child has no space (a None among the values)."""
+    if any(child is None for child in children.values()):
+        return None
+    ranks = {child._ranks() for child in children.values()}
+    return kind._from_children(children, ranks.pop() if len(ranks) == 1 else (False, False, False))
 
 
 def _strip(space: Any) -> Any:

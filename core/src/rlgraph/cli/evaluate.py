@@ -1,0 +1,50 @@
+"""``rlgraph evaluate RUN_FOLDER``: replay a trained agent greedily and print its returns."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the command's arguments."""
+    parser.description = (
+        "Rebuild the agent of a run folder (written by 'rlgraph train'), load its best checkpoint "
+        "(else the newest) and play greedy episodes on the run's environment."
+    )
+    parser.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
+    parser.add_argument(
+        "--episodes", metavar="N", type=_positive, help="episodes to play (default: the run's evaluation's)"
+    )
+    parser.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        type=Path,
+        help="checkpoint to load (a path, or a name in checkpoints/)",
+    )
+    parser.add_argument("--render", action="store_true", help="show the episodes, one at a time")
+    parser.add_argument("--seed", metavar="S", type=int, help="seed of the environments")
+    parser.add_argument(
+        "--backend", metavar="NAME", help="backend to build the agent on (default: the run's)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate; print the mean, min and max return; return 0."""
+    from rlgraph.training import evaluate_run
+
+    result, checkpoint = evaluate_run(
+        args.run_dir, args.episodes, args.checkpoint, args.render, args.seed, args.backend
+    )
+    print(
+        f"{len(result.returns)} greedy episodes with {checkpoint}: mean return {result.mean_return:.4g}, "
+        f"min {result.min_return:.4g}, max {result.max_return:.4g} (mean length {result.mean_length:.1f})"
+    )
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value

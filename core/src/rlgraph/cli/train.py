@@ -1,0 +1,88 @@
+"""``rlgraph train SPEC``: train an agent from a run spec or an agent spec, into a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the command's arguments."""
+    parser.description = (
+        "Train an agent. SPEC is a JSON or YAML file: a run spec (an 'agent' key with the agent spec, "
+        "plus 'environment', 'timesteps', 'evaluation', ...) or an agent spec (a 'type' key) with --env. "
+        "Options override the file."
+    )
+    parser.add_argument("spec", metavar="SPEC", help="run spec or agent spec file (.json, .yaml)")
+    parser.add_argument(
+        "--env", metavar="ENV", type=_yaml_value, help="Gymnasium id or environment spec, e.g. CartPole-v1"
+    )
+    parser.add_argument("--backend", metavar="NAME", help="backend to build the agent on, e.g. torch")
+    parser.add_argument("--timesteps", metavar="N", type=_positive, help="environment steps to train")
+    parser.add_argument(
+        "--num-envs", dest="num_envs", metavar="N", type=_positive, help="environments stepped together"
+    )
+    parser.add_argument("--seed", metavar="S", type=int, help="seed of environments and agent")
+    parser.add_argument(
+        "--eval-interval", metavar="N", type=_positive, help="steps between greedy evaluations"
+    )
+    parser.add_argument(
+        "--eval-episodes", metavar="N", type=int, help="episodes per greedy evaluation (0: none)"
+    )
+    parser.add_argument(
+        "--target-return", metavar="R", type=float, help="stop once the greedy mean return reaches R"
+    )
+    parser.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        type=Path,
+        help="run folder (default: runs/<agent>-<env>-<UTC time> in the current folder)",
+    )
+    parser.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="set any key of the run spec, agent keys under 'agent.' (value read as YAML; repeatable)",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train; return 0, or 130 when interrupted (Ctrl-C)."""
+    from rlgraph.training import ProgressDisplay, Trainer, default_run_dir, load_run_spec
+    from rlgraph.training.spec import OPTION_KEYS
+
+    spec = load_run_spec(args.spec, args.set, {option: getattr(args, option) for option in OPTION_KEYS})
+    try:
+        trainer = Trainer(
+            spec,
+            args.run_dir or default_run_dir(spec),
+            display=ProgressDisplay(spec.timesteps, enabled=not args.quiet),
+        )
+        summary = trainer.run()  # handles Ctrl-C during training itself
+    except KeyboardInterrupt:
+        print("rlgraph train: interrupted.", file=sys.stderr)
+        return 130
+    print(summary.format())
+    return 130 if summary.interrupted else 0
+
+
+def _yaml_value(text: str) -> Any:
+    """A command-line value read as YAML (``'{type: grid_world}'`` is a dict), else the text itself."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, str | dict) else text
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value

@@ -1,0 +1,121 @@
+"""Progress rows: the CSV log and the one-line display."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+COLUMNS = (
+    "timesteps",
+    "episodes",
+    "updates",
+    "wall_seconds",
+    "steps_per_second",
+    "mean_return",
+    "loss",
+    "eval_mean_return",
+)
+"""The columns of ``progress.csv``: one row per log point. ``steps_per_second`` is the rate since the
+previous row (evaluation excluded); ``mean_return`` is the mean over the last
+:data:`RECENT_EPISODES` training episodes (with exploration); ``eval_mean_return`` the greedy
+evaluation's mean, in rows where one ran."""
+RECENT_EPISODES = 100
+
+
+class ProgressLog:
+    """Writes progress rows to a CSV file, flushed after each row."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self._file = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(COLUMNS)
+
+    def write_row(self, row: Mapping[str, Any]) -> None:
+        self._writer.writerow([_csv_value(row.get(column)) for column in COLUMNS])
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return format(value, ".7g") if isinstance(value, float) else value
+
+
+class ProgressDisplay:
+    """Shows progress rows on ``stream`` (default: standard error).
+
+    On a terminal, one line redrawn in place, at most every :attr:`REDRAW_SECONDS`; elsewhere (a
+    log file, CI) a plain line at most every :attr:`LINE_SECONDS`. Both show the latest greedy
+    evaluation. ``enabled=False`` shows nothing.
+    """
+
+    REDRAW_SECONDS = 0.1
+    LINE_SECONDS = 10.0
+    BAR_WIDTH = 12
+
+    def __init__(self, total_timesteps: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self.total = total_timesteps
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.in_place = enabled and _is_terminal(self.stream)
+        self._last_shown = -math.inf
+        self._drawn = False
+        self._last_eval: float | None = None
+
+    def update(self, row: Mapping[str, Any]) -> None:
+        """Show ``row`` (a progress row), unless the last one was shown too recently."""
+        evaluated = row.get("eval_mean_return") is not None
+        if evaluated:
+            self._last_eval = row["eval_mean_return"]
+        now = time.monotonic()
+        pause = self.REDRAW_SECONDS if self.in_place else self.LINE_SECONDS
+        if not self.enabled or now - self._last_shown < pause:
+            return
+        self._last_shown = now
+        line = self.format(row)
+        if self.in_place:
+            width = shutil.get_terminal_size().columns - 1
+            self.stream.write("\r" + line[:width] + "\x1b[K")
+            self._drawn = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def format(self, row: Mapping[str, Any]) -> str:
+        """The text of one progress line, most important first (a narrow terminal cuts the end)."""
+        done = row["timesteps"]
+        filled = min(self.BAR_WIDTH, self.BAR_WIDTH * done // max(self.total, 1))
+        parts = [f"[{'#' * filled}{'.' * (self.BAR_WIDTH - filled)}] {done:,}/{self.total:,}"]
+        if row.get("mean_return") is not None:
+            parts.append(f"return {row['mean_return']:.4g}")
+        if self._last_eval is not None:
+            parts.append(f"eval {self._last_eval:.4g}")
+        if row.get("loss") is not None:
+            parts.append(f"loss {row['loss']:.3g}")
+        parts.append(f"{row['steps_per_second']:,.0f} steps/s")
+        parts.append(f"{row['episodes']:,} episodes")
+        return " | ".join(parts)
+
+    def close(self) -> None:
+        """End the in-place line."""
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._drawn = False
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

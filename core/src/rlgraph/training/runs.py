@@ -1,0 +1,108 @@
+"""Run folders read back: the run spec, the checkpoints, and greedy replays of the stored agent."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rlgraph.environments.vector_env import EnvSpec
+from rlgraph.errors import CheckpointError, RLGraphError, SpecError
+from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
+from rlgraph.training.spec import RunSpec, environment_label, load_run_spec
+from rlgraph.training.trainer import (
+    BEST_CHECKPOINT,
+    CHECKPOINT_DIR,
+    EVALUATION_SEED_OFFSET,
+    RUN_SPEC_FILE,
+    build_agent,
+    make_environments,
+)
+from rlgraph.utils.naming import normalize_name
+
+DEFAULT_EPISODES = 10
+
+
+def read_run_spec(run_dir: str | os.PathLike) -> RunSpec:
+    """The run spec stored in a run folder; CheckpointError if there is no run folder or spec."""
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        raise CheckpointError(f"no run folder at {str(folder)!r}")
+    file = folder / RUN_SPEC_FILE
+    if not file.is_file():
+        raise CheckpointError(f"{str(folder)!r} is not a run folder: it has no {RUN_SPEC_FILE}")
+    try:
+        return load_run_spec(file)
+    except SpecError as error:
+        raise CheckpointError(f"{file} is not a valid run spec: {error}") from error
+
+
+def find_checkpoint(run_dir: str | os.PathLike, checkpoint: str | os.PathLike | None = None) -> Path:
+    """The checkpoint to load: ``checkpoint`` (as given, else inside the run's checkpoint folder),
+    else the best one, else the newest; CheckpointError if there is none."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    if checkpoint is not None:
+        given = Path(checkpoint)
+        return given if given.exists() or not (folder / given).exists() else folder / given
+    if (folder / BEST_CHECKPOINT).is_file():
+        return folder / BEST_CHECKPOINT
+    stored = sorted(folder.glob("model-*.npz"), key=lambda p: int(p.stem.removeprefix("model-")))
+    if not stored:
+        raise CheckpointError(f"no checkpoint in {str(folder)!r}")
+    return stored[-1]
+
+
+def evaluate_run(
+    run_dir: str | os.PathLike,
+    episodes: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    render: bool = False,
+    seed: int | None = None,
+    backend: str | None = None,
+) -> tuple[EvaluationResult, Path]:
+    """Rebuild a run's agent, load its checkpoint (see :func:`find_checkpoint`) and play greedy
+    episodes (default: the run's evaluation episodes) on its environment; the result and the file.
+
+    ``seed`` seeds the environments (default: as the run's evaluations); ``backend`` overrides the
+    run's; ``render`` plays one episode at a time, rendered (Gymnasium environments in a window).
+    """
+    import gymnasium
+
+    spec = read_run_spec(run_dir)
+    if backend is not None:
+        spec = attrs.evolve(spec, backend=backend)
+    episodes = episodes or spec.evaluation.episodes or DEFAULT_EPISODES
+    if seed is None and spec.seed is not None:
+        seed = spec.seed + EVALUATION_SEED_OFFSET
+    file = find_checkpoint(run_dir, checkpoint)
+    env_spec = _rendered(spec.environment) if render else spec.environment
+    env = make_environments(env_spec, 1 if render else min(episodes, MAX_WIDTH), seed)
+    agent = None
+    try:
+        agent = build_agent(spec, env.state_space, env.action_space)
+        agent.load_model(file)
+        evaluator = GreedyEvaluator(
+            agent, env, episodes, max_episode_steps=spec.max_episode_steps, render=render
+        )
+        return evaluator.run(), file
+    except gymnasium.error.DependencyNotInstalled as error:
+        raise RLGraphError(f"cannot render {environment_label(spec.environment)}: {error}") from error
+    finally:
+        env.terminate()
+        if agent is not None:
+            agent.terminate()
+
+
+def _rendered(environment: EnvSpec) -> Any:
+    """``environment`` made to render in a window, where it is a Gymnasium environment."""
+    if isinstance(environment, str):
+        return {"type": "gymnasium", "gym_env": environment, "render_mode": "human"}
+    if isinstance(environment, Mapping) and normalize_name(str(environment.get("type"))) in (
+        "gymnasium",
+        "openaigym",
+    ):
+        return {**environment, "render_mode": "human"}
+    return environment

@@ -1,0 +1,217 @@
+"""The run spec: what ``rlgraph train`` trains, where, for how long, and how it is evaluated.
+
+A spec file holds either a run spec (an ``agent`` key with the agent spec, plus run settings)
+or a plain agent spec (a top-level ``type``, as RLgraph's own configs), which needs the
+environment from the command line. Command-line settings override the file's.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rlgraph.errors import SpecError
+from rlgraph.specs.loading import load_spec_file
+from rlgraph.specs.validation import construct
+
+
+def _at_least(minimum: int) -> Any:
+    """An attrs validator: ``None`` or a number >= ``minimum``; the error names the key."""
+
+    def check(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if value is not None and value < minimum:
+            raise SpecError(f"must be >= {minimum}, got {value}", attribute.name)
+
+    return check
+
+
+@attrs.define
+class EvaluationSpec:
+    """Greedy evaluations during training.
+
+    Every ``interval`` time steps (default: a tenth of the run) and at the end, the agent plays
+    ``episodes`` complete episodes without exploration, in environments of its own. Training stops
+    early once their mean return reaches ``target_return``. ``episodes: 0`` turns evaluation off.
+    """
+
+    interval: int | None = attrs.field(default=None, validator=_at_least(1))
+    episodes: int = attrs.field(default=10, validator=_at_least(0))
+    target_return: float | None = None
+
+
+@attrs.define
+class RunSpec:
+    """One training run: an agent spec, an environment, and the run's settings.
+
+    ``environment``: a Gymnasium id or an environment spec dict (``{"type": "grid_world"}``).
+    ``seed`` seeds everything: the training environments, the agent (its ``execution_spec.seed``)
+    and the evaluation environments. ``backend`` overrides the agent spec's. ``log_interval``:
+    time steps between progress rows (default: a hundredth of the run, at most 10,000).
+    ``checkpoint_interval``: time steps between checkpoints (default: only the final and the best
+    one); the newest ``keep_checkpoints`` are kept. ``max_episode_steps`` cuts episodes (training
+    and evaluation) after that many steps; without it, only the environment's own limit applies.
+    """
+
+    agent: dict[str, Any]
+    environment: str | dict[str, Any]
+    num_environments: int = attrs.field(default=1, validator=_at_least(1))
+    timesteps: int = attrs.field(default=100_000, validator=_at_least(1))
+    seed: int | None = None
+    backend: str | None = None
+    evaluation: EvaluationSpec = attrs.field(factory=EvaluationSpec)
+    log_interval: int | None = attrs.field(default=None, validator=_at_least(1))
+    checkpoint_interval: int | None = attrs.field(default=None, validator=_at_least(1))
+    keep_checkpoints: int = attrs.field(default=5, validator=_at_least(1))
+    max_episode_steps: int | None = attrs.field(default=None, validator=_at_least(1))
+
+    def __attrs_post_init__(self) -> None:
+        if "type" not in self.agent:
+            raise SpecError("missing required key 'type' (the agent to train)", "agent")
+        if self.evaluation.target_return is not None and not self.evaluation.episodes:
+            raise SpecError("a target return needs evaluation episodes (episodes >= 1)", "evaluation")
+
+    @property
+    def evaluation_interval(self) -> int:
+        """Time steps between greedy evaluations."""
+        return self.evaluation.interval or max(1, self.timesteps // 10)
+
+    @property
+    def progress_interval(self) -> int:
+        """Time steps between progress rows."""
+        return self.log_interval or max(1, min(self.timesteps // 100, 10_000))
+
+    def agent_spec(self) -> dict[str, Any]:
+        """The agent spec to build, with the run's seed and backend applied."""
+        spec = dict(self.agent)
+        if self.seed is not None:
+            spec["execution_spec"] = {**(spec.get("execution_spec") or {}), "seed": self.seed}
+        if self.backend is not None:
+            spec["backend"] = self.backend
+        return spec
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain data (what ``run.yaml`` holds)."""
+        return attrs.asdict(self)
+
+
+#: Command-line option -> the run spec key path it sets.
+OPTION_KEYS: dict[str, tuple[str, ...]] = {
+    "env": ("environment",),
+    "backend": ("backend",),
+    "timesteps": ("timesteps",),
+    "num_envs": ("num_environments",),
+    "seed": ("seed",),
+    "eval_interval": ("evaluation", "interval"),
+    "eval_episodes": ("evaluation", "episodes"),
+    "target_return": ("evaluation", "target_return"),
+}
+
+
+def load_run_spec(
+    source: str | os.PathLike | Mapping[str, Any],
+    assignments: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+) -> RunSpec:
+    """The run spec in ``source`` (a JSON/YAML file or a dict), overridden and validated.
+
+    ``assignments`` are ``"key.path=value"`` strings (values parsed as YAML; agent keys under
+    ``agent.``), applied first; ``options`` map :data:`OPTION_KEYS` names to values (``None``:
+    not given), applied last.
+    """
+    raw = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else load_spec_file(source)
+    data = as_run_dict(raw)
+    for assignment in assignments:
+        key_path, value = parse_assignment(assignment)
+        set_path(data, key_path, value)
+    for option, value in (options or {}).items():
+        if value is not None:
+            set_path(data, OPTION_KEYS[option], value)
+    if "environment" not in data and "agent" not in raw:
+        raise SpecError("the spec is an agent spec: give the environment to train in with --env ENV")
+    return construct(RunSpec, data)
+
+
+def as_run_dict(spec: dict[str, Any]) -> dict[str, Any]:
+    """A run spec dict: a plain agent spec (top-level ``type``) is wrapped as ``{"agent": spec}``."""
+    if "agent" in spec:
+        return spec
+    if "type" in spec:
+        return {"agent": spec}
+    raise SpecError(
+        "expected a run spec (with an 'agent' key) or an agent spec (with a 'type' key), "
+        f"got the keys {sorted(spec)}"
+    )
+
+
+def parse_assignment(text: str) -> tuple[tuple[str, ...], Any]:
+    """``"a.b.0.c=value"`` -> ``(("a", "b", "0", "c"), value parsed as YAML)``."""
+    import yaml
+
+    key, separator, raw = text.partition("=")
+    path = tuple(key.strip().split("."))
+    if not separator or not all(path):
+        raise SpecError(f"--set expects KEY.PATH=VALUE (e.g. evaluation.episodes=5), got {text!r}")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        value = raw
+    return path, value
+
+
+def set_path(data: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    """Set ``value`` at the key ``path`` in nested dicts (created as needed) and lists (by index)."""
+    node: Any = data
+    for depth, key in enumerate(path):
+        where = ".".join(path[: depth + 1])
+        last = depth == len(path) - 1
+        if isinstance(node, list):
+            if not key.lstrip("-").isdigit() or not -len(node) <= int(key) < len(node):
+                raise SpecError(f"{key!r} is no index of a list of {len(node)} items", where)
+            index: Any = int(key)
+        elif isinstance(node, dict):
+            index = key
+            if not last and not isinstance(node.get(key), dict | list):
+                if node.get(key) is not None:
+                    raise SpecError(f"cannot set a key inside {node[key]!r}", where)
+                node[key] = {}
+        else:
+            raise SpecError(f"cannot set a key inside {node!r}", ".".join(path[:depth]))
+        if last:
+            node[index] = value
+        else:
+            node = node[index]
+
+
+def environment_label(environment: str | Mapping[str, Any]) -> str:
+    """A short name for an environment: its Gymnasium id, else its spec's type."""
+    if isinstance(environment, Mapping):
+        environment = environment.get("gym_env") or environment.get("type") or "env"
+    return str(environment)
+
+
+def agent_label(agent_spec: Mapping[str, Any]) -> str:
+    """A short name for an agent: its spec's type (the class name of a ``module:Class`` type)."""
+    type_value = agent_spec.get("type", "agent")
+    return str(getattr(type_value, "__name__", type_value)).rpartition(":")[2]
+
+
+def default_run_dir(spec: RunSpec, root: str | os.PathLike = "runs", now: datetime | None = None) -> Path:
+    """``runs/<agent type>-<env id>-<UTC timestamp>``, with a counter appended if it exists."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    name = _file_name(f"{agent_label(spec.agent)}-{environment_label(spec.environment)}-{stamp}")
+    candidate, number = Path(root) / name, 1
+    while candidate.exists():
+        number += 1
+        candidate = Path(root) / f"{name}-{number}"
+    return candidate
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")

@@ -1,0 +1,340 @@
+"""Training runs: an agent built from a run spec, trained through the single-threaded worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from rlgraph.environments.vector_env import VectorEnv
+from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.execution.backend import EventBus
+from rlgraph.specs.validation import rebase
+from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
+from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
+from rlgraph.training.spec import RunSpec, agent_label, environment_label
+from rlgraph.training.tensorboard import TensorBoardWriter
+from rlgraph.workers.single_threaded import SingleThreadedWorker
+
+RUN_SPEC_FILE = "run.yaml"
+SUMMARY_FILE = "summary.json"
+PROGRESS_FILE = "progress.csv"
+CHECKPOINT_DIR = "checkpoints"
+BEST_CHECKPOINT = "best.npz"
+EVALUATION_SEED_OFFSET = 1_000_000
+"""Evaluation environments are seeded with the run's seed plus this, apart from the training ones."""
+
+
+@attrs.frozen
+class TrainingSummary:
+    """What a training run did (``summary.json``). Seconds count from the start of training."""
+
+    agent: str
+    environment: str
+    backend: str
+    run_dir: str
+    timesteps: int
+    episodes: int
+    updates: int
+    setup_seconds: float
+    wall_seconds: float
+    steps_per_second: float
+    evaluation_episodes: int
+    last_eval_mean_return: float | None
+    best_eval_mean_return: float | None
+    best_eval_timesteps: int | None
+    target_return: float | None
+    target_reached: bool
+    timesteps_to_target: int | None
+    seconds_to_target: float | None
+    interrupted: bool
+    checkpoint: str | None
+    best_checkpoint: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    def format(self) -> str:
+        """The summary as a few lines of text."""
+        verb = "Interrupted" if self.interrupted else "Trained"
+        lines = [
+            (
+                f"{verb} {self.agent} on {self.environment} ({self.backend}): {self.timesteps:,} steps, "
+                f"{self.episodes:,} episodes, {self.updates:,} updates in {self.wall_seconds:.1f} s "
+                f"({self.steps_per_second:,.0f} steps/s)."
+            )
+        ]
+        if self.last_eval_mean_return is not None:
+            lines.append(
+                f"Greedy mean return over {self.evaluation_episodes} episodes: last "
+                f"{self.last_eval_mean_return:.4g}, best {self.best_eval_mean_return:.4g} "
+                f"(at {self.best_eval_timesteps:,} steps)."
+            )
+        if self.target_reached:
+            lines.append(
+                f"Target return {self.target_return:g} reached after {self.timesteps_to_target:,} steps "
+                f"({self.seconds_to_target:.1f} s)."
+            )
+        elif self.target_return is not None:
+            lines.append(f"Target return {self.target_return:g} not reached.")
+        lines.append(f"Run folder: {self.run_dir} (evaluate: rlgraph evaluate {shlex.quote(self.run_dir)})")
+        return "\n".join(lines)
+
+
+def build_agent(spec: RunSpec, state_space: Any, action_space: Any) -> Any:
+    """The agent of ``spec`` for the given spaces; errors name key paths under ``agent``."""
+    from rlgraph.agents import Agent
+
+    return Agent.from_spec(
+        spec.agent_spec(), path="agent", state_space=state_space, action_space=action_space
+    )
+
+
+class Trainer:
+    """Trains the agent of a run spec and writes the run folder.
+
+    The worker steps ``num_environments`` environments in chunks of time steps; after each chunk a
+    progress row goes to ``progress.csv``, TensorBoard and the display. Greedy evaluations run on
+    their own environments (see :class:`GreedyEvaluator`) every evaluation interval and at the end;
+    training stops at ``timesteps`` or once the greedy mean reaches the target return.
+    Checkpoints (``checkpoints/model-<timesteps>.npz``) are stored at the checkpoint interval and
+    at the end, and ``checkpoints/best.npz`` after each evaluation that beats the best so far.
+
+    Events: episodes and updates are announced as ``after_episode`` (``timestep``: the time steps
+    done before the step that ended the episode) and ``after_update`` (once per chunk in which the
+    agent updated, with its latest loss and the progress row as ``results``) to ``observers``
+    (:class:`~rlgraph.plugins.hookspecs.EventHooks` implementations) and to the TensorBoard writer. Ctrl-C stops training cleanly: :meth:`run` stores a final checkpoint and
+    returns a summary marked ``interrupted``.
+    """
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        run_dir: str | os.PathLike,
+        observers: Sequence[Any] = (),
+        display: ProgressDisplay | None = None,
+    ) -> None:
+        start = time.perf_counter()
+        self.spec = spec
+        self.env = make_environments(spec.environment, spec.num_environments, spec.seed)
+        try:
+            self.agent = build_agent(spec, self.env.state_space, self.env.action_space)
+            self.evaluator = self._evaluator()
+        except BaseException:
+            self.env.terminate()
+            raise
+        self.run_dir = create_run_dir(run_dir)
+        self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
+        self.worker = SingleThreadedWorker(
+            self.agent, self.env, episode_finish_callback=self._episode_finished
+        )
+        (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
+        self.tensorboard = TensorBoardWriter(self.run_dir)
+        self.log = ProgressLog(self.run_dir / PROGRESS_FILE)
+        self.events = EventBus((self.tensorboard, *observers))
+        self._announce_episodes = self.events.listens("after_episode")
+        self._announce_updates = self.events.listens("after_update")
+        self.display = display or ProgressDisplay(spec.timesteps, enabled=False)
+        self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
+        self.last_evaluation: EvaluationResult | None = None
+        self.best_evaluation: tuple[float, int] | None = None  # (mean return, time steps)
+        self.target: tuple[int, float] | None = None  # (time steps, seconds) when the target was reached
+        self.setup_seconds = time.perf_counter() - start
+        self._start = time.perf_counter()
+
+    def _evaluator(self) -> GreedyEvaluator | None:
+        spec = self.spec
+        if not spec.evaluation.episodes:
+            return None
+        seed = None if spec.seed is None else spec.seed + EVALUATION_SEED_OFFSET
+        return GreedyEvaluator(
+            self.agent, spec.environment, spec.evaluation.episodes, seed, spec.max_episode_steps
+        )
+
+    # -- the run ------------------------------------------------------------------------------------
+    def run(self) -> TrainingSummary:
+        """Train until done, the target is reached or Ctrl-C; store the final checkpoint; the summary."""
+        self._start = time.perf_counter()
+        interrupted = False
+        try:
+            try:
+                self._train()
+            except KeyboardInterrupt:
+                interrupted = True
+            finally:
+                self.display.close()
+            checkpoint = self._store_checkpoint()
+            summary = self._summary(interrupted, checkpoint)
+            (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+        finally:
+            self.close()
+        return summary
+
+    def _train(self) -> None:
+        spec, worker = self.spec, self.worker
+        total, eval_interval = spec.timesteps, spec.evaluation_interval
+        next_evaluation = eval_interval
+        next_checkpoint = spec.checkpoint_interval or total + 1
+        while worker.timesteps < total:
+            done, updates = worker.timesteps, worker.updates
+            stop = min(total, done + spec.progress_interval, next_checkpoint)
+            if self.evaluator is not None:
+                stop = min(stop, next_evaluation)
+            results = worker.execute_timesteps(
+                stop - done, max_timesteps_per_episode=spec.max_episode_steps or 0, reset=done == 0
+            )
+            self._drop_worker_statistics()
+            row = self._row(results)
+            done = worker.timesteps
+            if self.evaluator is not None and (done >= next_evaluation or done >= total):
+                self._evaluate(row)
+                next_evaluation = (done // eval_interval + 1) * eval_interval
+            if done >= next_checkpoint:
+                self._store_checkpoint()
+                next_checkpoint = (done // spec.checkpoint_interval + 1) * spec.checkpoint_interval
+            self._emit(row, updated=worker.updates > updates)
+            if self.target is not None:
+                break
+
+    def _row(self, results: dict[str, Any]) -> dict[str, Any]:
+        worker = self.worker
+        return {
+            "timesteps": int(worker.timesteps),
+            "episodes": int(worker.episodes),
+            "updates": int(worker.updates),
+            "wall_seconds": time.perf_counter() - self._start,
+            "steps_per_second": results["timesteps_executed"] / results["runtime"],
+            "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
+            "loss": _scalar(getattr(self.agent, "last_loss", None)) if worker.updates else None,
+        }
+
+    def _emit(self, row: dict[str, Any], updated: bool) -> None:
+        if updated and self._announce_updates:
+            self.events.hook.after_update(step=self.worker.updates, loss=row["loss"], results=row)
+        self.log.write_row(row)
+        self.tensorboard.write_row(row)
+        self.display.update(row)
+
+    def _episode_finished(self, env_id: Any, episode_return: float, episode_length: int) -> None:
+        self.recent_returns.append(episode_return)
+        if self._announce_episodes:
+            self.events.hook.after_episode(
+                env_id=env_id,
+                episode_return=episode_return,
+                episode_length=episode_length,
+                timestep=self.worker.timesteps,
+            )
+
+    def _drop_worker_statistics(self) -> None:
+        """Forget the worker's per-episode lists (the trainer keeps its own): memory stays flat."""
+        self.worker.finished_episode_rewards.clear()
+        self.worker.finished_episode_timesteps.clear()
+        self.worker.finished_episode_durations.clear()
+
+    def _evaluate(self, row: dict[str, Any]) -> None:
+        """Run a greedy evaluation; record it in ``row``; store the best checkpoint; check the target."""
+        result = self.evaluator.run()
+        self.last_evaluation = result
+        row.update(
+            eval_mean_return=result.mean_return,
+            eval_min_return=result.min_return,
+            eval_max_return=result.max_return,
+        )
+        done = self.worker.timesteps
+        if self.best_evaluation is None or result.mean_return > self.best_evaluation[0]:
+            self.best_evaluation = (result.mean_return, int(done))
+            self.agent.store_model(self.checkpoint_dir / BEST_CHECKPOINT)
+        target = self.spec.evaluation.target_return
+        if target is not None and self.target is None and result.mean_return >= target:
+            self.target = (int(done), time.perf_counter() - self._start)
+
+    def _store_checkpoint(self) -> Path:
+        """Store ``model-<timesteps>.npz``; keep the newest ``keep_checkpoints`` of them."""
+        path = self.agent.store_model(self.checkpoint_dir / f"model-{self.worker.timesteps}.npz")
+        stored = sorted(self.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
+        for old in stored[: -self.spec.keep_checkpoints]:
+            old.unlink()
+        return path
+
+    def _summary(self, interrupted: bool, checkpoint: Path) -> TrainingSummary:
+        spec = self.spec
+        seconds = time.perf_counter() - self._start
+        best = self.best_evaluation
+        best_file = self.checkpoint_dir / BEST_CHECKPOINT
+        return TrainingSummary(
+            agent=agent_label(spec.agent),
+            environment=environment_label(spec.environment),
+            backend=str(self.agent.backend),
+            run_dir=str(self.run_dir),
+            timesteps=int(self.worker.timesteps),
+            episodes=int(self.worker.episodes),
+            updates=int(self.worker.updates),
+            setup_seconds=self.setup_seconds,
+            wall_seconds=seconds,
+            steps_per_second=self.worker.timesteps / seconds if seconds else 0.0,
+            evaluation_episodes=spec.evaluation.episodes,
+            last_eval_mean_return=None if self.last_evaluation is None else self.last_evaluation.mean_return,
+            best_eval_mean_return=None if best is None else best[0],
+            best_eval_timesteps=None if best is None else best[1],
+            target_return=spec.evaluation.target_return,
+            target_reached=self.target is not None,
+            timesteps_to_target=None if self.target is None else self.target[0],
+            seconds_to_target=None if self.target is None else self.target[1],
+            interrupted=interrupted,
+            checkpoint=str(checkpoint),
+            best_checkpoint=str(best_file) if best_file.is_file() else None,
+        )
+
+    def close(self) -> None:
+        """Close environments and output files (the agent stays usable)."""
+        self.env.terminate()
+        if self.evaluator is not None:
+            self.evaluator.close()
+        self.tensorboard.close()
+        self.log.close()
+
+
+def make_environments(environment: str | dict[str, Any], number: int, seed: int | None) -> VectorEnv:
+    """The environments of a run; errors name the run spec's ``environment`` key."""
+    try:
+        return VectorEnv(environment, number, seed=seed)
+    except SpecError as error:
+        if isinstance(environment, str):
+            raise SpecError(str(error).removeprefix(f"{error.path}: "), "environment") from error
+        raise rebase(error, "environment") from error
+
+
+def create_run_dir(path: str | os.PathLike) -> Path:
+    """Create the run folder ``path``; an existing, non-empty folder is refused."""
+    path = Path(path)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise RLGraphError(f"run folder {str(path)!r} exists and is not empty; choose another --run-dir")
+    (path / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _checkpoint_timesteps(path: Path) -> int:
+    return int(path.stem.removeprefix("model-"))
+
+
+def _scalar(value: Any) -> float | None:
+    """A loss as one float (the mean of an array), or None when there is none."""
+    if isinstance(value, dict):
+        value = value.get("loss")
+    if value is None:
+        return None
+    return float(np.mean(value))
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)

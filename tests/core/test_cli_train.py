@@ -1,0 +1,199 @@
+"""``rlgraph train`` and ``rlgraph evaluate``: run folders from spec files, options, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+from test_training_support import (
+    AGENT,
+    OPTIMAL_RETURN,
+    read_progress,
+    run_spec,
+    tabular_agent_registered,
+)
+
+from rlgraph.cli import main
+
+
+@pytest.fixture
+def tabular(tmp_path, monkeypatch):
+    """A temporary current folder, with the tabular agent registered on the NumPy backend."""
+    monkeypatch.chdir(tmp_path)
+    with tabular_agent_registered():
+        yield tmp_path
+
+
+def write_yaml(path, data):
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def one_line_error(capsys, code, *fragments):
+    """Assert that the command failed with ``code`` and one error line holding ``fragments``."""
+    out, err = capsys.readouterr()
+    assert code != 0
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith("rlgraph: error: ") and "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+
+
+def test_train_a_run_spec_then_evaluate_the_run_folder(tabular, capsys):
+    spec = write_yaml(tabular / "run.yaml", run_spec(evaluation={"target_return": OPTIMAL_RETURN}))
+    assert main(["train", spec, "--run-dir", "out", "--quiet", "--timesteps", "20000"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # --quiet: no progress lines
+    assert out.startswith("Trained tabular_q on grid_world (numpy): ")
+    assert "Target return -4 reached after" in out and "rlgraph evaluate out" in out
+    summary = json.loads((tabular / "out" / "summary.json").read_text())
+    assert summary["target_reached"] and summary["timesteps"] < 20000
+    assert yaml.safe_load((tabular / "out" / "run.yaml").read_text())["timesteps"] == 20000
+
+    assert main(["evaluate", "out", "--episodes", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out == (
+        f"3 greedy episodes with {tabular.joinpath('out', 'checkpoints', 'best.npz').relative_to(tabular)}: "
+        "mean return -4, min -4, max -4 (mean length 6.0)\n"
+    )
+
+
+def test_train_an_agent_spec_with_env_and_options_into_the_default_run_folder(tabular, capsys):
+    agent = tabular / "agent.json"
+    agent.write_text(json.dumps(run_spec()["agent"]))
+    argv = [
+        "train",
+        str(agent),
+        "--env",
+        "{type: grid_world, world: 4x4}",
+        "--backend",
+        "numpy",
+        "--timesteps",
+        "400",
+        "--num-envs",
+        "2",
+        "--seed",
+        "3",
+        "--eval-interval",
+        "200",
+        "--eval-episodes",
+        "2",
+        "--set",
+        "max_episode_steps=30",
+        "--set",
+        "agent.learning_rate=0.25",
+    ]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    # Not a terminal: the first progress row as a plain line, then the summary on standard output.
+    assert re.match(r"\[[#.]{12}\] \d+/400 \| .*steps/s \| \d+ episodes\n$", err)
+    assert "400 steps" in out
+    (run,) = (tabular / "runs").iterdir()
+    assert re.fullmatch(rf"{AGENT}-grid_world-\d{{8}}T\d{{6}}Z", run.name)
+    stored = yaml.safe_load((run / "run.yaml").read_text())
+    assert stored["environment"] == {"type": "grid_world", "world": "4x4"}
+    assert (stored["timesteps"], stored["num_environments"], stored["seed"]) == (400, 2, 3)
+    assert stored["evaluation"] == {"interval": 200, "episodes": 2, "target_return": None}
+    assert stored["max_episode_steps"] == 30 and stored["agent"]["learning_rate"] == 0.25
+    rows = read_progress(run)
+    assert [int(r["timesteps"]) for r in rows if r["eval_mean_return"]] == [200, 400]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.npz", "model-400.npz"]
+
+    assert (
+        main(["evaluate", str(run), "--checkpoint", "model-400.npz", "--episodes", "1", "--seed", "5"]) == 0
+    )
+    assert "1 greedy episodes with " + str(run / "checkpoints" / "model-400.npz") in capsys.readouterr().out
+
+
+def test_evaluate_renders_text_environments(tabular, capsys):
+    spec = write_yaml(tabular / "run.yaml", run_spec(evaluation={"target_return": OPTIMAL_RETURN}))
+    assert main(["train", spec, "--run-dir", "out", "--quiet", "--timesteps", "20000"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "out", "--episodes", "1", "--render"]) == 0
+    out = capsys.readouterr().out
+    # The start and the 5 cells before the goal, each map with the agent's cell marked X.
+    assert out.count("X") == 6
+    assert out.startswith("X   \n H H\n   H\nH  G\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["train", "missing.yaml"], ["spec file 'missing.yaml' does not exist"]),
+        (
+            ["train", "run.yaml", "--set", "evaluation.episdes=3"],
+            ["evaluation: unknown key 'episdes'", "Did you mean 'episodes'?"],
+        ),
+        (
+            ["train", "run.yaml", "--set", "agent.learning_rte=0.1"],
+            ["agent: unknown key 'learning_rte' for TabularQAgent", "Did you mean 'learning_rate'?"],
+        ),
+        (["train", "run.yaml", "--env", "CartPol-v1"], ["environment: ", "'CartPol-v1'", "CartPole"]),
+        (
+            ["train", "run.yaml", "--env", "{type: grid_wrld}"],
+            ["environment.type: no plugin named 'grid_wrld'", "Did you mean 'grid_world'?"],
+        ),
+        (
+            ["train", "run.yaml", "--set", "agent.type=ppo"],
+            ["agent.type: no plugin named 'ppo'", "pip install"],
+        ),
+        (["train", "agent.json"], ["give the environment to train in with --env"]),
+        (["evaluate", "nowhere"], ["no run folder at 'nowhere'"]),
+        (["evaluate", "empty"], ["'empty' is not a run folder: it has no run.yaml"]),
+    ],
+)
+def test_errors_are_one_line_and_leave_no_run_folder(tabular, capsys, argv, fragments):
+    write_yaml(tabular / "run.yaml", run_spec())
+    (tabular / "agent.json").write_text(json.dumps(run_spec()["agent"]))
+    (tabular / "empty").mkdir()
+    code = main(argv)
+    one_line_error(capsys, code, *fragments)
+    assert not (tabular / "runs").exists()
+
+
+def test_missing_agent_plugin_names_the_distribution_to_install(tabular, capsys):
+    write_yaml(tabular / "run.yaml", run_spec())
+    one_line_error(capsys, main(["train", "run.yaml", "--set", "agent.type=ppo"]), "rlgraph-algos")
+
+
+def test_evaluate_refuses_missing_and_corrupt_checkpoints(tabular, capsys):
+    write_yaml(tabular / "run.yaml", run_spec(timesteps=200, evaluation={"interval": 100}))
+    assert main(["train", "run.yaml", "--run-dir", "out", "--quiet"]) == 0
+    capsys.readouterr()
+    best = tabular / "out" / "checkpoints" / "best.npz"
+    best.write_bytes(best.read_bytes()[:100])  # truncated
+    one_line_error(capsys, main(["evaluate", "out"]), "best.npz")
+    best.unlink()
+    for checkpoint in (tabular / "out" / "checkpoints").iterdir():
+        checkpoint.unlink()
+    one_line_error(capsys, main(["evaluate", "out"]), "no checkpoint in")
+    one_line_error(
+        capsys, main(["evaluate", "out", "--checkpoint", "nope.npz"]), "No checkpoint at", "nope.npz"
+    )
+
+
+def test_an_existing_run_folder_is_not_overwritten(tabular, capsys):
+    write_yaml(tabular / "run.yaml", run_spec(timesteps=100))
+    assert main(["train", "run.yaml", "--run-dir", "out", "--quiet"]) == 0
+    capsys.readouterr()
+    before = (tabular / "out" / "summary.json").read_text()
+    one_line_error(capsys, main(["train", "run.yaml", "--run-dir", "out"]), "'out' exists and is not empty")
+    assert (tabular / "out" / "summary.json").read_text() == before
+
+
+def test_usage_errors_and_help(capsys):
+    assert main(["train", "x.yaml", "--timesteps", "0"]) == 2
+    assert "--timesteps: must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["train", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    for option in ("--env", "--backend", "--timesteps", "--num-envs", "--seed", "--eval-interval"):
+        assert option in help_text
+    for option in ("--eval-episodes", "--target-return", "--run-dir", "--quiet", "--set"):
+        assert option in help_text
+    assert main(["evaluate", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert all(option in help_text for option in ("--episodes", "--checkpoint", "--render", "--seed"))

@@ -1,0 +1,80 @@
+"""The progress display (in place on a terminal, plain lines elsewhere) and the CSV log's cells."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rlgraph.training import ProgressDisplay, ProgressLog
+from rlgraph.training.progress import COLUMNS
+
+ROW = {
+    "timesteps": 2500,
+    "episodes": 1234,
+    "updates": 600,
+    "wall_seconds": 1.5,
+    "steps_per_second": 7512.4,
+    "mean_return": 45.25,
+    "loss": 0.012345,
+    "eval_mean_return": None,
+}
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_terminal_redraws_one_line_in_place_and_ends_it_on_close(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    stream = Terminal()
+    display = ProgressDisplay(10_000, stream=stream)
+    display.REDRAW_SECONDS = 0.0
+    display.update(ROW)
+    display.update({**ROW, "timesteps": 5000, "eval_mean_return": 120.5})
+    display.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 2 and text.count("\x1b[K") == 2 and text.endswith("\n")
+    first, second = (part.removesuffix("\x1b[K") for part in text.strip("\n").split("\r")[1:])
+    assert first == (
+        "[###.........] 2,500/10,000 | return 45.25 | loss 0.0123 | 7,512 steps/s | 1,234 episodes"
+    )
+    assert second.startswith("[######......] 5,000/10,000 | return 45.25 | eval 120.5 |")
+
+
+def test_terminal_lines_are_cut_to_the_terminal_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")
+    stream = Terminal()
+    ProgressDisplay(10_000, stream=stream).update(ROW)
+    assert stream.getvalue() == "\r" + "[###.........] 2,500/10,000 | return 45"[:39] + "\x1b[K"
+
+
+def test_elsewhere_plain_lines_at_most_every_line_seconds():
+    stream = io.StringIO()
+    display = ProgressDisplay(10_000, stream=stream)
+    for timesteps in (1000, 2000, 3000):
+        display.update({**ROW, "timesteps": timesteps})
+    display.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[#...........] 1,000/10,000 |")
+    assert "\r" not in stream.getvalue()
+
+
+def test_disabled_display_shows_nothing():
+    stream = Terminal()
+    display = ProgressDisplay(10, stream=stream, enabled=False)
+    display.update(ROW)
+    display.close()
+    assert stream.getvalue() == ""
+
+
+def test_csv_rows_have_every_column_and_empty_cells_for_missing_values(tmp_path):
+    log = ProgressLog(tmp_path / "progress.csv")
+    log.write_row(ROW)
+    log.write_row({**ROW, "loss": None, "eval_mean_return": -4.0, "mean_return": 1e-12})
+    log.close()
+    with open(tmp_path / "progress.csv", newline="") as file:
+        header, *rows = list(csv.reader(file))
+    assert tuple(header) == COLUMNS
+    assert rows[0] == ["2500", "1234", "600", "1.5", "7512.4", "45.25", "0.012345", ""]
+    assert rows[1][5:] == ["1e-12", "", "-4"]

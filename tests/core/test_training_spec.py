@@ -1,0 +1,143 @@
+"""Run specs: files, agent specs with --env, command-line overrides, --set key paths, and errors."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlgraph.errors import SpecError
+from rlgraph.training import EvaluationSpec, RunSpec, default_run_dir, load_run_spec
+
+CONFIGS = Path("/work/shared/rlgraph-configs")
+AGENT = {"type": "dqn", "network_spec": [{"type": "dense", "units": 20}], "update_spec": {"batch_size": 16}}
+
+
+def test_run_spec_from_yaml_with_defaults(tmp_path):
+    file = tmp_path / "run.yaml"
+    file.write_text(
+        yaml.safe_dump(
+            {"environment": "CartPole-v1", "timesteps": 5000, "evaluation": {"episodes": 3}, "agent": AGENT}
+        )
+    )
+    spec = load_run_spec(file)
+    assert spec == RunSpec(
+        agent=AGENT, environment="CartPole-v1", timesteps=5000, evaluation=EvaluationSpec(episodes=3)
+    )
+    assert (spec.num_environments, spec.seed, spec.backend, spec.checkpoint_interval) == (1, None, None, None)
+    assert spec.evaluation_interval == 500  # a tenth of the run
+    assert spec.progress_interval == 50  # a hundredth of the run
+    assert load_run_spec({**spec.to_dict(), "timesteps": 10**7}).progress_interval == 10_000
+
+
+def test_agent_spec_file_needs_the_environment_from_the_command_line(tmp_path):
+    file = tmp_path / "agent.json"
+    file.write_text(json.dumps(AGENT))
+    with pytest.raises(SpecError, match="agent spec: give the environment to train in with --env"):
+        load_run_spec(file)
+    spec = load_run_spec(file, options={"env": "CartPole-v1", "timesteps": None})
+    assert spec.agent == AGENT and spec.environment == "CartPole-v1" and spec.timesteps == 100_000
+
+
+@pytest.mark.skipif(not (CONFIGS / "dqn_cartpole.json").is_file(), reason="RLgraph's configs are not here")
+def test_rlgraph_configs_are_agent_specs():
+    spec = load_run_spec(CONFIGS / "dqn_cartpole.json", options={"env": "CartPole-v1"})
+    assert spec.agent == json.loads((CONFIGS / "dqn_cartpole.json").read_text())
+
+
+def test_options_override_set_assignments_which_override_the_file():
+    source = {"environment": "CartPole-v1", "timesteps": 100, "seed": 1, "agent": AGENT}
+    spec = load_run_spec(
+        source,
+        assignments=[
+            "timesteps=200",
+            "seed=2",
+            "evaluation.target_return=475",
+            "agent.network_spec.0.units=64",
+            "agent.update_spec.batch_size=32",
+            "agent.memory_spec.capacity=1000",
+            "environment={type: gymnasium, gym_env: CartPole-v1}",
+        ],
+        options={"timesteps": 300, "num_envs": 8, "eval_interval": 50, "seed": None, "backend": "numpy"},
+    )
+    assert spec.timesteps == 300 and spec.seed == 2 and spec.num_environments == 8
+    assert spec.evaluation == EvaluationSpec(interval=50, episodes=10, target_return=475.0)
+    assert spec.environment == {"type": "gymnasium", "gym_env": "CartPole-v1"}
+    assert spec.agent == {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 64}],
+        "update_spec": {"batch_size": 32},
+        "memory_spec": {"capacity": 1000},
+    }
+    assert spec.backend == "numpy"
+    assert source["agent"] == AGENT  # the caller's dict is left alone
+
+
+def test_seed_and_backend_reach_the_agent_spec():
+    spec = load_run_spec(
+        {
+            "environment": "CartPole-v1",
+            "seed": 7,
+            "backend": "numpy",
+            "agent": {**AGENT, "backend": "torch", "execution_spec": {"seed": 1, "device_map": {"": "cpu"}}},
+        }
+    )
+    assert spec.agent_spec()["backend"] == "numpy"
+    assert spec.agent_spec()["execution_spec"] == {"seed": 7, "device_map": {"": "cpu"}}
+    assert load_run_spec({"environment": "x", "agent": AGENT}).agent_spec() == AGENT
+
+
+@pytest.mark.parametrize(
+    ("data", "assignments", "message"),
+    [
+        (
+            {"timestep": 5},
+            [],
+            "unknown key 'timestep' for RunSpec. Did you mean 'timesteps'?",
+        ),
+        (
+            {"evaluation": {"episdes": 5}},
+            [],
+            "evaluation: unknown key 'episdes' for EvaluationSpec. Did you mean 'episodes'?",
+        ),
+        ({"timesteps": "many"}, [], "timesteps: expected int, got 'many' (str)"),
+        ({"num_environments": 0}, [], "num_environments: must be >= 1, got 0"),
+        ({"evaluation": {"episodes": -1}}, [], "evaluation.episodes: must be >= 0, got -1"),
+        ({"environment": 3}, [], "environment: expected str | dict[str, Any], got 3 (int)"),
+        (
+            {"evaluation": {"episodes": 0, "target_return": 1.0}},
+            [],
+            "evaluation: a target return needs evaluation episodes",
+        ),
+        ({"agent": {"units": 3}}, [], "agent: missing required key 'type'"),
+        ({}, ["evaluation.episodes"], "--set expects KEY.PATH=VALUE"),
+        ({}, ["agent.network_spec.3.units=1"], "agent.network_spec.3: '3' is no index of a list of 1 items"),
+        ({}, ["environment.gym_env=x"], "environment: cannot set a key inside 'CartPole-v1'"),
+    ],
+)
+def test_errors_name_the_key_path(data, assignments, message):
+    source = {"environment": "CartPole-v1", "agent": AGENT, **data}
+    with pytest.raises(SpecError) as caught:
+        load_run_spec(source, assignments)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_neither_run_spec_nor_agent_spec_is_refused(tmp_path):
+    with pytest.raises(SpecError, match=r"expected a run spec \(with an 'agent' key\) or an agent spec"):
+        load_run_spec({"environment": "CartPole-v1"})
+    with pytest.raises(SpecError, match="does not exist"):
+        load_run_spec(tmp_path / "missing.yaml")
+
+
+def test_default_run_dir_names_agent_environment_and_utc_time(tmp_path):
+    now = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+    spec = load_run_spec({"environment": "ALE/Pong-v5", "agent": {"type": "my_pkg.agents:MyAgent"}})
+    assert default_run_dir(spec, tmp_path, now) == tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z"
+    (tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z").mkdir()
+    assert default_run_dir(spec, tmp_path, now) == tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z-2"
+    grid = load_run_spec({"environment": {"type": "grid_world"}, "agent": {"type": "dqn"}})
+    assert default_run_dir(grid, "runs", now) == Path("runs/dqn-grid_world-20250304T050607Z")

@@ -1,0 +1,179 @@
+"""Trainer: a tabular agent trained on GridWorld; the run folder it writes, read back independently."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from tabular_agent import TabularQAgent
+from test_training_support import (
+    OPTIMAL_RETURN,
+    RECENT,
+    Recorder,
+    greedy_return_by_hand,
+    read_progress,
+    run_spec,
+    tabular_agent_registered,
+)
+
+from rlgraph import hookimpl
+from rlgraph.spaces import IntBox
+from rlgraph.training import Trainer, load_run_spec, read_run_spec
+
+
+@pytest.fixture
+def tabular(tmp_path, monkeypatch):
+    """A temporary current folder, with the tabular agent registered on the NumPy backend."""
+    monkeypatch.chdir(tmp_path)
+    with tabular_agent_registered():
+        yield tmp_path
+
+
+def train(run_dir, observers=(), **changes):
+    spec = load_run_spec(run_spec(**changes))
+    trainer = Trainer(spec, run_dir, observers=observers)
+    return trainer, trainer.run()
+
+
+def fresh_agent():
+    return TabularQAgent(state_space=IntBox(16), action_space=IntBox(4), capacity=256, backend="numpy")
+
+
+def floats(rows, column):
+    return [float(row[column]) if row[column] else None for row in rows]
+
+
+def test_run_folder_holds_spec_progress_checkpoints_and_summary(tabular):
+    recorder = Recorder()
+    trainer, summary = train(tabular / "run", observers=[recorder])
+    run = tabular / "run"
+
+    # run.yaml rebuilds the same run spec, with the backend that was used.
+    assert read_run_spec(run) == load_run_spec(run_spec())
+    assert yaml.safe_load((run / "run.yaml").read_text())["backend"] == "numpy"
+
+    rows = read_progress(run)
+    steps = [int(row["timesteps"]) for row in rows]
+    assert steps == sorted(set(steps)) and steps[-1] == 2000
+    assert all(step % 4 == 0 for step in steps)  # 4 environments step together
+    # Updates every step after the first 16: 2000 - 16 calls.
+    assert int(rows[-1]["updates"]) == summary.updates == 1984
+    # Episodes and recent mean returns agree with the announced episodes.
+    returns = [episode[0] for episode in recorder.episodes]
+    assert int(rows[-1]["episodes"]) == summary.episodes == len(returns) > 100
+    for row in rows:
+        seen = returns[: int(row["episodes"])]
+        expected = np.mean(seen[-RECENT:]) if seen else None
+        assert (float(row["mean_return"]) if row["mean_return"] else None) == pytest.approx(expected)
+    assert all(float(row["steps_per_second"]) > 0 for row in rows)
+    assert floats(rows, "wall_seconds") == sorted(floats(rows, "wall_seconds"))
+    # Greedy evaluations at 500, 1000, 1500, 2000, and only there.
+    evaluated = {
+        int(row["timesteps"]): float(row["eval_mean_return"]) for row in rows if row["eval_mean_return"]
+    }
+    assert sorted(evaluated) == [500, 1000, 1500, 2000]
+    assert summary.last_eval_mean_return == evaluated[2000]
+    assert summary.best_eval_mean_return == max(evaluated.values()) == OPTIMAL_RETURN
+    assert evaluated[summary.best_eval_timesteps] == summary.best_eval_mean_return
+
+    stored = json.loads((run / "summary.json").read_text())
+    assert stored == summary.to_dict()
+    assert stored["timesteps"] == 2000 and not stored["interrupted"] and not stored["target_reached"]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.npz", "model-2000.npz"]
+    assert stored["checkpoint"] == str(run / "checkpoints" / "model-2000.npz")
+
+    # The final checkpoint holds the trained agent's variables; the best one plays the shortest path.
+    final = fresh_agent()
+    final.load_model(run / "checkpoints" / "model-2000.npz")
+    for name, value in trainer.agent.executor.get_weights().items():
+        np.testing.assert_array_equal(final.executor.get_weights()[name], value, err_msg=name)
+    best = fresh_agent()
+    best.load_model(run / "checkpoints" / "best.npz")
+    assert greedy_return_by_hand(best) == OPTIMAL_RETURN
+
+
+def test_training_stops_early_once_the_greedy_mean_reaches_the_target(tabular):
+    _, summary = train(
+        tabular / "run", timesteps=50_000, evaluation={"interval": 100, "target_return": OPTIMAL_RETURN}
+    )
+    rows = read_progress(tabular / "run")
+    assert summary.target_reached
+    assert summary.timesteps == summary.timesteps_to_target == int(rows[-1]["timesteps"]) < 50_000
+    assert float(rows[-1]["eval_mean_return"]) == OPTIMAL_RETURN
+    # Every evaluation before the last missed the target.
+    assert all(
+        float(row["eval_mean_return"]) < OPTIMAL_RETURN for row in rows[:-1] if row["eval_mean_return"]
+    )
+    assert 0 < summary.seconds_to_target <= summary.wall_seconds
+    assert "Target return -4 reached" in summary.format()
+
+
+def test_evaluations_do_not_change_what_training_does(tabular):
+    # Observe buffers hold rows between graph calls: an evaluation that reset the agent, observed,
+    # stepped the training environments or drew random numbers would change the run.
+    changes = {"agent": {**run_spec()["agent"], "observe_spec": {"buffer_size": 8}}, "timesteps": 1200}
+    with_evaluations, without = Recorder(), Recorder()
+    train(tabular / "a", [with_evaluations], evaluation={"interval": 40, "episodes": 3}, **changes)
+    train(tabular / "b", [without], evaluation={"episodes": 0}, **changes)
+
+    assert len(read_progress(tabular / "a")) > len(read_progress(tabular / "b"))  # it did evaluate
+    assert with_evaluations.episodes == without.episodes
+    assert with_evaluations.updates[-1][:2] == without.updates[-1][:2]
+    a, b = fresh_agent(), fresh_agent()
+    a.load_model(tabular / "a" / "checkpoints" / "model-1200.npz")
+    b.load_model(tabular / "b" / "checkpoints" / "model-1200.npz")
+    for name, value in a.executor.get_weights().items():
+        np.testing.assert_array_equal(b.executor.get_weights()[name], value, err_msg=name)
+    assert not (tabular / "b" / "checkpoints" / "best.npz").exists()
+
+
+def test_checkpoints_at_intervals_keep_the_newest(tabular):
+    train(tabular / "run", checkpoint_interval=300, keep_checkpoints=3, timesteps=1500)
+    names = sorted(p.name for p in (tabular / "run" / "checkpoints").iterdir())
+    assert names == ["best.npz", "model-1200.npz", "model-1500.npz", "model-900.npz"]
+
+
+def test_events_reach_observers_once_per_episode_and_per_chunk_with_updates(tabular):
+    recorder = Recorder()
+    _, summary = train(tabular / "run", [recorder])
+    rows = read_progress(tabular / "run")
+    assert len(recorder.episodes) == summary.episodes
+    assert all(0 <= t < 2000 for *_, t in recorder.episodes)
+    assert [t for *_, t in recorder.episodes] == sorted(t for *_, t in recorder.episodes)
+    rows_with_updates = [row for row in rows if int(row["updates"]) > 0]
+    assert [(int(r["updates"]), float(r["loss"]), int(r["timesteps"])) for r in rows_with_updates] == [
+        (step, pytest.approx(loss), t) for step, loss, t in recorder.updates
+    ]
+
+
+def test_keyboard_interrupt_stops_cleanly_with_a_final_checkpoint(tabular):
+    class Interrupter:
+        @hookimpl
+        def after_episode(self, timestep):
+            if timestep >= 600:
+                raise KeyboardInterrupt
+
+    trainer, summary = train(tabular / "run", [Interrupter()])
+    assert summary.interrupted and "Interrupted" in summary.format()
+    assert 600 <= summary.timesteps < 2000
+    stored = json.loads((tabular / "run" / "summary.json").read_text())
+    assert stored["interrupted"] and stored["timesteps"] == summary.timesteps
+    checkpoint = tabular / "run" / "checkpoints" / f"model-{summary.timesteps}.npz"
+    assert stored["checkpoint"] == str(checkpoint)
+    agent = fresh_agent()
+    agent.load_model(checkpoint)
+    np.testing.assert_array_equal(
+        agent.executor.get_weights()["tabular-q/q-table/q"],
+        trainer.agent.executor.get_weights()["tabular-q/q-table/q"],
+    )
+
+
+def test_an_existing_non_empty_run_folder_is_refused(tabular):
+    from rlgraph.errors import RLGraphError
+
+    (tabular / "run").mkdir()
+    (tabular / "run" / "old.txt").write_text("x")
+    with pytest.raises(RLGraphError, match="exists and is not empty"):
+        train(tabular / "run")
