@@ -32,8 +32,8 @@ CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
 FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
 # The PyTorch stack: the backend and the packages whose components it runs.
-TORCH_PACKAGES = ("./rlgraph_torch",)
-TORCH_TESTS = ("tests/torch",)
+TORCH_PACKAGES = ("./rlgraph_torch", "./plugins/rlgraph_memories")
+TORCH_TESTS = ("tests/torch", "tests/memories")
 RUFF = "ruff==0.17.6"
 
 

@@ -36,12 +36,14 @@ _NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {value: np.dtype(key) for key, valu
 
 def torch_dtype(dtype: Any) -> torch.dtype:
     """The torch dtype for a NumPy dtype, its name, a Python type or a torch dtype."""
+    found = _DTYPES.get(dtype) if isinstance(dtype, str) else None
+    if found is not None:
+        return found
     if isinstance(dtype, torch.dtype):
         return dtype
-    name = np.dtype(dtype).name
     try:
-        return _DTYPES[name]
-    except KeyError:
+        return _DTYPES[np.dtype(dtype).name]
+    except (KeyError, TypeError):
         raise TypeError(f"The torch backend has no dtype for {dtype!r}.") from None
 
 
@@ -87,6 +89,10 @@ def full(shape: Any, value: Any, dtype: Any = "float32") -> Tensor:
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int64") -> Tensor:
     if stop is None:
         start, stop = 0, start
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        start, stop = int(start), int(stop)
+    if (stop - start) * step < 0:  # NumPy gives an empty range where torch raises
+        stop = start
     return torch.arange(start, stop, step, dtype=torch_dtype(dtype), device=current_device())
 
 
@@ -340,11 +346,16 @@ def assign_add(variable: Tensor, value: Any) -> Tensor:
 
 
 def scatter_update(variable: Tensor, indices: Any, updates: Any) -> None:
-    updates = _t(updates)
-    with torch.no_grad():
-        variable.index_copy_(
-            0, _t(indices).reshape(-1), updates.to(variable.dtype).reshape(-1, *variable.shape[1:])
-        )
+    indices, updates = _t(indices), _t(updates)
+    if indices.dim() != 1:
+        indices, updates = indices.reshape(-1), updates.reshape(-1, *variable.shape[1:])
+    if updates.dtype != variable.dtype:
+        updates = updates.to(variable.dtype)
+    if variable.requires_grad:
+        with torch.no_grad():
+            variable.index_copy_(0, indices, updates)
+    else:
+        variable.index_copy_(0, indices, updates)
 
 
 def read(variable: Tensor) -> Tensor:

@@ -54,8 +54,15 @@ class Schema:
 
 
 def construct(target: type, spec: Mapping[str, Any], path: str = "") -> Any:
-    """``target`` called with the keys of ``spec``, once they are validated."""
-    return target(**validate(target, spec, path))
+    """``target`` called with the keys of ``spec``, once they are validated.
+
+    A SpecError the constructor raises (a value out of range) gets ``path`` as its prefix.
+    """
+    arguments = validate(target, spec, path)
+    try:
+        return target(**arguments)
+    except SpecError as error:
+        raise rebase(error, path) from None
 
 
 def validate(target: type, spec: Mapping[str, Any], path: str = "") -> dict[str, Any]:

@@ -1,0 +1,55 @@
+"""A first-in, first-out queue of records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph_memories.memory import Memory, check_count
+
+
+class FIFOQueue(Memory):
+    """Records leave in the order they came in; reading removes them.
+
+    Neither end blocks or raises (a compiled graph cannot wait):
+
+    * overflow: inserting into a full queue drops the oldest records to make room (as
+      ``collections.deque(maxlen=capacity)``); ``insert_records`` returns the new size.
+    * underflow: ``get_records(n)`` with fewer than ``n`` records held returns (and removes)
+      all of them, so its output has ``min(n, size)`` rows; an empty queue gives empty records.
+
+    Args:
+        capacity: How many records the queue holds.
+        scope: The component's name within its parent.
+    """
+
+    def __init__(self, capacity: int = 100, scope: str = "fifo-queue", **kwargs: Any) -> None:
+        super().__init__(capacity=capacity, scope=scope, **kwargs)
+        self.removed: Any = None
+
+    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+        super().create_variables(input_spaces, action_space)
+        self.removed = self.get_variable("removed", shape=(), dtype="int64", trainable=False)
+
+    @rlgraph.api(must_be_complete=False)
+    def get_records(self, num_records: int = 1) -> Any:
+        """Remove and return the ``num_records`` oldest records (all held, if fewer), oldest first."""
+        return self._graph_fn_get_records(num_records)
+
+    @rlgraph.graph_fn
+    def _graph_fn_insert_records(self, records: Any) -> Any:
+        ops = self.ops
+        self._write(records)
+        ops.assign(self.removed, ops.maximum(self.removed, self.inserted - self.capacity))
+        return self._size()
+
+    @rlgraph.graph_fn(batched=True)
+    def _graph_fn_get_records(self, num_records: int) -> Any:
+        ops = self.ops
+        stop = self.removed + ops.minimum(self._size(), check_count(num_records))
+        records = self._read(ops.arange(self.removed, stop) % self.capacity)
+        ops.assign(self.removed, stop)
+        return records
+
+    def _size(self) -> Any:
+        return self.inserted - self.removed
