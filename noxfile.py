@@ -5,9 +5,11 @@ Each session installs its packages with ``-c constraints.txt`` (pins shared with
 and CI), so an unpinned dependency never pulls, say, a CUDA build of torch.
 
 A session is one install set, named for it. The core's session installs nothing but the core: it
-proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend, executor
-or algorithms package gets its own session installing the core plus that package, running
-``tests/<package>`` (learning runs marked ``learning`` included only where nox chooses them).
+proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
+session installing the core, the backend and the component and algorithm packages, running their
+tests. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
+test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
+them all.
 
 Virtualenvs are reused between runs (``reuse_venv = "yes"``: recreated when the interpreter or
 backend changes; ``nox --reuse-venv=no`` recreates them all); every run reinstalls the local
@@ -32,8 +34,13 @@ CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
 FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
 # The PyTorch stack: the backend and the packages whose components it runs.
-TORCH_PACKAGES = ("./rlgraph_torch", "./plugins/rlgraph_memories")
-TORCH_TESTS = ("tests/torch", "tests/memories")
+TORCH_PACKAGES = (
+    "./rlgraph_torch",
+    "./plugins/rlgraph_memories",
+    "./plugins/rlgraph_networks",
+    "./rlgraph_algos",
+)
+TORCH_TESTS = ("tests/torch", "tests/memories", "tests/networks", "tests/algos")
 RUFF = "ruff==0.17.6"
 
 
@@ -102,4 +109,11 @@ def torch(session: nox.Session) -> None:
     """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
     install_local(session, "./core[test]", *TORCH_PACKAGES)
     assert_not_installed(session, "tensorflow")
-    session.run("pytest", *TORCH_TESTS, "-q", *session.posargs, env=test_env(session))
+    session.run("pytest", *TORCH_TESTS, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
+def learning(session: nox.Session) -> None:
+    """Every learning run (all seeds) on PyTorch: minutes, not part of the default sessions."""
+    install_local(session, "./core[test]", *TORCH_PACKAGES)
+    session.run("pytest", "tests/algos", "-q", "-m", "learning", *session.posargs, env=test_env(session))

@@ -73,6 +73,11 @@ def test_random_ops_have_the_right_shapes_dtypes_and_moments():
     assert ints.dtype == torch.int64 and set(ints.unique().tolist()) == {3, 4, 5, 6}
     assert bounded.dtype == torch.int64 and set(bounded.unique().tolist()) == {0, 1, 2, 3, 4}
     assert abs(gamma.mean().item() - 3.0) < 0.05  # Gamma(3, 1) has mean 3
+    per_column = OPS.random_uniform((20000, 2), torch.tensor([-2.0, 0.0]), torch.tensor([0.0, 1.0]))
+    assert per_column[:, 0].min() >= -2.0 and per_column[:, 0].max() < 0.0
+    assert per_column[:, 1].min() >= 0.0 and per_column[:, 1].max() < 1.0
+    shifted = OPS.random_normal((20000,), torch.tensor(5.0), 0.5)
+    assert abs(shifted.mean().item() - 5.0) < 0.02
 
 
 def test_lstm_matches_torch_nn_lstm():

@@ -312,12 +312,16 @@ def lstm(
 # -- random -------------------------------------------------------------------------------------------------
 def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
     values = torch.rand(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
-    return values * (high - low) + low if (low, high) != (0.0, 1.0) else values
+    if isinstance(low, Tensor) or isinstance(high, Tensor) or (low, high) != (0.0, 1.0):
+        return values * (high - low) + low
+    return values
 
 
 def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
     values = torch.randn(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
-    return values * std + mean if (mean, std) != (0.0, 1.0) else values
+    if isinstance(mean, Tensor) or isinstance(std, Tensor) or (mean, std) != (0.0, 1.0):
+        return values * std + mean
+    return values
 
 
 def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
@@ -334,15 +338,32 @@ def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
 
 # -- variables ---------------------------------------------------------------------------------------------------
 def assign(variable: Tensor, value: Any) -> Tensor:
-    with torch.no_grad():
-        variable.copy_(value if isinstance(value, Tensor) else tensor(value))
+    value = value if isinstance(value, Tensor) else tensor(value, variable.dtype)
+    if variable.requires_grad:
+        with torch.no_grad():
+            variable.copy_(value)
+    else:
+        variable.copy_(value)
+    if value.shape == variable.shape and value.dtype == variable.dtype:
+        return value  # the new value, without copying the variable back
     return variable.detach().clone()
 
 
 def assign_add(variable: Tensor, value: Any) -> Tensor:
-    with torch.no_grad():
+    if variable.requires_grad:
+        with torch.no_grad():
+            variable.add_(value)
+    else:
         variable.add_(value)
     return variable.detach().clone()
+
+
+def assign_lerp(variables: list[Tensor], values: list[Any], weight: float) -> None:
+    with torch.no_grad():
+        if weight == 1.0:
+            torch._foreach_copy_(variables, values)
+        else:
+            torch._foreach_lerp_(variables, values, weight)
 
 
 def scatter_update(variable: Tensor, indices: Any, updates: Any) -> None:
@@ -438,6 +459,7 @@ OPS = types.SimpleNamespace(
     random_gamma=random_gamma,
     assign=assign,
     assign_add=assign_add,
+    assign_lerp=assign_lerp,
     scatter_update=scatter_update,
     read=read,
 )

@@ -63,19 +63,16 @@ class TorchOptimizer:
 
 def _create(kind: str, variables: list[torch.Tensor], h: dict[str, Any]) -> torch.optim.Optimizer:
     lr = h["learning_rate"]
-    on_cuda = any(v.device.type == "cuda" for v in variables)
+    # Fused kernels (one call for all variables) where torch has them: float tensors on the CPU or
+    # a GPU; several times faster than foreach kernels for small networks. RMSprop has none: its
+    # state steps must live on the GPU with GPU variables (capturable).
+    fused = all(v.is_floating_point() and v.device.type in ("cpu", "cuda") for v in variables)
     if kind == "adam":
-        # With state steps on the GPU, torch needs capturable=True; on the CPU it must stay False.
         return torch.optim.Adam(
-            variables,
-            lr=lr,
-            betas=(h["beta1"], h["beta2"]),
-            eps=h["epsilon"],
-            foreach=True,
-            capturable=on_cuda,
+            variables, lr=lr, betas=(h["beta1"], h["beta2"]), eps=h["epsilon"], fused=fused
         )
     if kind == "sgd":
-        return torch.optim.SGD(variables, lr=lr, momentum=h["momentum"], nesterov=h["nesterov"], foreach=True)
+        return torch.optim.SGD(variables, lr=lr, momentum=h["momentum"], nesterov=h["nesterov"], fused=fused)
     if kind == "rmsprop":
         return torch.optim.RMSprop(
             variables,
@@ -85,12 +82,12 @@ def _create(kind: str, variables: list[torch.Tensor], h: dict[str, Any]) -> torc
             momentum=h["momentum"],
             centered=h["centered"],
             foreach=True,
-            capturable=on_cuda,
+            capturable=any(v.device.type == "cuda" for v in variables),
         )
     return torch.optim.Adagrad(
         variables,
         lr=lr,
         initial_accumulator_value=h["initial_accumulator_value"],
         eps=h["epsilon"],
-        foreach=True,
+        fused=fused,
     )

@@ -95,6 +95,8 @@ class Agent(Specifiable):
         self.executor: GraphExecutor | None = None
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
         self.buffer = ObservationBuffer(buffer_size)
+        #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
+        self.buffer_passes_through = buffer_size == 1
         if auto_build:
             self.build()
 
@@ -248,6 +250,9 @@ class Agent(Specifiable):
         )
         self.timesteps += rows
         self.episodes += int(np.count_nonzero(ended))
+        if self.buffer_passes_through:
+            self._observe_graph(**fields)
+            return
         ready = self.buffer.add(env_ids, fields, ended)
         if ready is not None:
             self._observe_graph(**ready)

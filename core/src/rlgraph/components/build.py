@@ -442,7 +442,7 @@ class Builder:
         known = component.input_spaces.get(param)
         if known is None:
             component.input_spaces[param] = space
-        elif _strip(known) != _strip(space):
+        elif _signature(known) != _signature(space):
             raise BuildError(
                 f"Input {param!r} of {component.global_scope!r} arrives with two different spaces: "
                 f"{known} and {space} (in API method {api.name!r}).",
@@ -494,11 +494,24 @@ class Builder:
                 )
                 output = run(*args, **kwargs)
         self.report.backend_seconds += time.perf_counter() - start
-        inputs = [
-            self._spaces_by_id.get(id(leaf), (None, None))[0] for leaf in nested.flatten((args, kwargs))
-        ]
-        self._infer_outputs(output, [s for s in inputs if s is not None], graph_fn.batched)
+        known = [self._spaces_by_id.get(id(leaf)) for leaf in nested.flatten((args, kwargs))]
+        inputs = [entry[0] for entry in known if entry is not None]
+        self._infer_outputs(output, inputs, graph_fn.batched, self._batch_sizes(known))
         return output
+
+    def _batch_sizes(self, known: list[Any]) -> set[int]:
+        """The sizes of the batch ranks among a graph function's inputs (a memory's samples, say)."""
+        sizes = {BUILD_BATCH_SIZE, BUILD_BATCH_SIZE * BUILD_TIME_SIZE}
+        for entry in known:
+            if (
+                entry is not None
+                and getattr(entry[0], "has_batch_rank", False)
+                and not entry[0].has_time_rank
+            ):
+                described = self.backend.describe_value(entry[1])
+                if described is not None and len(described[0]):
+                    sizes.add(described[0][0])
+        return sizes
 
     def _stalled(self, reasons: dict[str, _NotReady]) -> BuildError:
         lines = []
@@ -551,25 +564,32 @@ class Builder:
             return known[0]
         return self._infer_space(value, [], None)
 
-    def _infer_outputs(self, output: Any, input_spaces: list[Any], batched: bool | None) -> None:
+    def _infer_outputs(
+        self, output: Any, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int]
+    ) -> None:
         for leaf in nested.flatten(output):
             if id(leaf) not in self._spaces_by_id:
-                space = self._infer_space(leaf, input_spaces, batched)
+                space = self._infer_space(leaf, input_spaces, batched, batch_sizes)
                 if space is not None:
                     self._spaces_by_id[id(leaf)] = (space, leaf)
 
-    def _infer_space(self, value: Any, input_spaces: list[Any], batched: bool | None) -> Any:
+    def _infer_space(
+        self, value: Any, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int] = frozenset()
+    ) -> Any:
         described = self.backend.describe_value(value)
         if described is None:
             return None
         shape, dtype = described
         shape = tuple(shape)
-        has_batch, has_time, time_major = self._ranks(shape, input_spaces, batched)
+        has_batch, has_time, time_major = self._ranks(shape, input_spaces, batched, batch_sizes)
         return space_for(shape[int(has_batch) + int(has_time) :], dtype, has_batch, has_time, time_major)
 
     @staticmethod
-    def _ranks(shape: tuple, input_spaces: list[Any], batched: bool | None) -> tuple[bool, bool, bool]:
-        """Which leading axes of an output are batch/time ranks (see :func:`graph_fn`'s ``batched``)."""
+    def _ranks(
+        shape: tuple, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int] = frozenset()
+    ) -> tuple[bool, bool, bool]:
+        """Which leading axes of an output are batch/time ranks (see :func:`graph_fn`'s ``batched``):
+        a leading axis as long as the build's batch, or as a batched input's batch, is a batch rank."""
         if batched is False or not shape:
             return False, False, False
         timed = [s for s in input_spaces if getattr(s, "has_time_rank", False)]
@@ -577,7 +597,7 @@ class Builder:
             return True, True, shape[0] == BUILD_TIME_SIZE
         if batched:
             return True, False, False
-        return shape[0] in (BUILD_BATCH_SIZE, BUILD_BATCH_SIZE * BUILD_TIME_SIZE), False, False
+        return shape[0] in (BUILD_BATCH_SIZE, BUILD_BATCH_SIZE * BUILD_TIME_SIZE, *batch_sizes), False, False
 
     # -- after the build ----------------------------------------------------------------------------------
     def _bind_fast_path(self) -> None:
@@ -651,8 +671,16 @@ def _container_space(kind: type, children: dict[Any, Any]) -> Any:
     return kind._from_children(children, ranks.pop() if len(ranks) == 1 else (False, False, False))
 
 
-def _strip(space: Any) -> Any:
-    return space.strip_ranks() if hasattr(space, "strip_ranks") else space
+def _signature(space: Any) -> Any:
+    """What must agree when one input arrives twice: structure, leaf kinds, shapes and dtypes (not
+    bounds: values computed in the graph have none) -- ranks aside."""
+    from rlgraph.spaces import ContainerSpace
+
+    if isinstance(space, ContainerSpace):
+        return type(space).__name__, {key: _signature(sub) for key, sub in space.flatten().items()}
+    if not hasattr(space, "shape"):
+        return space
+    return type(space).__name__, tuple(space.shape), str(getattr(space, "dtype", ""))
 
 
 def space_for(shape: tuple, dtype: Any, batch: bool, time_rank: bool, time_major: bool) -> Any:

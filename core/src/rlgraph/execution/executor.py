@@ -218,7 +218,12 @@ class _InputCheck:
 
 def _shape_text(shape: tuple[int, ...], ndims: set[int]) -> str:
     lead = max(ndims) - len(shape)
-    return str(tuple(["N"] * lead + list(shape)))
+    return (
+        "("
+        + ", ".join(["N"] * lead + [str(size) for size in shape])
+        + ("," if lead + len(shape) == 1 else "")
+        + ")"
+    )
 
 
 def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:

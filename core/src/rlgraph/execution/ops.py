@@ -107,7 +107,11 @@ OPS: dict[str, str] = {
     "random_gamma": "random_gamma(alpha, dtype='float32'): Gamma(alpha, 1) draws, shaped like alpha",
     # variables (in-graph state)
     "assign": "assign(variable, value): write value into variable; returns the variable's new value",
-    "assign_add": "assign_add(variable, value)",
+    "assign_add": "assign_add(variable, value): add value to variable; returns the new value",
+    "assign_lerp": (
+        "assign_lerp(variables, values, weight): variables[i] += weight * (values[i] - variables[i]) "
+        "for each i, fused where the backend can (weight 1 copies: target networks); returns None"
+    ),
     "scatter_update": (
         "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0; returns None"
     ),

@@ -118,6 +118,11 @@ def _assign_add(variable: np.ndarray, value: Any) -> np.ndarray:
     return variable.copy()
 
 
+def _assign_lerp(variables: list[np.ndarray], values: list[Any], weight: float) -> None:
+    for variable, value in zip(variables, values, strict=True):
+        variable[...] += weight * (np.asarray(value) - variable)
+
+
 def _scatter_update(variable: np.ndarray, indices: Any, updates: Any) -> None:
     variable[np.asarray(indices)] = updates
 
@@ -224,6 +229,7 @@ OPS = types.SimpleNamespace(
     random_gamma=lambda alpha, dtype="float32": _rng.gamma(np.asarray(alpha)).astype(dtype),
     assign=_assign,
     assign_add=_assign_add,
+    assign_lerp=_assign_lerp,
     scatter_update=_scatter_update,
     read=lambda variable: np.array(variable),
 )

@@ -1,0 +1,1 @@
+"""RLgraph components for neural networks (see the entry points in pyproject.toml)."""

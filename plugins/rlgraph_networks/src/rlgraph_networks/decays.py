@@ -1,0 +1,141 @@
+"""Decays: a value that moves from ``from`` to ``to`` over time steps (exploration rates, noise scales).
+
+Short specs: a number is a constant (``0.1``); ``[from, to]`` decays linearly; ``["exponential",
+from, to]`` names the kind. Spec keys ``from`` and ``to`` are RLgraph's (``from_``/``to_`` here).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Any, ClassVar
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph.utils.naming import normalize_name
+
+_KINDS = {"constant": "constant_decay", "linear": "linear_decay", "polynomial": "polynomial_decay"}
+_KINDS["exponential"] = "exponential_decay"
+
+
+class Decay(Component, metaclass=abc.ABCMeta):
+    """``decayed_value(time_step)``: ``from`` until ``start_timestep``, then a decay over
+    ``num_timesteps`` steps to ``to``, and ``to`` afterwards. Subclasses give the shape of the decay
+    as :meth:`fraction` (0 at the start, 1 at the end).
+    """
+
+    spec_aliases: ClassVar[dict[str, str]] = {"from": "from_", "to": "to_"}
+
+    def __init__(
+        self,
+        from_: float = 1.0,
+        to_: float = 0.0,
+        start_timestep: int = 0,
+        num_timesteps: int = 10000,
+        scope: str = "decay",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if num_timesteps < 1:
+            raise SpecError(f"must be >= 1, got {num_timesteps}", "num_timesteps")
+        if start_timestep < 0:
+            raise SpecError(f"must be >= 0, got {start_timestep}", "start_timestep")
+        self.from_, self.to_ = float(from_), float(to_)
+        self.start_timestep, self.num_timesteps = int(start_timestep), int(num_timesteps)
+
+    @classmethod
+    def spec_shorthand(cls, value: Any) -> Any:
+        """``0.1`` -> constant; ``[1.0, 0.1]`` -> linear; ``["polynomial", 1.0, 0.1]`` -> that kind."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {"type": "constant_decay", "constant_value": float(value)}
+        if isinstance(value, list | tuple):
+            if len(value) == 2:
+                return {"type": "linear_decay", "from": value[0], "to": value[1]}
+            if len(value) == 3 and isinstance(value[0], str):
+                kind = _KINDS.get(normalize_name(value[0]).removesuffix("_decay"))
+                if kind is None:
+                    raise SpecError(f"unknown decay {value[0]!r}; known: {', '.join(_KINDS)}")
+                return {"type": kind, "from": value[1], "to": value[2]}
+        raise SpecError(
+            "expected a decay spec: a dict, a number (constant), [from, to] (linear) or [kind, from, to], "
+            f"got {value!r}"
+        )
+
+    @rlgraph.api
+    def decayed_value(self, time_step: Any) -> Any:
+        """The value at ``time_step`` (float32 scalar)."""
+        return self._graph_fn_decayed_value(time_step)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_decayed_value(self, time_step: Any) -> Any:
+        ops = self.ops
+        steps = ops.cast(time_step, "float32") - float(self.start_timestep)
+        progress = ops.clip(steps / float(self.num_timesteps), 0.0, 1.0)
+        return self.from_ + (self.to_ - self.from_) * self.fraction(progress)
+
+    @abc.abstractmethod
+    def fraction(self, progress: Any) -> Any:
+        """How far the value has moved from ``from`` to ``to`` at ``progress`` in [0, 1] of the decay."""
+
+
+class ConstantDecay(Decay):
+    """Always ``constant_value``."""
+
+    def __init__(self, constant_value: float = 0.0, scope: str = "constant-decay", **kwargs: Any) -> None:
+        super().__init__(from_=constant_value, to_=constant_value, scope=scope, **kwargs)
+
+    def fraction(self, progress: Any) -> Any:
+        return progress * 0.0
+
+
+class LinearDecay(Decay):
+    """Straight from ``from`` to ``to``."""
+
+    def __init__(self, scope: str = "linear-decay", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+
+    def fraction(self, progress: Any) -> Any:
+        return progress
+
+
+class PolynomialDecay(Decay):
+    """``to + (from - to) * (1 - progress) ** power``: fast at first for ``power > 1``."""
+
+    def __init__(self, power: float = 2.0, scope: str = "polynomial-decay", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if power <= 0:
+            raise SpecError(f"must be > 0, got {power}", "power")
+        self.power = float(power)
+
+    def fraction(self, progress: Any) -> Any:
+        return 1.0 - self.ops.pow(1.0 - progress, self.power)
+
+
+class ExponentialDecay(Decay):
+    """Halves the distance to ``to`` every ``half_life`` steps (default: a tenth of the decay), and
+    lands on ``to`` at the decay's end: ``fraction = (1 - 0.5 ** (t / half_life)) / (1 - 0.5 ** (T / half_life))``.
+    ``decay_rate`` (the factor per ``num_timesteps``) may be given instead of ``half_life``.
+    """
+
+    def __init__(
+        self,
+        half_life: float | None = None,
+        decay_rate: float | None = None,
+        scope: str = "exponential-decay",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if half_life is not None and decay_rate is not None:
+            raise SpecError("give half_life or decay_rate, not both", "half_life")
+        if decay_rate is not None:
+            if not 0.0 < decay_rate < 1.0:
+                raise SpecError(f"must be in (0, 1), got {decay_rate}", "decay_rate")
+            half_life = self.num_timesteps * math.log(0.5) / math.log(decay_rate)
+        self.half_life = float(half_life) if half_life is not None else self.num_timesteps / 10.0
+        if self.half_life <= 0:
+            raise SpecError(f"must be > 0, got {half_life}", "half_life")
+
+    def fraction(self, progress: Any) -> Any:
+        halvings = self.num_timesteps / self.half_life
+        return (1.0 - self.ops.exp(math.log(0.5) * halvings * progress)) / (1.0 - 0.5**halvings)

@@ -1,0 +1,70 @@
+"""A fully connected layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph_networks.activations import get_activation
+from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)`` over the last axis; leading axes are kept.
+
+    Args:
+        units: Output size.
+        activation: An activation name (``"relu"``, ``"tanh"``, ...); None or ``"linear"`` for none.
+        use_bias: Whether to add a bias.
+        weights_spec: Initializer of the kernel ``(in, units)``: a name or a number (default glorot_uniform).
+        biases_spec: Initializer of the bias ``(units,)``: a name or a number (default zeros).
+        scope: The layer's name.
+
+    Variables: ``kernel`` and, with ``use_bias``, ``bias``. Non-float32 inputs are cast to float32.
+    """
+
+    def __init__(
+        self,
+        units: int,
+        activation: str | None = None,
+        use_bias: bool = True,
+        weights_spec: str | float | None = None,
+        biases_spec: str | float | None = None,
+        scope: str = "dense",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        self.units = check_positive(units, "units")
+        self.activation = activation
+        self.make_activation = get_activation(activation)
+        self.activate: Any = None
+        self.use_bias = use_bias
+        self.weights_spec = check_initializer(weights_spec, "weights_spec")
+        self.biases_spec = check_initializer(biases_spec, "biases_spec")
+        self.kernel: Any = None
+        self.bias: Any = None
+        self.cast_inputs = False
+
+    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+        space = box_input(self, input_spaces, min_rank=1)
+        self.activate = None if self.make_activation is None else self.make_activation(self.ops)
+        self.cast_inputs = space.dtype != "float32"
+        self.kernel = self.get_variable(
+            "kernel",
+            shape=(space.shape[-1], self.units),
+            initializer="glorot_uniform" if self.weights_spec is None else self.weights_spec,
+        )
+        if self.use_bias:
+            self.bias = self.get_variable("bias", shape=(self.units,), initializer=self.biases_spec)
+
+    @rlgraph.api
+    def call(self, inputs: Any) -> Any:
+        return self._graph_fn_call(inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_call(self, inputs: Any) -> Any:
+        ops = self.ops
+        if self.cast_inputs:
+            inputs = ops.cast(inputs, "float32")
+        outputs = ops.linear(inputs, self.kernel, self.bias)
+        return outputs if self.activate is None else self.activate(outputs)

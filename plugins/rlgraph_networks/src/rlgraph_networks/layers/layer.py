@@ -1,0 +1,59 @@
+"""The Layer base class and helpers layers share."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+from rlgraph.components import Component
+from rlgraph.components.initializers import NAMED as NAMED_INITIALIZERS
+from rlgraph.errors import BuildError, SpecError
+from rlgraph.spaces import BoxSpace
+from rlgraph.utils.naming import normalize_name, suggestion_text
+
+
+class Layer(Component, metaclass=abc.ABCMeta):
+    """A component whose API method ``call(inputs)`` maps inputs to outputs.
+
+    Inputs may carry any leading batch and time ranks. A spec without ``type`` cannot build a
+    Layer (it is abstract): name the layer, e.g. ``{"type": "dense", "units": 64}``.
+    """
+
+    #: Whether ``call`` takes and returns internal states (``call(inputs, initial_state)``).
+    is_recurrent: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def call(self, inputs: Any) -> Any:
+        """The layer's output for ``inputs`` (an API method in every subclass)."""
+
+
+def check_positive(value: int, key: str) -> int:
+    """``value`` if it is a positive int, else a SpecError at ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"expected a positive int, got {value!r}", key)
+    return value
+
+
+def check_initializer(spec: Any, key: str) -> Any:
+    """``spec`` if it is None, a number or a known initializer name, else a SpecError at ``key``."""
+    if isinstance(spec, str) and normalize_name(spec) not in NAMED_INITIALIZERS:
+        raise SpecError(
+            f"unknown initializer {spec!r}.{suggestion_text(spec, NAMED_INITIALIZERS)} "
+            f"Known initializers: {', '.join(sorted(NAMED_INITIALIZERS))}",
+            key,
+        )
+    return spec
+
+
+def box_input(
+    component: Component, input_spaces: dict[str, Any], name: str = "inputs", min_rank: int = 0
+) -> Any:
+    """The single-box input space ``name`` of ``component``, checked to have at least ``min_rank`` dims."""
+    space = input_spaces[name]
+    if not isinstance(space, BoxSpace) or len(space.shape) < min_rank:
+        need = f"a FloatBox/IntBox of rank >= {min_rank}" if min_rank else "a FloatBox/IntBox"
+        raise BuildError(
+            f"{type(component).__name__} {component.global_scope!r} needs {need} as {name!r}, got {space}.",
+            component=component.global_scope,
+        )
+    return space

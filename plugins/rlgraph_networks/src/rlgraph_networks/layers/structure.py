@@ -1,0 +1,142 @@
+"""Layers that route and reshape: Concat, Residual, Reshape, Flatten."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import rlgraph
+from rlgraph.errors import SpecError
+from rlgraph.spaces import IntBox, Space
+from rlgraph.utils import nested
+from rlgraph_networks.layers.layer import Layer, check_positive
+from rlgraph_networks.preprocessors.preprocessor import Preprocessor, box_space
+
+
+class Concat(Layer):
+    """Concatenates its inputs along ``axis`` (-1: the last axis; a positive axis counts the batch rank).
+
+    API: ``call(*inputs)``; each input is a tensor or a container (Dict/Tuple), whose leaves are
+    concatenated in flattening order (Dict keys sorted). All leaves share a dtype.
+    """
+
+    def __init__(self, axis: int = -1, scope: str = "concat", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        self.axis = axis
+
+    @rlgraph.api
+    def call(self, *inputs: Any) -> Any:
+        return self._graph_fn_call(*inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_call(self, *inputs: Any) -> Any:
+        return self.ops.concat(nested.flatten(inputs), self.axis)
+
+
+class Residual(Layer):
+    """``inputs + layer(inputs)``: a residual connection around ``layer`` (its output shape must match).
+
+    Args:
+        layer: The wrapped layer (a spec or an instance).
+    """
+
+    def __init__(self, layer: Layer, scope: str = "residual", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        layer = Layer.from_spec(layer, path="layer")
+        if layer.is_recurrent:
+            raise SpecError(f"a residual connection cannot wrap the recurrent layer {layer.scope!r}", "layer")
+        self.layer = layer
+
+    @rlgraph.api
+    def call(self, inputs: Any) -> Any:
+        return self._graph_fn_add(inputs, self.layer.call(inputs))
+
+    @rlgraph.graph_fn
+    def _graph_fn_add(self, inputs: Any, outputs: Any) -> Any:
+        return inputs + outputs
+
+
+class Reshape(Preprocessor):
+    """Reshapes each sample (batch and time ranks are kept) to ``new_shape``, or flattens it.
+
+    Args:
+        new_shape: The shape of one sample; one dim may be -1 (inferred).
+        flatten: Flatten every sample to one axis (RLgraph's ``flatten: true``).
+        flatten_categories: With ``flatten``: one-hot encode int inputs with this many categories first
+            (values in ``[0, N)``); True takes N from the input IntBox. The output is float32 of
+            ``flat_dim * N`` per sample (RLgraph's GridWorld state preprocessing).
+    """
+
+    def __init__(
+        self,
+        new_shape: tuple[int, ...] | None = None,
+        flatten: bool = False,
+        flatten_categories: int | bool | None = None,
+        scope: str = "reshape",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if (new_shape is None) == (not flatten):
+            raise SpecError("give either new_shape or flatten: true", "new_shape" if new_shape else "flatten")
+        if new_shape is not None:
+            new_shape = tuple(new_shape)
+            if sum(dim == -1 for dim in new_shape) > 1 or any(dim < 1 and dim != -1 for dim in new_shape):
+                raise SpecError(f"expected positive dims and at most one -1, got {new_shape}", "new_shape")
+        if flatten_categories is not None and flatten_categories is not False:
+            if not flatten:
+                raise SpecError("flatten_categories needs flatten: true", "flatten_categories")
+            if flatten_categories is not True:
+                check_positive(flatten_categories, "flatten_categories")
+        self.new_shape = new_shape
+        self.flatten = flatten
+        self.flatten_categories = flatten_categories or None
+
+    def check_leaf_space(self, space: Space) -> None:
+        super().check_leaf_space(space)
+        if self.flatten_categories is not None:
+            if not isinstance(space, IntBox):
+                self.refuse(space, "an IntBox to one-hot encode (flatten_categories)")
+            if self.flatten_categories is True and space.num_categories is None:
+                self.refuse(space, "an IntBox with equal bounds for flatten_categories: true")
+        elif self.new_shape is not None:
+            known = math.prod(dim for dim in self.new_shape if dim != -1)
+            size = space.flat_dim
+            if (-1 in self.new_shape and size % known) or (-1 not in self.new_shape and size != known):
+                self.refuse(space, f"values that fit the shape {self.new_shape}")
+
+    def categories(self, space: Space) -> int | None:
+        if self.flatten_categories is True:
+            return space.num_categories
+        return self.flatten_categories
+
+    def leaf_output_space(self, space: Space) -> Space:
+        categories = self.categories(space)
+        if categories is not None:
+            return box_space((space.flat_dim * categories,), "float32", space)
+        if self.flatten:
+            return box_space((space.flat_dim,), space.dtype, space)
+        known = math.prod(dim for dim in self.new_shape if dim != -1)
+        shape = tuple(space.flat_dim // known if dim == -1 else dim for dim in self.new_shape)
+        return box_space(shape, space.dtype, space)
+
+    def create_leaf_variables(self, path: str, space: Space) -> Any:
+        # No variables: the leaf's output shape and categories.
+        return self.leaf_output_space(space).shape, self.categories(space)
+
+    def preprocess_leaf(self, inputs: Any, space: Space, state: Any) -> Any:
+        ops = self.ops
+        shape, categories = state
+        input_shape = ops.shape(inputs)
+        lead = tuple(input_shape[: len(input_shape) - space.rank])
+        if categories is not None:
+            inputs = ops.one_hot(ops.cast(inputs, "int64"), categories)
+        return ops.reshape(inputs, (*lead, *shape))
+
+
+class Flatten(Reshape):
+    """Flattens each sample to one axis (batch and time ranks are kept); see :class:`Reshape`."""
+
+    def __init__(
+        self, flatten_categories: int | bool | None = None, scope: str = "flatten", device: str | None = None
+    ) -> None:
+        super().__init__(flatten=True, flatten_categories=flatten_categories, scope=scope, device=device)

@@ -1,0 +1,168 @@
+"""Optimizer components: one gradient step on the trainable variables of the components they are attached to.
+
+The update rules and their hyperparameters are the core's (``rlgraph.execution.optimizers``); the
+backend runs them with its own kernels. Optimizer state (Adam's moments, step counts, ...) lives in
+slot variables of the optimizer component, so it is checkpointed with the model, reset after the
+build, and moves between backends like any weight.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import BuildError, SpecError
+from rlgraph.execution.optimizers import OPTIMIZERS
+
+
+class Optimizer(Component):
+    """Base class: ``attach(*components)``, then the API method ``step(loss)`` descends on ``loss``.
+
+    Args:
+        learning_rate: Step size.
+        clip_grad_norm: If set, gradients are scaled so their global L2 norm is at most this.
+    """
+
+    kind: ClassVar[str] = ""
+    spec_aliases: ClassVar[dict[str, str]] = {"beta_1": "beta1", "beta_2": "beta2"}
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-3,
+        clip_grad_norm: float | None = None,
+        scope: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope or self.kind or "optimizer", **kwargs)
+        if learning_rate <= 0:
+            raise SpecError(f"must be > 0, got {learning_rate}", "learning_rate")
+        if clip_grad_norm is not None and clip_grad_norm <= 0:
+            raise SpecError(f"must be > 0 (or None for no clipping), got {clip_grad_norm}", "clip_grad_norm")
+        self.hyperparameters: dict[str, Any] = {
+            "learning_rate": learning_rate,
+            "clip_grad_norm": clip_grad_norm,
+        }
+        self.targets: tuple[Component, ...] = ()
+        self._optimizer: Any = None
+        self._variables: list[Any] = []
+
+    def attach(self, *components: Component) -> Optimizer:
+        """Optimize the trainable variables of ``components`` (and their sub-components); returns self."""
+        self.targets = (*self.targets, *components)
+        self.needs_variables_of(*components)
+        return self
+
+    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+        if not self.targets:
+            raise SpecError(
+                f"{self.global_scope!r} optimizes nothing: call attach(component) before the build."
+            )
+        variables: dict[str, Any] = {}
+        for component in self.targets:
+            variables.update(component.trainable_variables())
+        if not variables:
+            names = ", ".join(repr(c.global_scope) for c in self.targets)
+            raise BuildError(
+                f"{self.global_scope!r} is attached to {names}, which have no trainable variables."
+            )
+        self._variables = list(variables.values())
+        root = self.global_scope.split("/")[0]
+        slots = {
+            slot: [self._slot(slot, name.removeprefix(f"{root}/"), v) for name, v in variables.items()]
+            for slot in OPTIMIZERS[self.kind].slots(
+                {**OPTIMIZERS[self.kind].hyperparameters, **self.hyperparameters}
+            )
+        }
+        self._optimizer = self.backend.create_optimizer(
+            self.kind, self._variables, self.hyperparameters, slots
+        )
+
+    def _slot(self, slot: str, name: str, variable: Any) -> Any:
+        shape, _ = self.backend.describe_value(variable)
+        initial = self.hyperparameters.get("initial_accumulator_value", 0.0) if slot == "sum" else 0.0
+        return self.get_variable(
+            f"{slot}/{name}", shape=() if slot == "step" else shape, initializer=initial, trainable=False
+        )
+
+    @rlgraph.api
+    def step(self, loss: Any) -> Any:
+        """One descent step on ``loss`` (a scalar); returns the loss."""
+        return self._graph_fn_step(loss)
+
+    @rlgraph.graph_fn
+    def _graph_fn_step(self, loss: Any) -> Any:
+        gradients = self.backend.compute_gradients(loss, self._variables)
+        self.backend.apply_gradients(self._optimizer, gradients, self._variables)
+        return loss
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba, 2015)."""
+
+    kind = "adam"
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-3,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+        clip_grad_norm: float | None = None,
+        scope: str = "adam",
+    ) -> None:
+        super().__init__(learning_rate, clip_grad_norm, scope)
+        self.hyperparameters.update(beta1=beta1, beta2=beta2, epsilon=epsilon)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with optional (Nesterov) momentum."""
+
+    kind = "sgd"
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-2,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        clip_grad_norm: float | None = None,
+        scope: str = "sgd",
+    ) -> None:
+        super().__init__(learning_rate, clip_grad_norm, scope)
+        self.hyperparameters.update(momentum=momentum, nesterov=nesterov)
+
+
+class RMSProp(Optimizer):
+    """RMSProp: gradients divided by a running root mean square (optionally centered, with momentum)."""
+
+    kind = "rmsprop"
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-2,
+        decay: float = 0.99,
+        momentum: float = 0.0,
+        epsilon: float = 1e-8,
+        centered: bool = False,
+        clip_grad_norm: float | None = None,
+        scope: str = "rmsprop",
+    ) -> None:
+        super().__init__(learning_rate, clip_grad_norm, scope)
+        self.hyperparameters.update(decay=decay, momentum=momentum, epsilon=epsilon, centered=centered)
+
+
+class Adagrad(Optimizer):
+    """Adagrad: gradients divided by the root of their accumulated squares."""
+
+    kind = "adagrad"
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-2,
+        initial_accumulator_value: float = 0.0,
+        epsilon: float = 1e-10,
+        clip_grad_norm: float | None = None,
+        scope: str = "adagrad",
+    ) -> None:
+        super().__init__(learning_rate, clip_grad_norm, scope)
+        self.hyperparameters.update(initial_accumulator_value=initial_accumulator_value, epsilon=epsilon)

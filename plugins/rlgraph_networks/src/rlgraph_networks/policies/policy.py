@@ -1,0 +1,152 @@
+"""Policies: a neural network, an action adapter and a distribution per action leaf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph.spaces import ContainerSpace, Dict, IntBox, Space
+from rlgraph.specs.validation import rebase
+from rlgraph_networks.neural_network import NeuralNetwork
+from rlgraph_networks.policies.action_adapter import ActionAdapter
+
+
+class Policy(Component):
+    """Actions from states: ``network`` then, per leaf of the action space, an :class:`ActionAdapter`
+    giving the parameters of that leaf's distribution.
+
+    API methods take ``nn_inputs`` (batched states) and return values nested like the action space:
+
+    * ``get_action(nn_inputs, deterministic=False)``: actions (the distributions' modes when
+      ``deterministic``, draws otherwise).
+    * ``get_action_and_log_prob(nn_inputs, deterministic=False)``: ``(actions, log_probs)``.
+    * ``get_log_prob(nn_inputs, actions)``, ``get_entropy(nn_inputs)``: summed over every action
+      dimension and leaf (one value per batch row).
+    * ``get_distribution_parameters(nn_inputs)``, ``get_nn_outputs(nn_inputs)``.
+    * ``get_q_values(nn_inputs)``: for IntBox actions, the adapter's outputs ``(batch, *shape, n)``
+      read as Q-values.
+
+    Args:
+        network_spec: The network (RLgraph's ``network_spec``: a list of layer specs, ...).
+        action_space: The action space (the agent passes it).
+        action_adapter_spec: Keys for every adapter (``pre_network_spec``, ``weights_spec``,
+            ``bounded_distribution``, ...).
+    """
+
+    def __init__(
+        self,
+        network_spec: Any = None,
+        action_space: Space | None = None,
+        action_adapter_spec: dict[str, Any] | None = None,
+        scope: str = "policy",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if action_space is None:
+            raise SpecError("a policy needs the action space (agents pass it)", "action_space")
+        self.space = action_space.strip_ranks()
+        try:
+            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
+        except SpecError as error:
+            raise rebase(error, "network_spec") from None
+        self.leaves = _leaves(self.space)
+        self.adapters: dict[str, ActionAdapter] = {}
+        self.distributions: dict[str, Any] = {}
+        for path, (_, leaf) in self.leaves.items():
+            suffix = f"-{path.replace('/', '-')}" if path else ""
+            adapter = _adapter(leaf, action_adapter_spec, suffix)
+            self.adapters[path] = adapter
+            self.distributions[path] = adapter.distribution()
+            self.distributions[path].scope = f"{self.distributions[path].scope}{suffix}"
+            self.add_components(adapter, self.distributions[path])
+        self.ranks = [len(leaf.shape) for _, leaf in self.leaves.values()]
+
+    # -- API ---------------------------------------------------------------------------------------
+    @rlgraph.api
+    def get_nn_outputs(self, nn_inputs: Any) -> Any:
+        return self.network.call(nn_inputs)
+
+    @rlgraph.api
+    def get_distribution_parameters(self, nn_inputs: Any) -> Any:
+        return self._nest(self._parameters(self.network.call(nn_inputs)))
+
+    @rlgraph.api
+    def get_q_values(self, nn_inputs: Any) -> Any:
+        if not all(isinstance(leaf, IntBox) for _, leaf in self.leaves.values()):
+            raise SpecError(f"Q-values need IntBox actions; {self.global_scope!r} has {self.space}")
+        return self._nest(self._parameters(self.network.call(nn_inputs)))
+
+    @rlgraph.api
+    def get_action(self, nn_inputs: Any, deterministic: bool = False) -> Any:
+        parameters = self._parameters(self.network.call(nn_inputs))
+        return self._nest({p: self.distributions[p].draw(parameters[p], deterministic) for p in self.leaves})
+
+    @rlgraph.api
+    def get_action_and_log_prob(self, nn_inputs: Any, deterministic: bool = False) -> Any:
+        parameters = self._parameters(self.network.call(nn_inputs))
+        actions = {p: self.distributions[p].draw(parameters[p], deterministic) for p in self.leaves}
+        log_probs = [self.distributions[p].log_prob(parameters[p], actions[p]) for p in self.leaves]
+        return self._nest(actions), self._graph_fn_sum_over_actions(*log_probs)
+
+    @rlgraph.api
+    def get_log_prob(self, nn_inputs: Any, actions: Any) -> Any:
+        parameters = self._parameters(self.network.call(nn_inputs))
+        log_probs = [
+            self.distributions[p].log_prob(parameters[p], _leaf(actions, keys))
+            for p, (keys, _) in self.leaves.items()
+        ]
+        return self._graph_fn_sum_over_actions(*log_probs)
+
+    @rlgraph.api
+    def get_entropy(self, nn_inputs: Any) -> Any:
+        parameters = self._parameters(self.network.call(nn_inputs))
+        return self._graph_fn_sum_over_actions(
+            *[self.distributions[p].entropy(parameters[p]) for p in self.leaves]
+        )
+
+    # -- routing helpers (used inside API methods) -----------------------------------------------------
+    def _parameters(self, nn_outputs: Any) -> dict[str, Any]:
+        """Distribution parameters per leaf path (subclasses change how they are computed)."""
+        return {path: adapter.get_parameters(nn_outputs) for path, adapter in self.adapters.items()}
+
+    def _nest(self, by_path: dict[str, Any]) -> Any:
+        return by_path[""] if "" in by_path else self.space.unflatten(by_path)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_sum_over_actions(self, *values: Any) -> Any:
+        """Per batch row: the sum over every action dimension of every leaf."""
+        ops, total = self.ops, None
+        for value, rank in zip(values, self.ranks):
+            if rank:
+                value = ops.sum(value, axis=tuple(range(-rank, 0)))
+            total = value if total is None else total + value
+        return total
+
+
+def _leaves(space: Space) -> dict[str, tuple[list[Any], Space]]:
+    """Leaf path -> (the keys to index a nested value with, the leaf space)."""
+    if not isinstance(space, ContainerSpace):
+        return {"": ([], space)}
+    found: dict[str, tuple[list[Any], Space]] = {}
+    for key in space.keys() if isinstance(space, Dict) else range(len(space)):
+        for path, (keys, leaf) in _leaves(space[key]).items():
+            found["/".join(filter(None, (str(key), path)))] = ([key, *keys], leaf)
+    return found
+
+
+def _leaf(value: Any, keys: list[Any]) -> Any:
+    for key in keys:
+        value = value[key]
+    return value
+
+
+def _adapter(leaf: Space, spec: dict[str, Any] | None, suffix: str) -> ActionAdapter:
+    spec = dict(spec or {})
+    spec.setdefault("scope", "action-adapter")
+    spec["scope"] = f"{spec['scope']}{suffix}"
+    try:
+        return ActionAdapter.from_spec(spec, action_space=leaf)
+    except SpecError as error:
+        raise rebase(error, "action_adapter_spec") from None

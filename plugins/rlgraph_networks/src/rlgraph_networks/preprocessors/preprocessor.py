@@ -1,0 +1,134 @@
+"""The Preprocessor base class: a layer for states, applied to every leaf of container inputs."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+import numpy as np
+
+import rlgraph
+from rlgraph.errors import BuildError
+from rlgraph.spaces import BoolBox, BoxSpace, FloatBox, IntBox, Space
+from rlgraph.utils import nested
+from rlgraph_networks.layers.layer import Layer
+
+
+class Preprocessor(Layer):
+    """A layer that preprocesses states: ``call(inputs)`` returns the preprocessed inputs.
+
+    Container inputs (Dict/Tuple states) are preprocessed leaf by leaf; a stateful preprocessor
+    keeps separate state per leaf. Stateful preprocessors (``is_stateful``) also have the API
+    method ``reset()``, which clears their state (for a new episode). :meth:`output_space` gives
+    the space of preprocessed values without a backend (the agent sizes its memory with it).
+
+    Subclasses implement :meth:`preprocess_leaf` (and :meth:`leaf_output_space` where the space
+    changes); stateful ones also :meth:`create_leaf_variables` and :meth:`reset_leaf`.
+    """
+
+    is_stateful: ClassVar[bool] = False
+
+    def __init__(self, scope: str = "preprocessor", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        #: Path -> leaf input space (path ``""`` for a single-box input); known after the build.
+        self.leaf_spaces: dict[str, Space] = {}
+        #: Path -> what create_leaf_variables returned for that leaf (its variables, or constants).
+        self.leaf_state: dict[str, Any] = {}
+
+    # -- without a backend ---------------------------------------------------------------------
+    def output_space(self, space: Space) -> Space:
+        """The space of ``call``'s output for inputs of ``space`` (ranks kept)."""
+        return space.map(self._checked_output_space)
+
+    def _checked_output_space(self, space: Space) -> Space:
+        self.check_leaf_space(space)
+        return self.leaf_output_space(space)
+
+    def leaf_output_space(self, space: Space) -> Space:
+        """The output space for one leaf input space; the same space by default."""
+        return space
+
+    def check_leaf_space(self, space: Space) -> None:
+        """Raise a BuildError if this preprocessor cannot take leaf inputs of ``space``."""
+        if not isinstance(space, BoxSpace):
+            self.refuse(space, "a FloatBox, IntBox or BoolBox")
+
+    def refuse(self, space: Space, needed: str) -> None:
+        """Raise a BuildError: this preprocessor needs ``needed``, not ``space``."""
+        raise BuildError(
+            f"{type(self).__name__} {self.global_scope!r} needs {needed}, got {space}.",
+            component=self.global_scope,
+        )
+
+    # -- the build -----------------------------------------------------------------------------
+    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+        self.leaf_spaces = input_spaces["inputs"].flatten()
+        for path, space in self.leaf_spaces.items():
+            self.check_leaf_space(space)
+            self.leaf_state[path] = self.create_leaf_variables(path, space)
+
+    def create_leaf_variables(self, path: str, space: Space) -> Any:
+        """Create the variables of one leaf (name them with :meth:`variable_name`) and return them; or
+        return constants of the leaf that :meth:`preprocess_leaf` needs. Given to it as ``state``.
+        """
+        return None
+
+    def variable_name(self, path: str, name: str) -> str:
+        """The name of variable ``name`` of the leaf at ``path`` (``name`` itself for a single box)."""
+        return f"{path}/{name}" if path else name
+
+    # -- graph functions -------------------------------------------------------------------------
+    @rlgraph.api
+    def call(self, inputs: Any) -> Any:
+        return self._graph_fn_call(inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_call(self, inputs: Any) -> Any:
+        if "" in self.leaf_spaces:
+            return self.preprocess_leaf(inputs, self.leaf_spaces[""], self.leaf_state[""])
+        flat = nested.flatten_with_paths(inputs)
+        return nested.unflatten_like(
+            inputs,
+            {
+                path: self.preprocess_leaf(value, self.leaf_spaces[path], self.leaf_state[path])
+                for path, value in flat.items()
+            },
+        )
+
+    @abc.abstractmethod
+    def preprocess_leaf(self, inputs: Any, space: Space, state: Any) -> Any:
+        """The preprocessed value of one leaf (called inside a graph function: use ``self.ops``)."""
+
+
+class StatefulPreprocessor(Preprocessor):
+    """A preprocessor with state in variables; the API method ``reset()`` clears it."""
+
+    is_stateful: ClassVar[bool] = True
+
+    @rlgraph.api
+    def reset(self) -> None:
+        return self._graph_fn_reset()
+
+    @rlgraph.graph_fn
+    def _graph_fn_reset(self) -> None:
+        for path, state in self.leaf_state.items():
+            self.reset_leaf(self.leaf_spaces[path], state)
+
+    @abc.abstractmethod
+    def reset_leaf(self, space: Space, state: Any) -> None:
+        """Clear one leaf's state (called inside a graph function)."""
+
+
+def box_space(shape: tuple[int, ...], dtype: Any, like: Space) -> Space:
+    """An unbounded box of ``shape`` and ``dtype`` with the batch/time ranks of ``like``."""
+    ranks = {
+        "add_batch_rank": like.add_batch_rank,
+        "add_time_rank": like.add_time_rank,
+        "time_major": like.time_major,
+    }
+    kind = np.dtype(dtype).kind
+    if kind == "f":
+        return FloatBox(shape=shape, dtype=dtype, **ranks)
+    if kind in "iu":
+        return IntBox(shape=shape, dtype=dtype, **ranks)
+    return BoolBox(shape=shape, **ranks)

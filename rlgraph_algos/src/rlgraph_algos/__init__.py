@@ -1,0 +1,1 @@
+"""RLgraph agents (see the entry points in pyproject.toml)."""

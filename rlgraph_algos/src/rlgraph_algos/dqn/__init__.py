@@ -1,0 +1,1 @@
+"""The DQN family: ``agent.DQNAgent`` and its loss, ``loss.DQNLoss``."""

@@ -1,0 +1,246 @@
+"""The DQN agent: deep Q-learning with double Q-learning, dueling networks, n-step returns and
+prioritized replay, assembled from components."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import rlgraph
+from rlgraph.agents import Agent
+from rlgraph.components import Component
+from rlgraph.errors import APICallError, SpecError
+from rlgraph.spaces import FloatBox, IntBox
+from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.n_step import NStepBuffer
+from rlgraph_networks.explorations.exploration import Exploration
+from rlgraph_networks.optimizers import Optimizer
+from rlgraph_networks.policies.dueling_policy import DuelingPolicy
+from rlgraph_networks.policies.policy import Policy
+from rlgraph_networks.preprocessors.stack import PreprocessorStack
+from rlgraph_networks.synchronizer import Synchronizer
+
+DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
+DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
+
+
+class DQNGraph(Component):
+    """The DQN agent's root component: acting, observing into memory, learning, target sync."""
+
+    def __init__(
+        self,
+        preprocessor: PreprocessorStack,
+        policy: Policy,
+        exploration: Exploration,
+        memory: Component,
+        optimizer: Optimizer,
+        loss: DQNLoss,
+        batch_size: int,
+        sync_tau: float,
+        scope: str,
+    ) -> None:
+        super().__init__(scope=scope)
+        self.preprocessor = preprocessor
+        self.policy = policy
+        self.target_policy = policy.copy(scope="target-policy")
+        self.target_policy.set_trainable(False)
+        self.exploration = exploration
+        self.memory = memory
+        self.loss = loss
+        self.optimizer = optimizer.attach(self.policy)
+        self.synchronizer = Synchronizer(tau=sync_tau).attach(self.policy, self.target_policy)
+        self.batch_size = batch_size
+        self.prioritized = "update_records" in type(memory).api_methods()
+
+    @rlgraph.api
+    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
+        greedy = self.policy.get_action(preprocessed_states, deterministic=True)
+        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration)}
+
+    @rlgraph.api
+    def get_q_values(self, preprocessed_states):
+        return self.policy.get_q_values(preprocessed_states)
+
+    @rlgraph.api
+    def preprocess_states(self, states):
+        return self.preprocessor.preprocess(states)
+
+    @rlgraph.api(must_be_complete=False)
+    def reset_preprocessor(self):
+        return self.preprocessor.reset()
+
+    @rlgraph.api
+    def observe(self, preprocessed_states, actions, rewards, terminals, next_states, discounts):
+        records = {
+            "states": preprocessed_states,
+            "actions": actions,
+            "rewards": rewards,
+            "terminals": terminals,
+            "next_states": next_states,
+            "discounts": discounts,
+        }
+        return self.memory.insert_records(records)
+
+    @rlgraph.api(must_be_complete=False)
+    def update(self):
+        sample = self.memory.get_records(self.batch_size)
+        records = sample["records"]
+        return self._learn(
+            records["states"],
+            records["actions"],
+            records["rewards"],
+            records["terminals"],
+            records["next_states"],
+            records["discounts"],
+            sample["weights"],
+            sample["indices"],
+        )
+
+    @rlgraph.api
+    def update_from_batch(
+        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+    ):
+        return self._learn(
+            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights, None
+        )
+
+    @rlgraph.api(must_be_complete=False)
+    def sync_target(self):
+        return self.synchronizer.sync()
+
+    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
+        q_values = self.policy.get_q_values(states)
+        next_target = self.target_policy.get_q_values(next_states)
+        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
+        loss, td_errors = self.loss.loss(
+            q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
+        )
+        self.optimizer.step(loss)
+        if self.prioritized and indices is not None:
+            self.memory.update_records(indices, td_errors)
+        return {"loss": loss, "td_errors": td_errors}
+
+
+class DQNAgent(Agent):
+    """Deep Q-learning (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
+
+    Args:
+        double_q: Double Q-learning targets (van Hasselt et al. 2016).
+        dueling_q: A dueling network (Wang et al. 2016) when ``policy_spec`` names no type.
+        huber_loss: Huber instead of squared TD errors.
+        n_step: Learn from n-step returns (transitions are assembled per environment before
+            they reach the memory; an ended episode's last transitions bootstrap with
+            ``discount ** k`` for their k < n steps).
+        memory_spec: The replay memory (``{"type": "replay", ...}``, ``"prioritized_replay"``:
+            prioritized replay, its priorities updated with the absolute TD errors).
+        **kwargs: The Agent's arguments (``network_spec``, ``policy_spec``, ``exploration_spec``,
+            ``optimizer_spec``, ``update_spec`` with ``batch_size``, ``sync_interval`` (time steps
+            between target syncs; 0: every update) and ``sync_tau``, ...).
+    """
+
+    def __init__(
+        self,
+        double_q: bool = True,
+        dueling_q: bool = True,
+        huber_loss: bool = False,
+        n_step: int = 1,
+        memory_spec: dict[str, Any] | None = None,
+        name: str = "dqn-agent",
+        **kwargs: Any,
+    ) -> None:
+        if n_step < 1:
+            raise SpecError(f"must be >= 1, got {n_step}", "n_step")
+        self.double_q, self.dueling_q, self.huber_loss, self.n_step = double_q, dueling_q, huber_loss, n_step
+        self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
+        self.last_sync = 0
+        super().__init__(name=name, **kwargs)
+        if n_step > 1:
+            self.buffer = NStepBuffer(n_step, self.discount)
+            self.buffer_passes_through = False
+
+    # -- the graph ---------------------------------------------------------------------------------
+    def build_root(self) -> Component:
+        if not isinstance(self.action_space, IntBox):
+            raise SpecError(f"DQN needs an IntBox action space (discrete actions), got {self.action_space}.")
+        preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
+        self.preprocessed_state_space = preprocessor.output_space(self.state_space)
+        return DQNGraph(
+            preprocessor=preprocessor,
+            policy=self._policy(),
+            exploration=Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
+            memory=Component.from_spec(self.memory_spec, path="memory_spec"),
+            optimizer=Optimizer.from_spec(
+                self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
+            ),
+            loss=DQNLoss(double_q=self.double_q, huber_loss=self.huber_loss),
+            batch_size=self.update_spec.batch_size,
+            sync_tau=self.update_spec.sync_tau,
+            scope=self.name,
+        )
+
+    def _policy(self) -> Policy:
+        spec = dict(self.policy_spec or {})
+        spec.setdefault("network_spec", self.network_spec)
+        if self.action_adapter_spec is not None:
+            spec.setdefault("action_adapter_spec", self.action_adapter_spec)
+        base = DuelingPolicy if "type" not in spec and self.dueling_q else Policy
+        return base.from_spec(spec, path="policy_spec", action_space=self.action_space)
+
+    def input_spaces(self) -> dict[str, Any]:
+        spaces = super().input_spaces()
+        spaces["time_step"] = IntBox(dtype=np.int64)
+        spaces["discounts"] = FloatBox(add_batch_rank=True)
+        spaces["importance_weights"] = FloatBox(add_batch_rank=True)
+        return spaces
+
+    def action_inputs(self, states: Any, internals: Any) -> list[Any]:
+        return [states, self.timesteps]
+
+    # -- observing and learning ----------------------------------------------------------------------
+    def _observe_graph(
+        self, preprocessed_states, actions, rewards, terminals, next_states, internals=None, discounts=None
+    ):
+        if discounts is None:
+            discounts = np.full(len(terminals), self.discount, dtype=np.float32)
+        self._execute("observe", preprocessed_states, actions, rewards, terminals, next_states, discounts)
+
+    def update(self, batch: dict[str, Any] | None = None) -> Any:
+        """One learning step from the memory (or ``batch``), then a target sync when one is due."""
+        loss = super().update(batch)
+        spec = self.update_spec
+        if spec.sync_tau < 1.0 or self.timesteps - self.last_sync >= spec.sync_interval:
+            self._execute("sync_target")
+            self.last_sync = self.timesteps
+        return loss
+
+    def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
+        states = batch.get("preprocessed_states", batch.get("states"))
+        missing = [k for k in ("actions", "rewards", "terminals", "next_states") if k not in batch]
+        if states is None or missing:
+            raise APICallError(
+                f"update: the batch lacks {missing or ['preprocessed_states']}; it needs preprocessed_states, "
+                "actions, rewards, terminals and next_states (discounts and importance_weights are optional)."
+            )
+        rows = len(batch["terminals"])
+        discounts = batch.get("discounts", np.full(rows, self.discount, dtype=np.float32))
+        weights = batch.get("importance_weights", np.ones(rows, dtype=np.float32))
+        return [
+            states,
+            batch["actions"],
+            batch["rewards"],
+            batch["terminals"],
+            batch["next_states"],
+            discounts,
+            weights,
+        ]
+
+    def get_q_values(self, preprocessed_states: Any) -> np.ndarray:
+        """Q-values of every action for a batch of preprocessed states."""
+        return self._execute("get_q_values", preprocessed_states)

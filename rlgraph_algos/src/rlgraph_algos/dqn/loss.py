@@ -1,0 +1,85 @@
+"""The DQN loss: temporal-difference errors of Q-values against (double) Q-learning targets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+
+
+class DQNLoss(Component):
+    """TD loss of Mnih et al. (2015), with van Hasselt et al.'s double Q-learning target (2016).
+
+    For a batch of transitions (s, a, r, d, gamma_n, s'):
+
+    * target: ``y = r + gamma_n * (1 - d) * Q_target(s', a*)`` with ``a* = argmax_a Q_online(s', a)``
+      (double Q) or ``a* = argmax_a Q_target(s', a)``; no gradient flows into ``y``.
+    * per item: ``0.5 * delta^2`` for ``delta = y - Q_online(s, a)``, or the Huber loss (quadratic
+      within 1, linear outside) with ``huber_loss``; weighted by importance weights (prioritized
+      replay); the loss is their mean.
+
+    ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return. For
+    multi-dimensional IntBox actions, the per-dimension errors are averaged.
+
+    API: ``loss(...) -> (loss, abs_td_errors)``; the absolute TD errors are the new priorities.
+    """
+
+    def __init__(self, double_q: bool = True, huber_loss: bool = False, scope: str = "dqn-loss") -> None:
+        super().__init__(scope=scope)
+        self.double_q = double_q
+        self.huber_loss = huber_loss
+
+    @rlgraph.api
+    def loss(
+        self,
+        q_values: Any,
+        actions: Any,
+        rewards: Any,
+        terminals: Any,
+        discounts: Any,
+        next_q_values_target: Any,
+        next_q_values_online: Any,
+        importance_weights: Any,
+    ) -> Any:
+        """(mean weighted loss, |TD error| per transition)."""
+        return self._graph_fn_loss(
+            q_values,
+            actions,
+            rewards,
+            terminals,
+            discounts,
+            next_q_values_target,
+            next_q_values_online,
+            importance_weights,
+        )
+
+    @rlgraph.graph_fn(returns=2)
+    def _graph_fn_loss(
+        self, q_values, actions, rewards, terminals, discounts, next_target, next_online, importance_weights
+    ):
+        ops = self.ops
+        taken = ops.squeeze(
+            ops.take_along_axis(q_values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1
+        )
+        if self.double_q:
+            best = ops.expand_dims(ops.argmax(next_online, axis=-1), -1)
+            next_value = ops.squeeze(ops.take_along_axis(next_target, best, -1), -1)
+        else:
+            next_value = ops.max(next_target, axis=-1)
+        extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
+        continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
+        for _ in range(extra_dims):
+            rewards, continuing = ops.expand_dims(rewards, -1), ops.expand_dims(continuing, -1)
+        target = ops.stop_gradient(rewards + continuing * next_value)
+        delta = target - taken
+        if self.huber_loss:
+            magnitude = ops.abs(delta)
+            per_item = ops.where(magnitude <= 1.0, 0.5 * ops.square(delta), magnitude - 0.5)
+        else:
+            per_item = 0.5 * ops.square(delta)
+        abs_delta = ops.abs(delta)
+        if extra_dims:
+            axes = tuple(range(1, extra_dims + 1))
+            per_item, abs_delta = ops.mean(per_item, axis=axes), ops.mean(abs_delta, axis=axes)
+        return ops.mean(importance_weights * per_item), ops.stop_gradient(abs_delta)

@@ -1,0 +1,83 @@
+"""An agent acting uniformly at random: a baseline, and a check of environments and workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import rlgraph
+from rlgraph.agents import Agent
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox
+
+
+class RandomActions(Component):
+    """Draws actions uniformly from the action space (bounded boxes; IntBox, BoolBox, containers)."""
+
+    def __init__(self, scope: str = "random-actions") -> None:
+        super().__init__(scope=scope)
+
+    @rlgraph.api
+    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
+        return {"actions": self._graph_fn_draw(states)}
+
+    @rlgraph.api(must_be_complete=False)
+    def update(self):
+        return {"loss": self._graph_fn_zero()}
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_draw(self, states):
+        from rlgraph.utils import nested
+
+        batch = self.ops.shape(nested.flatten(states)[0])[0]
+        return _draw(self.ops, self.action_space, batch)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_zero(self):
+        return self.ops.constant(0.0)
+
+
+def _draw(ops: Any, space: Any, batch: Any) -> Any:
+    if isinstance(space, ContainerSpace):
+        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
+        drawn = {key: _draw(ops, space[key], batch) for key in keys}
+        return drawn if isinstance(space, Dict) else tuple(drawn.values())
+    shape = (batch, *space.shape)
+    if isinstance(space, IntBox):
+        return ops.random_int(
+            shape, ops.constant(space.low, "int64"), ops.constant(space.high, "int64"), space.dtype.name
+        )
+    if isinstance(space, BoolBox):
+        return ops.random_uniform(shape) < 0.5
+    if isinstance(space, FloatBox) and _bounded(space):
+        return ops.random_uniform(
+            shape, ops.constant(space.low, "float32"), ops.constant(space.high, "float32")
+        )
+    raise SpecError(f"RandomAgent cannot draw from {space}: give the space bounds.")
+
+
+class RandomAgent(Agent):
+    """Acts uniformly at random and learns nothing; ``update()`` returns a loss of 0."""
+
+    def __init__(self, name: str = "random-agent", **kwargs: Any) -> None:
+        super().__init__(name=name, **kwargs)
+
+    def build_root(self) -> Component:
+        root = RandomActions(scope=self.name)
+        _draw_check(self.action_space)
+        return root
+
+
+def _bounded(space: FloatBox) -> bool:
+    return bool(np.isfinite(space.low).all() and np.isfinite(space.high).all())
+
+
+def _draw_check(space: Any) -> None:
+    """Fail at build time (not in the first get_action) for spaces that cannot be sampled uniformly."""
+    if isinstance(space, ContainerSpace):
+        for key in list(space.keys()) if isinstance(space, Dict) else range(len(space)):
+            _draw_check(space[key])
+    elif isinstance(space, FloatBox) and not _bounded(space):
+        raise SpecError(f"RandomAgent cannot draw from the unbounded {space}.", "action_space")

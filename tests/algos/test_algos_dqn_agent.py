@@ -1,0 +1,173 @@
+"""The DQN agent from specs (RLgraph's own configs among them), its API, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlgraph.agents import Agent, DQNAgent
+from rlgraph.environments import GridWorld, GymnasiumEnv
+from rlgraph.errors import APICallError, CheckpointError, SpecError
+from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.training import load_run_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+RLGRAPH_CONFIGS = ROOT / "examples" / "rlgraph-configs"
+CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
+
+
+def make(spec, backend, **spaces):
+    if backend == "numpy":
+        pytest.skip("needs gradients")
+    return Agent.from_spec({**spec, "backend": backend}, **(spaces or CARTPOLE))
+
+
+@pytest.mark.parametrize("name", ["dqn_cartpole.json", "tests_dqn_agent_for_cartpole.json"])
+def test_rlgraph_cartpole_configs_build_act_observe_and_learn(name, rlgraph_backend):
+    spec = json.loads((RLGRAPH_CONFIGS / name).read_text())
+    agent = make(spec, rlgraph_backend)
+    assert isinstance(agent, DQNAgent)
+    memory = agent.root.memory
+    assert type(memory).__name__ == "ReplayMemory" and memory.capacity == 128
+    assert agent.update_spec.batch_size == 16 and agent.update_spec.sync_interval == 32
+    assert agent.root.optimizer.hyperparameters["learning_rate"] == 0.02
+    decay = agent.root.exploration.epsilon_exploration.decay
+    assert (decay.from_, decay.to_) == (1.0, 0.05)
+    env = GymnasiumEnv("CartPole-v1")
+    state = env.reset(seed=0)
+    for _ in range(40):
+        action, preprocessed = agent.get_action(state, extra_returns="preprocessed_states")
+        next_state, reward, terminal, truncated, _ = env.step(action)
+        agent.observe(preprocessed, action, None, reward, next_state, terminal)
+        state = env.reset() if terminal or truncated else next_state
+    agent.flush_buffers()
+    assert int(agent.executor.execute("get_size") if agent.has_api("get_size") else 40) >= 0
+    assert np.isfinite(agent.update())
+
+
+def test_the_rlgraph_dueling_policy_config_builds_a_dueling_network(rlgraph_backend):
+    spec = json.loads((RLGRAPH_CONFIGS / "dqn_cartpole.json").read_text())
+    agent = make(spec, rlgraph_backend)
+    policy = agent.root.policy
+    assert type(policy).__name__ == "DuelingPolicy"
+    names = agent.get_weights()
+    assert any("value-hidden/kernel" in name for name in names)
+    assert names[next(n for n in names if n.endswith("value-hidden/kernel"))].shape == (20, 3)
+    assert names[next(n for n in names if n.endswith("pre-network/dense/kernel"))].shape == (20, 3)
+
+
+def test_rlgraph_gridworld_config_preprocesses_states_into_one_hot(rlgraph_backend):
+    spec = json.loads((RLGRAPH_CONFIGS / "tests_dqn_agent_for_4x4_gridworld.json").read_text())
+    env = GridWorld("4x4")
+    agent = make(spec, rlgraph_backend, state_space=env.state_space, action_space=env.action_space)
+    assert agent.preprocessed_state_space.shape == (16,)
+    np.testing.assert_array_equal(
+        agent.preprocess_states(np.array([2, 5])), np.eye(16, dtype=np.float32)[[2, 5]]
+    )
+    action = agent.get_action(np.array(0))
+    assert action in range(4)
+    q = agent.get_q_values(agent.preprocess_states(np.array([0])))
+    assert q.shape == (1, 4)
+
+
+def test_example_run_specs_in_yaml_and_json_are_the_same():
+    yaml_spec = load_run_spec(ROOT / "examples" / "dqn_cartpole.yaml")
+    json_spec = load_run_spec(ROOT / "examples" / "dqn_cartpole.json")
+    assert yaml_spec == json_spec
+    agent_file = json.loads((ROOT / "examples" / "agents" / "dqn_cartpole.json").read_text())
+    assert agent_file == yaml_spec.agent
+
+
+def test_greedy_actions_are_the_argmax_of_the_q_values(rlgraph_backend):
+    agent = make({"type": "dqn", "network_spec": [{"type": "dense", "units": 8}]}, rlgraph_backend)
+    states = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32)
+    actions = agent.get_action(states, use_exploration=False)
+    np.testing.assert_array_equal(actions, agent.get_q_values(states).argmax(axis=1))
+
+
+def test_a_state_of_the_wrong_shape_or_dtype_names_the_api_method_and_space(rlgraph_backend):
+    agent = make({"type": "dqn"}, rlgraph_backend)
+    with pytest.raises(
+        APICallError, match=r"get_actions: input 'states' expects .*shape \(N, 4\).*got shape \(2, 3\)"
+    ):
+        agent.get_action(np.zeros((2, 3), np.float32))
+    with pytest.raises(APICallError, match=r"observe: input 'actions'.*dtype"):
+        agent.observe(
+            np.zeros((1, 4)), np.array([0.5]), None, np.ones(1), np.zeros((1, 4)), np.zeros(1, bool)
+        )
+
+
+def test_bad_agent_specs_are_clear_errors(rlgraph_backend):
+    with pytest.raises(SpecError, match=r"memory_spec.capacity"):
+        make({"type": "dqn", "memory_spec": {"type": "replay", "capacity": 0}}, rlgraph_backend)
+    with pytest.raises(SpecError, match=r"n_step"):
+        make({"type": "dqn", "n_step": 0}, rlgraph_backend)
+    with pytest.raises(SpecError, match=r"'doubel_q'.*Did you mean 'double_q'"):
+        make({"type": "dqn", "doubel_q": True}, rlgraph_backend)
+    with pytest.raises(SpecError, match="IntBox action space"):
+        make(
+            {"type": "dqn"},
+            rlgraph_backend,
+            state_space=FloatBox(shape=(4,)),
+            action_space=FloatBox(shape=(2,)),
+        )
+
+
+def test_checkpoints_restore_the_agent_and_bad_files_change_nothing(rlgraph_backend, tmp_path):
+    spec = {"type": "dqn", "network_spec": [{"type": "dense", "units": 8}], "execution_spec": {"seed": 1}}
+    agent = make(spec, rlgraph_backend)
+    states = np.random.default_rng(1).normal(size=(20, 4)).astype(np.float32)
+    for _ in range(5):
+        agent.observe(
+            states[:8],
+            np.zeros(8, np.int64),
+            None,
+            np.ones(8),
+            states[8:16],
+            np.zeros(8, bool),
+            env_id=list(range(8)),
+        )
+        agent.update()
+    path = agent.store_model(tmp_path)
+    q_before = agent.get_q_values(states)
+    agent.update()
+    assert not np.allclose(agent.get_q_values(states), q_before)
+    agent.load_model(path)
+    np.testing.assert_allclose(agent.get_q_values(states), q_before, rtol=1e-6)
+    restored = make({**spec, "execution_spec": {"seed": 99}}, rlgraph_backend)
+    restored.load_model(tmp_path)
+    np.testing.assert_allclose(restored.get_q_values(states), q_before, rtol=1e-6)
+
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(path.read_bytes()[:200])
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, weights=np.zeros(3))
+    for bad in (tmp_path / "missing.npz", truncated, foreign):
+        with pytest.raises(CheckpointError):
+            agent.load_model(bad)
+        np.testing.assert_allclose(agent.get_q_values(states), q_before, rtol=1e-6)
+    other = make({"type": "dqn", "network_spec": [{"type": "dense", "units": 9}]}, rlgraph_backend)
+    with pytest.raises(CheckpointError, match="has shape"):
+        other.load_model(path)
+
+
+def test_n_step_transitions_reach_the_memory_with_their_discounts(rlgraph_backend):
+    agent = make(
+        {"type": "dqn", "n_step": 3, "discount": 0.5, "memory_spec": {"type": "replay", "capacity": 10}},
+        rlgraph_backend,
+    )
+    state = np.zeros((1, 4), np.float32)
+    for t in range(3):
+        agent.observe(
+            state + t, np.array([1]), None, np.array([1.0]), state + t + 1, np.array([False]), env_id="a"
+        )
+    memory = agent.root.memory
+    weights = agent.executor.get_weights()
+    scope = memory.global_scope
+    assert int(weights[f"{scope}/inserted"]) == 1
+    assert weights[f"{scope}/records/rewards"][0] == pytest.approx(1 + 0.5 + 0.25)
+    assert weights[f"{scope}/records/discounts"][0] == pytest.approx(0.125)
+    np.testing.assert_array_equal(weights[f"{scope}/records/next_states"][0], state[0] + 3)

@@ -1,0 +1,205 @@
+"""Optimizer components against the update rules written out in NumPy, and target-network synchronization."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import BuildError, SpecError
+from rlgraph.execution.optimizers import clip_by_global_norm, reference_step
+from rlgraph.spaces import FloatBox
+from rlgraph.testing import ComponentTest
+from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
+from rlgraph_networks.synchronizer import Synchronizer
+
+
+class Regression(Component):
+    """A linear model y = x W + b and an update that minimizes the mean squared error with an optimizer."""
+
+    def __init__(self, optimizer: Optimizer):
+        super().__init__(scope="regression")
+        self.model = Model()
+        self.optimizer = optimizer.attach(self.model)
+
+    @rlgraph.api
+    def predict(self, x):
+        return self.model.predict(x)
+
+    @rlgraph.api
+    def update(self, x, y):
+        return self.optimizer.step(self._graph_fn_loss(self.model.predict(x), y))
+
+    @rlgraph.graph_fn
+    def _graph_fn_loss(self, prediction, y):
+        return self.ops.mean(self.ops.square(prediction - y))
+
+
+class Model(Component):
+    def __init__(self, scope="model"):
+        super().__init__(scope=scope)
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.weight = self.get_variable("weight", shape=(3, 2), initializer="glorot_uniform")
+        self.bias = self.get_variable("bias", shape=(2,), initializer=0.1)
+
+    @rlgraph.api
+    def predict(self, x):
+        return self._graph_fn_predict(x)
+
+    @rlgraph.graph_fn
+    def _graph_fn_predict(self, x):
+        return self.ops.linear(x, self.weight, self.bias)
+
+
+def numpy_gradients(weight, bias, x, y):
+    """d mean((x W + b - y)^2) / d W, d b."""
+    residual = 2.0 * (x @ weight + bias - y) / y.size
+    return x.T @ residual, residual.sum(axis=0)
+
+
+OPTIMIZERS = [
+    (Adam, {"learning_rate": 0.05}),
+    (Adam, {"learning_rate": 0.05, "beta1": 0.5, "epsilon": 1e-4, "clip_grad_norm": 0.1}),
+    (SGD, {"learning_rate": 0.1}),
+    (SGD, {"learning_rate": 0.1, "momentum": 0.9}),
+    (SGD, {"learning_rate": 0.1, "momentum": 0.9, "nesterov": True}),
+    (RMSProp, {"learning_rate": 0.01}),
+    (RMSProp, {"learning_rate": 0.01, "momentum": 0.5, "centered": True}),
+    (Adagrad, {"learning_rate": 0.1, "initial_accumulator_value": 0.1}),
+]
+
+
+@pytest.mark.parametrize(("cls", "hyperparameters"), OPTIMIZERS, ids=lambda v: getattr(v, "kind", str(v)))
+def test_three_steps_follow_the_rule(rlgraph_backend, cls, hyperparameters):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    optimizer = cls(**hyperparameters)
+    test = ComponentTest(
+        Regression(optimizer),
+        {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)},
+        backend=rlgraph_backend,
+    )
+    weights = test.variable_values()
+    weight, bias = weights["regression/model/weight"], weights["regression/model/bias"]
+    slots = {}
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.normal(size=(8, 3)).astype(np.float32)
+        y = rng.normal(size=(8, 2)).astype(np.float32)
+        test.test(("update", [x, y]))
+        gradients, _ = clip_by_global_norm(
+            list(numpy_gradients(weight, bias, x, y)), hyperparameters.get("clip_grad_norm")
+        )
+        new = []
+        for name, value, gradient in (("weight", weight, gradients[0]), ("bias", bias, gradients[1])):
+            state = slots.get(name) or _initial_slots(optimizer, value)
+            value, slots[name] = reference_step(
+                optimizer.kind, _rule_hyperparameters(hyperparameters), value, gradient, state
+            )
+            new.append(value)
+        weight, bias = new
+    after = test.variable_values()
+    np.testing.assert_allclose(after["regression/model/weight"], weight, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(after["regression/model/bias"], bias, rtol=1e-4, atol=1e-6)
+
+
+def _rule_hyperparameters(hyperparameters):
+    return {k: v for k, v in hyperparameters.items() if k != "clip_grad_norm"}
+
+
+def _initial_slots(optimizer, value):
+    initial = {"step": 0.0, "sum": optimizer.hyperparameters.get("initial_accumulator_value", 0.0)}
+    return {
+        slot: np.full(np.shape(value), initial.get(slot, 0.0))
+        for slot in ("step", "m", "v", "momentum", "square_avg", "grad_avg", "sum")
+    }
+
+
+def test_optimizer_state_is_in_slot_variables_reset_after_the_build_and_stored(rlgraph_backend, tmp_path):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)}
+    test = ComponentTest(Regression(Adam(learning_rate=0.1)), spaces, backend=rlgraph_backend)
+    slots = {k: v for k, v in test.variable_values().items() if "/adam/" in k}
+    assert sorted(slots) == [
+        "regression/adam/m/model/bias",
+        "regression/adam/m/model/weight",
+        "regression/adam/step/model/bias",
+        "regression/adam/step/model/weight",
+        "regression/adam/v/model/bias",
+        "regression/adam/v/model/weight",
+    ]
+    assert all(np.all(v == 0) for v in slots.values()), "the build's dry run must leave no optimizer state"
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    test.test(("update", [x, y]))
+    assert test.variable_values("adam/step/model/weight") == 1.0
+    path = test.executor.store(tmp_path / "model.npz")
+    test.test(("update", [x, y]))
+    resumed = ComponentTest(Regression(Adam(learning_rate=0.1)), spaces, backend=rlgraph_backend)
+    resumed.executor.load(path)
+    resumed.test(("update", [x, y]))
+    for name, value in test.variable_values().items():
+        np.testing.assert_allclose(resumed.variable_values(name), value, rtol=1e-6, err_msg=name)
+
+
+def test_bad_optimizer_specs_are_clear_errors():
+    with pytest.raises(SpecError, match="learning_rate"):
+        Optimizer.from_spec({"type": "adam", "learning_rate": -1.0})
+    with pytest.raises(SpecError, match="clip_grad_norm"):
+        Optimizer.from_spec({"type": "sgd", "clip_grad_norm": 0})
+    with pytest.raises(SpecError, match="momentun"):
+        Optimizer.from_spec({"type": "sgd", "momentun": 0.9})
+    adam = Optimizer.from_spec({"type": "adam", "learning_rate": 0.01, "beta_1": 0.8})
+    assert isinstance(adam, Adam) and adam.hyperparameters["beta1"] == 0.8
+
+
+class Mirrored(Component):
+    def __init__(self, tau):
+        super().__init__(scope="mirrored")
+        self.online = Model("online")
+        self.target = self.online.copy(scope="target")
+        self.target.set_trainable(False)
+        self.synchronizer = Synchronizer(tau=tau).attach(self.online, self.target)
+
+    @rlgraph.api
+    def both(self, x):
+        return self.online.predict(x), self.target.predict(x)
+
+    @rlgraph.api
+    def sync(self):
+        return self.synchronizer.sync()
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.25])
+def test_synchronizer_moves_the_target_toward_the_source(rlgraph_backend, tau):
+    test = ComponentTest(
+        Mirrored(tau), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend=rlgraph_backend, seed=3
+    )
+    weights = test.variable_values()
+    online, target = weights["mirrored/online/weight"], weights["mirrored/target/weight"]
+    assert not np.allclose(online, target), "the copy draws its own initial weights"
+    test.test("sync")
+    test.test("sync")
+    expected = target
+    for _ in range(2):
+        expected = tau * online + (1 - tau) * expected
+    np.testing.assert_allclose(test.variable_values("target/weight"), expected, rtol=1e-6)
+    assert "mirrored/target/weight" not in test.executor.get_weights(trainable_only=True)
+
+
+def test_synchronizer_refuses_a_target_that_does_not_mirror_the_source(rlgraph_backend):
+    class Mismatch(Mirrored):
+        def __init__(self):
+            Component.__init__(self, scope="mismatch")
+            self.online = Model("online")
+            self.target = Regression(SGD())
+            self.synchronizer = Synchronizer().attach(self.online, self.target)
+
+        @rlgraph.api
+        def both(self, x):
+            return self.online.predict(x), self.target.predict(x)
+
+    with pytest.raises(BuildError, match="does not mirror"):
+        ComponentTest(Mismatch(), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend=rlgraph_backend)
