@@ -1,8 +1,10 @@
-"""Optimizer steps with ``torch.optim``'s fused (foreach) kernels, state kept in RLgraph's slot variables.
+"""Optimizer steps on torch's fused (and foreach) kernels, state kept in RLgraph's slot variables.
 
-``torch.optim`` keeps per-parameter state in ``optimizer.state[param]``; it is filled here with the
-slot variables the optimizer component created, so torch updates them in place. The slots' names
-are RLgraph's (``rlgraph.execution.optimizers``); :data:`_STATE_KEYS` maps them to torch's.
+The rules are the core's (``rlgraph.execution.optimizers``); each step here is one or a few
+multi-tensor kernel calls over all variables: ``torch._fused_adam_`` / ``_fused_sgd_`` /
+``_fused_adagrad_`` (the kernels ``torch.optim`` runs with ``fused=True``), and foreach
+arithmetic for RMSProp, which has no fused kernel. Calling the kernels directly keeps a step
+free of ``torch.optim``'s per-step bookkeeping, and the optimizer state where RLgraph put it.
 """
 
 from __future__ import annotations
@@ -13,17 +15,9 @@ import torch
 
 from rlgraph.execution.optimizers import OPTIMIZERS
 
-#: RLgraph slot name -> torch.optim state key, per kind.
-_STATE_KEYS: dict[str, dict[str, str]] = {
-    "adam": {"step": "step", "m": "exp_avg", "v": "exp_avg_sq"},
-    "sgd": {"momentum": "momentum_buffer"},
-    "rmsprop": {"square_avg": "square_avg", "momentum": "momentum_buffer", "grad_avg": "grad_avg"},
-    "adagrad": {"sum": "sum"},
-}
-
 
 class TorchOptimizer:
-    """A ``torch.optim`` optimizer over ``variables`` whose state lives in RLgraph's slot variables."""
+    """One optimizer kind over ``variables``; its state lives in the slot variables it is given."""
 
     def __init__(
         self,
@@ -34,60 +28,103 @@ class TorchOptimizer:
     ) -> None:
         if kind not in OPTIMIZERS:
             raise ValueError(f"Unknown optimizer {kind!r}; known: {', '.join(OPTIMIZERS)}.")
-        h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
-        self.clip_grad_norm = h.pop("clip_grad_norm", None)
+        self.kind = kind
+        self.h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
+        self.clip_grad_norm = self.h.pop("clip_grad_norm", None)
         self.variables = list(variables)
-        self.optimizer = _create(kind, self.variables, h)
-        for index, variable in enumerate(self.variables):
-            state = self.optimizer.state[variable]
-            for slot, key in _STATE_KEYS[kind].items():
-                if slot in slots:
-                    state[key] = slots[slot][index]
-            if kind in ("rmsprop", "adagrad"):  # torch counts steps here too; RLgraph's rules do not use it
-                on_device = kind == "rmsprop" and variable.device.type == "cuda"  # capturable rmsprop
-                state["step"] = torch.zeros(
-                    (), dtype=torch.float32, device=variable.device if on_device else None
-                )
+        self.slots = slots
+        # The fused kernels count steps in float32 scalars on the variables' device.
+        self._steps = slots.get("step") or [
+            torch.zeros((), dtype=torch.float32, device=v.device) for v in self.variables
+        ]
+        self._apply = getattr(self, f"_{kind}")
 
     def step(self, gradients: list[torch.Tensor | None]) -> torch.Tensor | None:
-        """One step; returns the gradients' global norm before clipping when clipping is on."""
+        """One step (variables without a gradient are left alone); returns the gradients' global norm
+        before clipping when clipping is on."""
         with torch.no_grad():
-            for variable, gradient in zip(self.variables, gradients):
-                variable.grad = gradient
+            used = [i for i, g in enumerate(gradients) if g is not None]
+            grads = [gradients[i] for i in used]
             norm = None
-            if self.clip_grad_norm is not None:
-                norm = torch.nn.utils.clip_grad_norm_(self.variables, self.clip_grad_norm, foreach=True)
-            self.optimizer.step()
+            if self.clip_grad_norm is not None and grads:
+                norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+                scale = torch.clamp(self.clip_grad_norm / (norm + 1e-6), max=1.0)
+                grads = torch._foreach_mul(grads, scale)
+            if grads:
+                self._apply(used, grads)
         return norm
 
+    def _take(self, name: str, used: list[int]) -> list[torch.Tensor]:
+        return [self.slots[name][i] for i in used]
 
-def _create(kind: str, variables: list[torch.Tensor], h: dict[str, Any]) -> torch.optim.Optimizer:
-    lr = h["learning_rate"]
-    # Fused kernels (one call for all variables) where torch has them: float tensors on the CPU or
-    # a GPU; several times faster than foreach kernels for small networks. RMSprop has none: its
-    # state steps must live on the GPU with GPU variables (capturable).
-    fused = all(v.is_floating_point() and v.device.type in ("cpu", "cuda") for v in variables)
-    if kind == "adam":
-        return torch.optim.Adam(
-            variables, lr=lr, betas=(h["beta1"], h["beta2"]), eps=h["epsilon"], fused=fused
-        )
-    if kind == "sgd":
-        return torch.optim.SGD(variables, lr=lr, momentum=h["momentum"], nesterov=h["nesterov"], fused=fused)
-    if kind == "rmsprop":
-        return torch.optim.RMSprop(
-            variables,
-            lr=lr,
-            alpha=h["decay"],
+    def _adam(self, used: list[int], grads: list[torch.Tensor]) -> None:
+        h, steps = self.h, [self._steps[i] for i in used]
+        torch._foreach_add_(steps, 1.0)
+        torch._fused_adam_(
+            [self.variables[i] for i in used],
+            grads,
+            self._take("m", used),
+            self._take("v", used),
+            [],
+            steps,
+            lr=h["learning_rate"],
+            beta1=h["beta1"],
+            beta2=h["beta2"],
+            weight_decay=0.0,
             eps=h["epsilon"],
-            momentum=h["momentum"],
-            centered=h["centered"],
-            foreach=True,
-            capturable=any(v.device.type == "cuda" for v in variables),
+            amsgrad=False,
+            maximize=False,
         )
-    return torch.optim.Adagrad(
-        variables,
-        lr=lr,
-        initial_accumulator_value=h["initial_accumulator_value"],
-        eps=h["epsilon"],
-        fused=fused,
-    )
+
+    def _sgd(self, used: list[int], grads: list[torch.Tensor]) -> None:
+        h = self.h
+        torch._fused_sgd_(
+            [self.variables[i] for i in used],
+            grads,
+            self._take("momentum", used) if h["momentum"] else [],
+            weight_decay=0.0,
+            momentum=h["momentum"],
+            lr=h["learning_rate"],
+            dampening=0.0,
+            nesterov=h["nesterov"],
+            maximize=False,
+            is_first_step=False,  # the momentum slots start at zero: the first step is then the gradient
+        )
+
+    def _adagrad(self, used: list[int], grads: list[torch.Tensor]) -> None:
+        steps = [self._steps[i] for i in used]
+        torch._foreach_add_(steps, 1.0)
+        torch._fused_adagrad_(
+            [self.variables[i] for i in used],
+            grads,
+            self._take("sum", used),
+            steps,
+            lr=self.h["learning_rate"],
+            lr_decay=0.0,
+            weight_decay=0.0,
+            eps=self.h["epsilon"],
+            maximize=False,
+        )
+
+    def _rmsprop(self, used: list[int], grads: list[torch.Tensor]) -> None:
+        h = self.h
+        decay = h["decay"]
+        square_avg = self._take("square_avg", used)
+        torch._foreach_mul_(square_avg, decay)
+        torch._foreach_addcmul_(square_avg, grads, grads, value=1.0 - decay)
+        if h["centered"]:
+            grad_avg = self._take("grad_avg", used)
+            torch._foreach_lerp_(grad_avg, grads, 1.0 - decay)
+            denominator = torch._foreach_addcmul(square_avg, grad_avg, grad_avg, value=-1.0)
+            torch._foreach_sqrt_(denominator)
+        else:
+            denominator = torch._foreach_sqrt(square_avg)
+        torch._foreach_add_(denominator, h["epsilon"])
+        variables = [self.variables[i] for i in used]
+        if h["momentum"]:
+            momentum = self._take("momentum", used)
+            torch._foreach_mul_(momentum, h["momentum"])
+            torch._foreach_addcdiv_(momentum, grads, denominator)
+            torch._foreach_add_(variables, momentum, alpha=-h["learning_rate"])
+        else:
+            torch._foreach_addcdiv_(variables, grads, denominator, value=-h["learning_rate"])

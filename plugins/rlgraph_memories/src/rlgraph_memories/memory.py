@@ -94,9 +94,12 @@ class Memory(Component):
         ops = self.ops
         values = nested.flatten(records)
         count = ops.shape(values[0])[0]
-        rows = ((ops.arange(count) + self.inserted) % self.capacity)[-self.capacity :]
+        rows = (ops.arange(count) + self.inserted) % self.capacity
+        # Only a batch longer than the memory needs cutting (known here when the batch size is static).
+        if not isinstance(count, int) or count > self.capacity:
+            rows, values = rows[-self.capacity :], [value[-self.capacity :] for value in values]
         for variable, value in zip(self._storage_leaves, values, strict=True):
-            ops.scatter_update(variable, rows, value[-self.capacity :])
+            ops.scatter_update(variable, rows, value)
         ops.assign_add(self.inserted, count)
         return rows
 

@@ -69,9 +69,12 @@ class Decay(Component, metaclass=abc.ABCMeta):
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_decayed_value(self, time_step: Any) -> Any:
-        ops = self.ops
-        steps = ops.cast(time_step, "float32") - float(self.start_timestep)
-        progress = ops.clip(steps / float(self.num_timesteps), 0.0, 1.0)
+        return self.value(self.ops.cast(time_step, "float32"))
+
+    def value(self, steps: Any) -> Any:
+        """The value after ``steps`` time steps (a float32 tensor): few ops, it runs on every action."""
+        scale = 1.0 / self.num_timesteps
+        progress = self.ops.clip(steps * scale - self.start_timestep * scale, 0.0, 1.0)
         return self.from_ + (self.to_ - self.from_) * self.fraction(progress)
 
     @abc.abstractmethod
@@ -85,6 +88,9 @@ class ConstantDecay(Decay):
     def __init__(self, constant_value: float = 0.0, scope: str = "constant-decay", **kwargs: Any) -> None:
         super().__init__(from_=constant_value, to_=constant_value, scope=scope, **kwargs)
 
+    def value(self, steps: Any) -> Any:
+        return self.ops.full((), self.from_)
+
     def fraction(self, progress: Any) -> Any:
         return progress * 0.0
 
@@ -94,6 +100,11 @@ class LinearDecay(Decay):
 
     def __init__(self, scope: str = "linear-decay", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
+
+    def value(self, steps: Any) -> Any:
+        slope = (self.to_ - self.from_) / self.num_timesteps
+        low, high = min(self.from_, self.to_), max(self.from_, self.to_)
+        return self.ops.clip(steps * slope + (self.from_ - slope * self.start_timestep), low, high)
 
     def fraction(self, progress: Any) -> Any:
         return progress

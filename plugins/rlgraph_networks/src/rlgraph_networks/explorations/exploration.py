@@ -48,72 +48,76 @@ class Exploration(Component):
         except SpecError as error:
             raise rebase(error, "noise_spec") from None
 
+    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+        # Everything about the action space is worked out here once, not on every action: the bounds
+        # from the action space, the dtypes from the actions as they arrive (a policy's argmax: int64).
+        arriving = input_spaces["actions"].flatten()
+        bounds = (action_space or input_spaces["actions"]).flatten()
+        self._leaves = [_Leaf(self.ops, path, bounds[path], arriving[path].dtype) for path in arriving]
+        self._single = len(self._leaves) == 1 and self._leaves[0].path == ""
+
     @rlgraph.api
     def get_action(self, actions: Any, time_step: Any, use_exploration: bool = True) -> Any:
         if not use_exploration:
             return actions
-        explore = self.epsilon_exploration.do_explore(self._graph_fn_first_leaf(actions), time_step)
-        actions = self._graph_fn_epsilon_greedy(actions, explore)
+        actions = self._graph_fn_epsilon_greedy(actions, self.epsilon_exploration.get_epsilon(time_step))
         if self.noise is not None:
             actions = self._graph_fn_add_noise(actions, self.noise.get_noise(actions))
         return actions
 
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_first_leaf(self, actions: Any) -> Any:
-        return nested.flatten(actions)[0]
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_epsilon_greedy(self, actions: Any, explore: Any) -> Any:
+    @rlgraph.graph_fn
+    def _graph_fn_epsilon_greedy(self, actions: Any, epsilon: Any) -> Any:
         ops = self.ops
+        flat = {"": actions} if self._single else nested.flatten_with_paths(actions)
+        batch = ops.shape(flat[self._leaves[0].path])[0]
+        explore = ops.random_uniform((batch,)) < epsilon
+        for leaf in self._leaves:
+            if leaf.kind == "int":
+                action = flat[leaf.path]
+                shape = ops.shape(action)
+                mask = (
+                    explore if len(shape) == 1 else ops.reshape(explore, (batch,) + (1,) * (len(shape) - 1))
+                )
+                flat[leaf.path] = ops.where(
+                    mask, ops.random_int(shape, leaf.low, leaf.high, leaf.dtype), action
+                )
+        return flat[""] if self._single else nested.unflatten_like(actions, flat)
 
-        def explored(action: Any, space: Any) -> Any:
-            if not isinstance(space, IntBox):
-                return action
-            shape = ops.shape(action)
-            random = _random_values(ops, space, shape)
-            mask = explore
-            for _ in range(len(shape) - 1):
-                mask = ops.expand_dims(mask, -1)
-            return ops.where(mask, ops.cast(random, _dtype(space)), action)
-
-        return _map_leaves(explored, actions, self.action_space)
-
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_add_noise(self, actions: Any, noise: Any) -> Any:
         ops = self.ops
-
-        def noisy(action: Any, space: Any, leaf_noise: Any) -> Any:
-            if not isinstance(space, FloatBox):
-                return action
-            value = action + leaf_noise
-            if np.isfinite(space.low).all() and np.isfinite(space.high).all():
-                value = ops.clip(
-                    value, ops.constant(space.low, "float32"), ops.constant(space.high, "float32")
-                )
-            return value
-
-        return _map_leaves(noisy, actions, self.action_space, noise)
+        flat = {"": actions} if self._single else nested.flatten_with_paths(actions)
+        noises = {"": noise} if self._single else nested.flatten_with_paths(noise)
+        for leaf in self._leaves:
+            if leaf.kind == "float":
+                value = flat[leaf.path] + noises[leaf.path]
+                flat[leaf.path] = value if leaf.low is None else ops.clip(value, leaf.low, leaf.high)
+        return flat[""] if self._single else nested.unflatten_like(actions, flat)
 
 
-def _dtype(space: Any) -> str:
-    return np.dtype(space.dtype).name
+class _Leaf:
+    """One leaf of the action space, as exploration needs it: its kind, bounds and dtype."""
+
+    def __init__(self, ops: Any, path: str, space: Any, dtype: Any) -> None:
+        self.path = path
+        self.dtype = np.dtype(dtype).name
+        self.kind = (
+            "int" if isinstance(space, IntBox) else "float" if isinstance(space, FloatBox) else "other"
+        )
+        self.low: Any = None
+        self.high: Any = None
+        if (
+            self.kind == "int"
+            or self.kind == "float"
+            and np.isfinite(space.low).all()
+            and np.isfinite(space.high).all()
+        ):
+            self.low, self.high = _bounds(ops, space, self.dtype)
 
 
-def _random_values(ops: Any, space: IntBox, shape: Any) -> Any:
-    """Uniform draws from the IntBox's values, per entry (bounds may differ per entry)."""
-    low, high = ops.constant(space.low, "int64"), ops.constant(space.high, "int64")
-    return ops.random_int(shape, low, high)
-
-
-def _map_leaves(function: Any, actions: Any, space: Any, *others: Any) -> Any:
-    """``function(action_leaf, space_leaf, *other_leaves)`` over the leaves of the action space."""
-    flat_space = space.flatten()
-    if list(flat_space) == [""]:
-        return function(actions, flat_space[""], *others)
-    flat_actions = nested.flatten_with_paths(actions)
-    flat_others = [nested.flatten_with_paths(other) for other in others]
-    results = {
-        path: function(flat_actions[path], leaf, *(o[path] for o in flat_others))
-        for path, leaf in flat_space.items()
-    }
-    return nested.unflatten_like(actions, results)
+def _bounds(ops: Any, space: Any, dtype: str) -> tuple[Any, Any]:
+    """Python numbers where every entry shares its bounds (the fast path of the random ops), else tensors."""
+    low, high = np.asarray(space.low), np.asarray(space.high)
+    if np.all(low == low.flat[0]) and np.all(high == high.flat[0]):
+        return low.flat[0].item(), high.flat[0].item()
+    return ops.constant(low, dtype), ops.constant(high, dtype)
