@@ -54,6 +54,7 @@ def agent_spec() -> dict[str, Any]:
     """The example's agent, on torch, without updates."""
     spec = yaml.safe_load(EXAMPLE.read_text())["agent"]
     spec["update_spec"] = {**spec["update_spec"], "do_updates": False}
+    spec["n_step"] = 1  # the reference stores one-step transitions: so does the agent here
     spec.update(backend="torch", execution_spec={"seed": SEED})
     return spec
 
