@@ -121,6 +121,24 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("resize-nearest", "resize_images", (_IMAGE, (3, 14)), {"method": "nearest"}),
     ("lstm", "lstm", (_f(2, 5, 3), (_f(2, 4), _f(2, 4)), _f(3, 16), _f(4, 16), _f(16)), {}),
     ("stop_gradient", "stop_gradient", (_X,), {}),
+    # NumPy corner cases (appended so that the arrays above stay as they were)
+    ("full-int", "full", ((2,), 3), {"dtype": "int64"}),
+    ("arange-float", "arange", (0.0, 1.0, 0.25), {"dtype": "float32"}),
+    ("expand_dims-negative", "expand_dims", (_X, -1), {}),
+    ("squeeze-all", "squeeze", (_f(3, 1, 2),), {}),
+    ("tile-short-reps", "tile", (_CUBE, (2,)), {}),
+    ("gather-last-axis", "gather", (_CUBE, _i(4, 3)), {"axis": -1}),
+    ("take_along_axis-3d", "take_along_axis", (_CUBE, _i(4, 2, 3, 2)), {"axis": 2}),
+    ("one_hot-2d", "one_hot", (_i(3, 2, 3), 3), {}),
+    ("where-tensor-scalar", "where", (_X > 0, _X, 0.0), {}),
+    ("maximum-int-scalar", "maximum", (_i(5, 6), 2), {}),
+    ("clip-tensor-bounds", "clip", (_X, -_pos(4), _pos(4)), {}),
+    ("pow-tensors", "pow", (_pos(3, 4), _X), {}),
+    ("linear-4d", "linear", (_f(2, 3, 2, 4), _f(4, 2), _f(2)), {}),
+    ("einsum-batched", "einsum", ("bij,bjk->bik", _CUBE, _f(2, 4, 3)), {}),
+    ("conv2d-same-even-kernel", "conv2d", (_IMAGE, _f(2, 2, 3, 4)), {"padding": "same"}),
+    ("max_pool2d-same-stride1", "max_pool2d", (_IMAGE, 2), {"strides": 1, "padding": "same"}),
+    ("resize-bilinear-up", "resize_images", (_IMAGE, (11, 13)), {}),
 ]
 
 

@@ -1,0 +1,1 @@
+"""RLgraph TensorFlow backend."""

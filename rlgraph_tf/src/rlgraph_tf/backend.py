@@ -1,0 +1,266 @@
+"""The TensorFlow backend's hook implementations (entry point ``rlgraph.backends: tf``).
+
+The build runs eagerly (graph functions on eager tensors, variables as ``tf.Variable``). Each root
+API method is then compiled into ``tf.function``s whose input signature comes from the input
+spaces (batch and time ranks are ``None`` dimensions: one trace serves every batch size), one per
+combination of its Python-constant arguments (``use_exploration=True``/``False``), traced on first
+use. A method that computes gradients runs under a ``tf.GradientTape``; ``compute_gradients`` asks
+the innermost one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from rlgraph.plugins.hookspecs import hookimpl
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
+try:
+    import tensorflow as tf
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
+    ) from error
+
+from rlgraph_tf.ops import OPS, numpy_dtype, tf_dtype
+from rlgraph_tf.optimizers import TFOptimizer
+
+RLGRAPH_PLUGIN_API = "1.0"
+
+tf.get_logger().setLevel("ERROR")
+
+#: The gradient tapes of the API calls in progress (innermost last).
+_TAPES: list[tf.GradientTape] = []
+
+
+def device_name(device: str | None) -> str | None:
+    """A TensorFlow device name for RLgraph's ``"cpu"``, ``"cuda:1"``, ``"gpu"``... (None stays None)."""
+    if device is None:
+        return None
+    kind, _, index = device.lower().partition(":")
+    kind = {"cuda": "GPU", "gpu": "GPU", "cpu": "CPU"}.get(kind, kind.upper())
+    return f"/{kind}:{index or 0}"
+
+
+@hookimpl
+def create_ops() -> Any:
+    return OPS
+
+
+@hookimpl
+def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> tf.Variable:
+    with _on(device):
+        return tf.Variable(np.asarray(initial_value), trainable=trainable, name=name.replace("/", "."))
+
+
+@hookimpl
+def read_variables(variables: dict[str, tf.Variable]) -> dict[str, np.ndarray]:
+    return {name: np.array(variable.numpy()) for name, variable in variables.items()}
+
+
+@hookimpl
+def assign_variables(variables: dict[str, tf.Variable], values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        variable = variables[name]
+        variable.assign(np.asarray(value, dtype=variable.dtype.as_numpy_dtype))
+
+
+@hookimpl
+def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+    from rlgraph.spaces import ContainerSpace, Dict
+
+    if isinstance(space, ContainerSpace):
+        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
+        values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
+        return values if isinstance(space, Dict) else tuple(values.values())
+    sizes = _rank_sizes(space, batch_size, time_size)
+    with _on(device):
+        return tf.constant(space.sample(sizes or None), dtype=tf_dtype(space.dtype))
+
+
+@hookimpl
+def describe_value(value: Any) -> tuple[tuple, Any] | None:
+    if isinstance(value, tf.Tensor | tf.Variable):
+        return tuple(value.shape.as_list()), numpy_dtype(value.dtype)
+    if isinstance(value, np.ndarray | np.generic):
+        return value.shape, value.dtype
+    if isinstance(value, bool):
+        return (), np.dtype(bool)
+    if isinstance(value, int):
+        return (), np.dtype("int64")
+    if isinstance(value, float):
+        return (), np.dtype("float32")
+    return None
+
+
+@hookimpl
+def device_scope(device: str | None) -> Any:
+    return _on(device)
+
+
+@hookimpl
+def place_graph_fn(function: Any, device: str) -> Any:
+    def placed(*args: Any, **kwargs: Any) -> Any:
+        with tf.device(device_name(device)):
+            return function(*args, **kwargs)
+
+    return placed
+
+
+@hookimpl
+def compile_api_method(
+    name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool, device: str | None
+) -> Callable[..., Any]:
+    return CompiledAPIMethod(name, function, list(input_spaces.values()), needs_gradients, device)
+
+
+@hookimpl
+def compute_gradients(loss: Any, variables: list[tf.Variable]) -> list[Any]:
+    if loss.shape.rank != 0:
+        raise ValueError(f"compute_gradients needs a scalar loss, got shape {loss.shape}.")
+    if not _TAPES:
+        # Outside a compiled call: the build's dry run, whose effects on variables (optimizer slots
+        # included) are undone after the build. Zeros keep its shapes right.
+        return [tf.zeros_like(variable) for variable in variables]
+    tape = _TAPES[-1]
+    with tape.stop_recording():
+        return list(tape.gradient(loss, variables))
+
+
+@hookimpl
+def create_optimizer(
+    kind: str, variables: list[tf.Variable], hyperparameters: dict[str, Any], slots: dict[str, list]
+) -> TFOptimizer:
+    return TFOptimizer(kind, variables, hyperparameters, slots)
+
+
+@hookimpl
+def apply_gradients(optimizer: TFOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
+    return optimizer.step(gradients)
+
+
+@hookimpl
+def seed(seed: int) -> None:
+    tf.random.set_seed(seed)
+
+
+class CompiledAPIMethod:
+    """One root API method as ``tf.function``s: one per combination of its Python-constant arguments.
+
+    Arguments with a space are tensors in the input signature (``None`` for batch and time ranks);
+    the others are baked into the trace. Results come back as NumPy (nested as returned).
+    """
+
+    def __init__(
+        self, name: str, function: Any, spaces: list[Any], needs_gradients: bool, device: str | None
+    ) -> None:
+        self.name = name
+        self.function = function
+        self.spaces = spaces
+        self.needs_gradients = needs_gradients
+        self.device = device_name(device)
+        self.tensor_positions = [i for i, space in enumerate(spaces) if space is not None]
+        self.signature = [_signature(spaces[i]) for i in self.tensor_positions]
+        self.traces: dict[tuple, Any] = {}
+        #: How often the Python function was traced (once per key of ``traces``, never per batch size).
+        self.trace_count = 0
+
+    def __call__(self, *args: Any) -> Any:
+        constants = tuple(
+            (i, arg) for i, arg in enumerate(args) if i >= len(self.spaces) or self.spaces[i] is None
+        )
+        key = (len(args), constants)
+        call = self.traces.get(key)
+        if call is None:
+            call = self.traces[key] = self._trace(dict(constants), len(args))
+        tensors = [_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)]
+        return _to_numpy(call(tensors))
+
+    def _trace(self, constants: dict[int, Any], count: int) -> Callable[[list[Any]], Any]:
+        """The concrete function for these constants, as a callable on the list of tensor arguments."""
+        positions = [i for i in self.tensor_positions if i < count]
+
+        def run(*tensors: Any) -> Any:
+            self.trace_count += 1  # Python runs only while tracing
+            args = dict(constants)
+            args.update(zip(positions, tensors))
+            with _on_device(self.device), _tape(self.needs_gradients):
+                return self.function(*(args[i] for i in range(count)))
+
+        signature = [self.signature[self.tensor_positions.index(i)] for i in positions]
+        concrete = tf.function(run, input_signature=signature, autograph=False).get_concrete_function()
+        call_flat = getattr(concrete, "_call_flat", None)
+        if call_flat is None:  # pragma: no cover - TensorFlow without the flat call
+            return lambda tensors: concrete(*tensors)
+        # The flat call skips tf.function's per-call argument binding (about half of a small
+        # call's time); the input signature already fixed every argument's structure and dtype.
+        captured = concrete.captured_inputs
+        return lambda tensors: call_flat(
+            [tf.convert_to_tensor(t) for t in tf.nest.flatten(tensors)], captured
+        )
+
+
+@contextlib.contextmanager
+def _tape(needed: bool) -> Iterator[None]:
+    if not needed:
+        yield
+        return
+    with tf.GradientTape(persistent=True, watch_accessed_variables=True) as tape:
+        _TAPES.append(tape)
+        try:
+            yield
+        finally:
+            _TAPES.pop()
+
+
+def _on(device: str | None) -> Any:
+    return _on_device(device_name(device))
+
+
+def _on_device(name: str | None) -> Any:
+    return contextlib.nullcontext() if name is None else tf.device(name)
+
+
+def _signature(space: Any) -> Any:
+    from rlgraph.spaces import ContainerSpace, Dict
+
+    if isinstance(space, ContainerSpace):
+        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
+        specs = {key: _signature(space[key]) for key in keys}
+        return specs if isinstance(space, Dict) else tuple(specs.values())
+    shape = space.get_shape(with_batch_rank=True, with_time_rank=True)
+    return tf.TensorSpec(shape=shape, dtype=tf_dtype(space.dtype))
+
+
+def _convert(value: Any, space: Any) -> Any:
+    """NumPy (nested) into what the signature expects: arrays of the space's dtype."""
+    if isinstance(value, dict):
+        return {key: _convert(item, space[key]) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return tuple(_convert(item, space[i]) for i, item in enumerate(value))
+    if isinstance(value, tf.Tensor):
+        return value
+    return np.asarray(value, dtype=space.dtype)
+
+
+def _to_numpy(value: Any) -> Any:
+    if isinstance(value, tf.Tensor | tf.Variable):
+        return value.numpy()
+    if isinstance(value, dict):
+        return {key: _to_numpy(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(_to_numpy(item) for item in value)
+    return value
+
+
+def _rank_sizes(space: Any, batch_size: int, time_size: int) -> tuple[int, ...]:
+    if getattr(space, "has_batch_rank", False) and getattr(space, "has_time_rank", False):
+        return (time_size, batch_size) if space.time_major else (batch_size, time_size)
+    if getattr(space, "has_batch_rank", False):
+        return (batch_size,)
+    return (time_size,) if getattr(space, "has_time_rank", False) else ()

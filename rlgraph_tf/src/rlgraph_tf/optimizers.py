@@ -1,0 +1,84 @@
+"""Optimizer steps as TensorFlow ops on RLgraph's slot variables (the core's rules, written in tf)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from rlgraph.execution.optimizers import OPTIMIZERS
+
+
+class TFOptimizer:
+    """One optimizer kind over ``variables``; its state lives in the slot variables it is given.
+
+    Inside a compiled API method each step becomes part of the same graph (TensorFlow orders the
+    variable updates after the gradients they read).
+    """
+
+    def __init__(
+        self, kind: str, variables: list[tf.Variable], hyperparameters: dict[str, Any], slots: dict[str, list]
+    ) -> None:
+        if kind not in OPTIMIZERS:
+            raise ValueError(f"Unknown optimizer {kind!r}; known: {', '.join(OPTIMIZERS)}.")
+        self.kind = kind
+        self.h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
+        self.clip_grad_norm = self.h.pop("clip_grad_norm", None)
+        self.variables = list(variables)
+        self.slots = slots
+        self._apply = getattr(self, f"_{kind}")
+
+    def step(self, gradients: list[Any]) -> Any:
+        """One step (variables without a gradient are left alone); returns the gradients' global norm
+        before clipping when clipping is on."""
+        used = [i for i, g in enumerate(gradients) if g is not None]
+        grads = [tf.convert_to_tensor(gradients[i]) for i in used]
+        norm = None
+        if self.clip_grad_norm is not None and grads:
+            norm = tf.linalg.global_norm(grads)
+            scale = tf.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
+            grads = [g * tf.cast(scale, g.dtype) for g in grads]
+        for i, grad in zip(used, grads):
+            self._apply(i, grad)
+        return norm
+
+    def _slot(self, name: str, index: int) -> tf.Variable:
+        return self.slots[name][index]
+
+    def _adam(self, i: int, g: Any) -> None:
+        h, variable = self.h, self.variables[i]
+        step = self._slot("step", i)
+        step.assign_add(1.0)
+        m = self._slot("m", i).assign(h["beta1"] * self._slot("m", i) + (1.0 - h["beta1"]) * g)
+        v = self._slot("v", i).assign(h["beta2"] * self._slot("v", i) + (1.0 - h["beta2"]) * g * g)
+        steps = tf.cast(step.read_value(), variable.dtype)
+        m_hat = m / (1.0 - tf.pow(tf.cast(h["beta1"], variable.dtype), steps))
+        v_hat = v / (1.0 - tf.pow(tf.cast(h["beta2"], variable.dtype), steps))
+        variable.assign_sub(h["learning_rate"] * m_hat / (tf.sqrt(v_hat) + h["epsilon"]))
+
+    def _sgd(self, i: int, g: Any) -> None:
+        h, variable = self.h, self.variables[i]
+        if not h["momentum"]:
+            variable.assign_sub(h["learning_rate"] * g)
+            return
+        buffer = self._slot("momentum", i).assign(h["momentum"] * self._slot("momentum", i) + g)
+        update = g + h["momentum"] * buffer if h["nesterov"] else buffer
+        variable.assign_sub(h["learning_rate"] * update)
+
+    def _rmsprop(self, i: int, g: Any) -> None:
+        h, variable = self.h, self.variables[i]
+        decay = h["decay"]
+        average = self._slot("square_avg", i).assign(
+            decay * self._slot("square_avg", i) + (1.0 - decay) * g * g
+        )
+        if h["centered"]:
+            grad_avg = self._slot("grad_avg", i).assign(decay * self._slot("grad_avg", i) + (1.0 - decay) * g)
+            average = average - grad_avg * grad_avg
+        update = g / (tf.sqrt(average) + h["epsilon"])
+        if h["momentum"]:
+            update = self._slot("momentum", i).assign(h["momentum"] * self._slot("momentum", i) + update)
+        variable.assign_sub(h["learning_rate"] * update)
+
+    def _adagrad(self, i: int, g: Any) -> None:
+        total = self._slot("sum", i).assign_add(g * g)
+        self.variables[i].assign_sub(self.h["learning_rate"] * g / (tf.sqrt(total) + self.h["epsilon"]))
