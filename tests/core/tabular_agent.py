@@ -1,4 +1,4 @@
-"""A tabular Q-learning agent built from components: exercises the Agent API on the NumPy backend."""
+"""A tabular Q-learning agent built from components: exercises the Agent API on any backend."""
 
 from __future__ import annotations
 
@@ -92,9 +92,11 @@ class QTable(Component):
         )
         q = ops.read(self.q)
         target = r + self.discount * ops.max(ops.gather(q, s2), axis=-1) * (1.0 - ops.cast(t, "float32"))
-        td = target - q[s, a]
-        q[s, a] = q[s, a] + self.learning_rate * td
-        ops.assign(self.q, q)
+        rows = ops.gather(q, s)
+        td = target - ops.take_along_axis(rows, ops.expand_dims(a, -1), axis=-1)[:, 0]
+        step = ops.expand_dims(self.learning_rate * td, -1) * ops.one_hot(a, self.num_actions)
+        # Rows of one state drawn twice: one write wins, the same update where the actions agree.
+        ops.scatter_update(self.q, s, rows + step)
         return {"loss": ops.mean(ops.square(td))}
 
 

@@ -10,7 +10,7 @@ from test_build import SPACE, Outer, Scale
 
 import rlgraph
 from rlgraph import plugins
-from rlgraph.errors import PluginLoadError
+from rlgraph.errors import NotApplicableError, PluginLoadError
 from rlgraph.execution.backend import load_backend
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.execution.ops import OPS, missing_ops
@@ -98,3 +98,66 @@ def test_set_weights_is_all_or_nothing(rlgraph_backend):
         executor.set_weights(bad)
     for name, value in executor.get_weights().items():
         np.testing.assert_array_equal(value, before[name])
+
+
+class Lengths(rlgraph.Component):
+    """``scale`` for every input; ``argmax`` only for vectors (it does not apply to scalars)."""
+
+    def __init__(self, scope="lengths"):
+        super().__init__(scope=scope)
+
+    @rlgraph.api
+    def scale(self, inputs):
+        return self._graph_fn_scale(inputs)
+
+    @rlgraph.api
+    def argmax(self, inputs):
+        return self._graph_fn_argmax(inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_scale(self, inputs):
+        return inputs * 2.0
+
+    @rlgraph.graph_fn
+    def _graph_fn_argmax(self, inputs):
+        if self.input_spaces["inputs"].rank == 0:  # known once spaces flow in (the build phase)
+            raise NotApplicableError("argmax needs vector inputs")
+        return self.ops.argmax(inputs, axis=-1)
+
+
+class ArgmaxUser(rlgraph.Component):
+    def __init__(self):
+        super().__init__(scope="user")
+        self.lengths = Lengths()
+        self.add_components(self.lengths)
+
+    @rlgraph.api
+    def best(self, inputs):
+        return self.lengths.argmax(inputs)
+
+    @rlgraph.api
+    def doubled(self, inputs):
+        return self.lengths.scale(inputs)
+
+
+def test_methods_that_do_not_apply_to_the_spaces_are_left_out_of_the_build(rlgraph_backend):
+    scalars = rlgraph.spaces.FloatBox(add_batch_rank=True)
+    executor = GraphExecutor(Lengths(), {"inputs": scalars}, backend=rlgraph_backend)
+    executor.build()
+    assert set(executor.api_registry) == {"scale"}
+    np.testing.assert_allclose(executor.execute("scale", np.ones(3, np.float32)), 2.0)
+    with pytest.raises(NotApplicableError, match="'lengths' cannot run 'argmax': argmax needs vector inputs"):
+        executor.execute("argmax", np.ones(3, np.float32))
+    # A parent's method that calls one is left out too; the parent's other methods work.
+    user = GraphExecutor(ArgmaxUser(), {"inputs": scalars}, backend=rlgraph_backend)
+    user.build()
+    assert set(user.api_registry) == {"doubled"}
+    with pytest.raises(NotApplicableError, match="'user' cannot run 'best'"):
+        user.execute("best", np.ones(3, np.float32))
+    with pytest.raises(rlgraph.errors.APICallError, match="no API method 'nope'"):
+        user.execute("nope")
+    # With vectors, everything applies.
+    vectors = rlgraph.spaces.FloatBox(shape=(3,), add_batch_rank=True)
+    both = GraphExecutor(ArgmaxUser(), {"inputs": vectors}, backend=rlgraph_backend)
+    both.build()
+    np.testing.assert_array_equal(both.execute("best", np.eye(3, dtype=np.float32)[[2, 0]]), [2, 0])

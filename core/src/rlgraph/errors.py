@@ -70,6 +70,14 @@ class BuildError(RLGraphError):
         super().__init__(message)
 
 
+class NotApplicableError(RLGraphError, TypeError):
+    """An API method does not apply to a component's spaces (Q-values of continuous actions).
+
+    Raised while the build traces a root API method (by the method or any component it calls), it
+    leaves that method out of the built graph; calling it afterwards raises this error again.
+    """
+
+
 class APICallError(RLGraphError, ValueError):
     """An API method was called with inputs that do not fit its input spaces."""
 

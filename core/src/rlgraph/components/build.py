@@ -28,7 +28,7 @@ import numpy as np
 
 from rlgraph.components.component import Component
 from rlgraph.components.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
-from rlgraph.errors import BuildError
+from rlgraph.errors import BuildError, NotApplicableError
 from rlgraph.utils import nested
 
 #: Sizes the build gives batch and time ranks; chosen to be unlikely layer sizes.
@@ -192,6 +192,8 @@ class Builder:
         self.device_map = dict(device_map or {})
         self.graph = ComponentGraph(root)
         self.api_registry: dict[str, APIRecord] = {}
+        #: Root API methods left out because they do not apply to the spaces, with the reason.
+        self.not_applicable: dict[str, str] = {}
         self.report = BuildReport()
         self.variables: dict[str, tuple[Any, Any]] = {}
         self.contractions: dict[tuple[int, str], tuple[Component, str] | None] = {}
@@ -217,7 +219,10 @@ class Builder:
                 self.api_registry[name] = APIRecord(
                     name, [p for p, v in args.items() if _contains_record(v)], self._root_spaces(api)
                 )
-                getattr(self.root, name)(*args.values())
+                try:
+                    getattr(self.root, name)(*args.values())
+                except NotApplicableError as error:
+                    self._leave_out(name, error)
         self.report.assembly_seconds = time.perf_counter() - start
         return self.graph
 
@@ -237,6 +242,8 @@ class Builder:
                     except _NotReady as not_ready:
                         reasons[name] = not_ready
                         continue
+                    except NotApplicableError as error:
+                        self._leave_out(name, error)
                     pending.remove(name)
                     reasons.pop(name, None)
                     progress = True
@@ -405,6 +412,11 @@ class Builder:
         if component.device is not None:
             return component.device
         return component.parent.device if component.parent is not None else self.device_map.get("", None)
+
+    def _leave_out(self, name: str, error: NotApplicableError) -> None:
+        """Drop root API method ``name``, which does not apply here; calls report ``error``."""
+        self.not_applicable[name] = str(error)
+        del self.api_registry[name]
 
     def _build_api_method(self, name: str) -> None:
         api = self.root.api_methods()[name]

@@ -12,7 +12,7 @@ import numpy as np
 
 from rlgraph.components.build import Builder, BuildReport
 from rlgraph.components.component import Component
-from rlgraph.errors import APICallError, BuildError
+from rlgraph.errors import APICallError, BuildError, NotApplicableError
 from rlgraph.execution import checkpoint
 from rlgraph.execution.backend import Backend, EventBus, load_backend
 from rlgraph.utils.naming import suggestion_text
@@ -124,7 +124,9 @@ class GraphExecutor:
         return result
 
     def _unknown(self, api_method: str) -> None:
-        self._built()
+        reason = self._built().not_applicable.get(api_method)
+        if reason is not None:
+            raise NotApplicableError(f"{self.root.global_scope!r} cannot run {api_method!r}: {reason}")
         names = sorted(self._functions)
         raise APICallError(
             f"{self.root.global_scope!r} has no API method {api_method!r}.{suggestion_text(api_method, names)} "
