@@ -45,8 +45,11 @@ def test_dense_keeps_leading_batch_and_time_ranks(component_test, torch):
     test = component_test(Dense(4, activation="relu", use_bias=False), input_spaces={"inputs": space})
     assert set(test.variable_values()) == {"dense/kernel"}
     x = space.sample((2, 5))
+    # float32 against torch: 7 decimals fail where the two matmuls round an output > 2 one ulp apart.
     out = test.test(
-        ("call", x), expected_outputs=torch_dense(torch, x, test.variable_values("kernel"), None, "relu")
+        ("call", x),
+        expected_outputs=torch_dense(torch, x, test.variable_values("kernel"), None, "relu"),
+        decimals=5,
     )
     assert out.shape == (2, 5, 4)
 

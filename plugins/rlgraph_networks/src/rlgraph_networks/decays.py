@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph.utils.naming import normalize_name
+from rlgraph.utils.naming import normalize_name, suggestion_text
 
-_KINDS = {"constant": "constant_decay", "linear": "linear_decay", "polynomial": "polynomial_decay"}
-_KINDS["exponential"] = "exponential_decay"
+#: Kinds a list spec ``[kind, from, to]`` may name (a constant is given as a plain number).
+_KINDS = {"linear": "linear_decay", "polynomial": "polynomial_decay", "exponential": "exponential_decay"}
 
 
 class Decay(Component, metaclass=abc.ABCMeta):
@@ -53,9 +53,12 @@ class Decay(Component, metaclass=abc.ABCMeta):
             if len(value) == 2:
                 return {"type": "linear_decay", "from": value[0], "to": value[1]}
             if len(value) == 3 and isinstance(value[0], str):
-                kind = _KINDS.get(normalize_name(value[0]).removesuffix("_decay"))
+                kind = _KINDS.get(normalize_name(value[0]).removesuffix("decay"))
                 if kind is None:
-                    raise SpecError(f"unknown decay {value[0]!r}; known: {', '.join(_KINDS)}")
+                    raise SpecError(
+                        f"unknown decay {value[0]!r}.{suggestion_text(value[0], _KINDS)} "
+                        f"Known: {', '.join(_KINDS)}"
+                    )
                 return {"type": kind, "from": value[1], "to": value[2]}
         raise SpecError(
             "expected a decay spec: a dict, a number (constant), [from, to] (linear) or [kind, from, to], "
@@ -85,8 +88,10 @@ class Decay(Component, metaclass=abc.ABCMeta):
 class ConstantDecay(Decay):
     """Always ``constant_value``."""
 
-    def __init__(self, constant_value: float = 0.0, scope: str = "constant-decay", **kwargs: Any) -> None:
-        super().__init__(from_=constant_value, to_=constant_value, scope=scope, **kwargs)
+    def __init__(
+        self, constant_value: float = 0.0, scope: str = "constant-decay", device: str | None = None
+    ) -> None:
+        super().__init__(from_=constant_value, to_=constant_value, scope=scope, device=device)
 
     def value(self, steps: Any) -> Any:
         return self.ops.full((), self.from_)

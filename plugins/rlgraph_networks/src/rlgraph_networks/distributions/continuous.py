@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from rlgraph.errors import SpecError
 from rlgraph_networks.distributions.distribution import LOG_2PI, Distribution
 
@@ -40,24 +42,59 @@ class Normal(Distribution):
         return other_log_std - log_std + 0.5 * (variance_ratio + mean_term - 1.0)
 
 
-class SquashedNormal(Normal):
-    """A Gaussian ``u`` squashed into ``[low, high]``: ``low + (tanh(u) + 1) / 2 * (high - low)`` (SAC's policy).
+class _Interval:
+    """The bounds ``[low, high]`` of a bounded distribution: floats, or float32 arrays (one bound per
+    action dimension) that become constants on the backend when used."""
 
-    ``log_prob`` applies the change of variables: ``log N(u) - log(1 - tanh(u)^2) - log((high - low) / 2)``.
-    ``entropy`` and ``kl`` are those of the Gaussian before squashing (the squashed entropy has no
-    closed form; SAC estimates it from ``-log_prob`` of samples).
+    def __init__(self, low: Any, high: Any) -> None:
+        low, high = np.broadcast_arrays(np.asarray(low, np.float32), np.asarray(high, np.float32))
+        if not (np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all()):
+            raise SpecError(
+                f"needs finite bounds with low < high, got low={low.tolist()}, high={high.tolist()}", "low"
+            )
+        uniform = (low == low.flat[0]).all() and (high == high.flat[0]).all()
+        self.low: Any = float(low.flat[0]) if uniform else low
+        self.high: Any = float(high.flat[0]) if uniform else high
+        self.width: Any = self.high - self.low
+        self.log_width: Any = math.log(self.width) if uniform else np.log(self.width)
+
+    def on(self, ops: Any, name: str) -> Any:
+        """The bound (``low``, ``width``, ``log_width``) as a float or a backend constant."""
+        value = getattr(self, name)
+        return value if isinstance(value, float) else ops.constant(value, "float32")
+
+
+class SquashedNormal(Normal):
+    """A Gaussian ``u`` squashed into ``[low, high]``: ``low + (tanh(u) + 1) / 2 * (high - low)``
+    (SAC's policy).
+
+    Parameters: ``(mean, log_std)`` of ``u``. ``low``/``high`` are numbers or one bound per action
+    dimension. ``log_prob`` applies the change of variables:
+    ``log N(u) - log(1 - tanh(u)^2) - log((high - low) / 2)``; ``draw_and_log_prob`` evaluates it at
+    the drawn ``u`` itself (exact even where ``tanh`` saturates). ``entropy`` is the entropy of the
+    Gaussian before squashing (the squashed entropy has no closed form; SAC estimates it from
+    ``-log_prob`` of samples); ``kl`` is exact (KL divergence is invariant under the squashing).
     """
 
     def __init__(
-        self, low: float = -1.0, high: float = 1.0, scope: str = "squashed-normal", **kwargs: Any
+        self,
+        low: float | list[float] = -1.0,
+        high: float | list[float] = 1.0,
+        scope: str = "squashed-normal",
+        **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        if not low < high:
-            raise SpecError(f"needs low < high, got [{low}, {high}]", "low")
-        self.low, self.high = float(low), float(high)
+        self.interval = _Interval(low, high)
 
     def _squash(self, u: Any) -> Any:
-        return self.low + (self.ops.tanh(u) + 1.0) * (0.5 * (self.high - self.low))
+        ops, interval = self.ops, self.interval
+        return interval.on(ops, "low") + (ops.tanh(u) + 1.0) * (0.5 * interval.on(ops, "width"))
+
+    def _log_jacobian(self, u: Any) -> Any:
+        """``log d squash(u) / du``: ``log(1 - tanh(u)^2) + log(width / 2)``, stable for large ``|u|``."""
+        ops = self.ops
+        log_derivative = 2.0 * (math.log(2.0) - u - ops.softplus(-2.0 * u))
+        return log_derivative + (self.interval.on(ops, "log_width") - math.log(2.0))
 
     def sample(self, parameters: Any) -> Any:
         return self._squash(super().sample(parameters))
@@ -65,28 +102,41 @@ class SquashedNormal(Normal):
     def mode(self, parameters: Any) -> Any:
         return self._squash(parameters[0])
 
+    def draw_with_log_density(self, parameters: Any, deterministic: bool) -> tuple[Any, Any]:
+        u = parameters[0] if deterministic else super().sample(parameters)
+        return self._squash(u), super().log_density(parameters, u) - self._log_jacobian(u)
+
     def log_density(self, parameters: Any, values: Any) -> Any:
-        ops = self.ops
-        squashed = ops.clip(
-            (values - self.low) / (self.high - self.low) * 2.0 - 1.0, -1.0 + _EPSILON, 1.0 - _EPSILON
-        )
+        ops, interval = self.ops, self.interval
+        squashed = (values - interval.on(ops, "low")) / interval.on(ops, "width") * 2.0 - 1.0
+        squashed = ops.clip(squashed, -1.0 + _EPSILON, 1.0 - _EPSILON)
         u = 0.5 * (ops.log1p(squashed) - ops.log1p(-squashed))  # atanh
-        jacobian = ops.log(1.0 - ops.square(squashed) + _EPSILON) + math.log(0.5 * (self.high - self.low))
-        return super().log_density(parameters, u) - jacobian
+        return super().log_density(parameters, u) - self._log_jacobian(u)
 
 
 class Beta(Distribution):
-    """Beta on ``[low, high]``; parameters: a tuple ``(alpha, beta)``, both > 0 (RLgraph's adapter gives
-    ``1 + softplus``). Samples from two Gamma draws; ``sample_deterministic`` is the mean."""
+    """Beta on ``[low, high]`` (numbers or one bound per action dimension); parameters: a tuple
+    ``(alpha, beta)``, both > 0 (the action adapter gives ``1 + softplus``). Samples from two Gamma
+    draws; ``sample_deterministic`` is the mean. ``log_prob`` and ``entropy`` are those of the scaled
+    variable (they include ``-log(high - low)`` and ``+log(high - low)``).
 
-    def __init__(self, low: float = 0.0, high: float = 1.0, scope: str = "beta", **kwargs: Any) -> None:
+    ``log_prob``, ``entropy`` and ``kl`` are computed in float64 and returned as float32: their
+    log-gamma terms (~40 for concentrations ~20) cancel to results near 0, where float32 would keep
+    only the last few bits (backends whose ``lgamma`` differ by an ulp would disagree by ~1e-5)."""
+
+    def __init__(
+        self,
+        low: float | list[float] = 0.0,
+        high: float | list[float] = 1.0,
+        scope: str = "beta",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(scope=scope, **kwargs)
-        if not low < high:
-            raise SpecError(f"needs low < high, got [{low}, {high}]", "low")
-        self.low, self.high = float(low), float(high)
+        self.interval = _Interval(low, high)
 
     def _scale(self, x: Any) -> Any:
-        return self.low + x * (self.high - self.low)
+        ops, interval = self.ops, self.interval
+        return interval.on(ops, "low") + x * interval.on(ops, "width")
 
     def sample(self, parameters: Any) -> Any:
         alpha, beta = parameters
@@ -101,18 +151,21 @@ class Beta(Distribution):
         ops = self.ops
         return ops.lgamma(alpha) + ops.lgamma(beta) - ops.lgamma(alpha + beta)
 
+    def _float64(self, *values: Any) -> list[Any]:
+        return [self.ops.cast(value, "float64") for value in values]
+
     def log_density(self, parameters: Any, values: Any) -> Any:
-        ops = self.ops
-        alpha, beta = parameters
-        x = ops.clip((values - self.low) / (self.high - self.low), _EPSILON, 1.0 - _EPSILON)
+        ops, interval = self.ops, self.interval
+        x = ops.clip((values - interval.on(ops, "low")) / interval.on(ops, "width"), _EPSILON, 1.0 - _EPSILON)
+        alpha, beta, x = self._float64(*parameters, x)
         density = (
             (alpha - 1.0) * ops.log(x) + (beta - 1.0) * ops.log1p(-x) - self._log_beta_function(alpha, beta)
         )
-        return density - math.log(self.high - self.low)
+        return ops.cast(density, "float32") - interval.on(ops, "log_width")
 
     def entropy_of(self, parameters: Any) -> Any:
         ops = self.ops
-        alpha, beta = parameters
+        alpha, beta = self._float64(*parameters)
         total = alpha + beta
         entropy = (
             self._log_beta_function(alpha, beta)
@@ -120,15 +173,16 @@ class Beta(Distribution):
             - (beta - 1.0) * ops.digamma(beta)
             + (total - 2.0) * ops.digamma(total)
         )
-        return entropy + math.log(self.high - self.low)
+        return ops.cast(entropy, "float32") + self.interval.on(ops, "log_width")
 
     def kl(self, parameters: Any, other_parameters: Any) -> Any:
         ops = self.ops
-        (a1, b1), (a2, b2) = parameters, other_parameters
-        return (
+        a1, b1, a2, b2 = self._float64(*parameters, *other_parameters)
+        kl = (
             self._log_beta_function(a2, b2)
             - self._log_beta_function(a1, b1)
             + (a1 - a2) * ops.digamma(a1)
             + (b1 - b2) * ops.digamma(b1)
             + (a2 - a1 + b2 - b1) * ops.digamma(a1 + b1)
         )
+        return ops.cast(kl, "float32")

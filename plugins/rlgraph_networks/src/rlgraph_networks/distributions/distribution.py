@@ -35,6 +35,11 @@ class Distribution(Component, metaclass=abc.ABCMeta):
         return self._graph_fn_mode(parameters) if deterministic else self._graph_fn_sample(parameters)
 
     @rlgraph.api
+    def draw_and_log_prob(self, parameters: Any, deterministic: bool = False) -> Any:
+        """``(values, log_prob(values))`` for a draw as :meth:`draw` makes it."""
+        return self._graph_fn_draw_and_log_prob(parameters, deterministic)
+
+    @rlgraph.api
     def log_prob(self, parameters: Any, values: Any) -> Any:
         """Log-likelihood of ``values``."""
         return self._graph_fn_log_prob(parameters, values)
@@ -56,6 +61,10 @@ class Distribution(Component, metaclass=abc.ABCMeta):
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_mode(self, parameters: Any) -> Any:
         return self.mode(parameters)
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    def _graph_fn_draw_and_log_prob(self, parameters: Any, deterministic: bool) -> Any:
+        return self.draw_with_log_density(parameters, deterministic)
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_log_prob(self, parameters: Any, values: Any) -> Any:
@@ -81,6 +90,11 @@ class Distribution(Component, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def log_density(self, parameters: Any, values: Any) -> Any:
         """Elementwise log-likelihood of ``values``."""
+
+    def draw_with_log_density(self, parameters: Any, deterministic: bool) -> tuple[Any, Any]:
+        """A draw (the mode if ``deterministic``) and its elementwise log-likelihood."""
+        values = self.mode(parameters) if deterministic else self.sample(parameters)
+        return values, self.log_density(parameters, values)
 
     @abc.abstractmethod
     def entropy_of(self, parameters: Any) -> Any:

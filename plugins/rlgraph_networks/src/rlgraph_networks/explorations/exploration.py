@@ -8,8 +8,8 @@ import numpy as np
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
-from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.errors import SpaceError, SpecError
+from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph_networks.explorations.epsilon import EpsilonExploration
@@ -19,9 +19,10 @@ from rlgraph_networks.explorations.noise import Noise
 class Exploration(Component):
     """``get_action(actions, time_step, use_exploration=True)``: the agent's actions, explored.
 
-    IntBox leaves of the action space are replaced, per batch row with probability epsilon(time
-    step), by uniformly random values; FloatBox leaves get noise added (when ``noise_spec`` is given)
-    and are clipped to their bounds. ``use_exploration=False`` returns the actions unchanged.
+    IntBox and BoolBox leaves of the action space are replaced, per batch row with probability
+    epsilon(time step) (one decision per row for all leaves), by uniformly random values; FloatBox
+    leaves get noise added (when ``noise_spec`` is given) and are clipped to their bounds.
+    ``use_exploration=False`` returns the actions unchanged.
 
     Args:
         epsilon_spec: RLgraph's form ``{"decay_spec": <decay spec>}`` (or a decay spec itself):
@@ -72,15 +73,16 @@ class Exploration(Component):
         batch = ops.shape(flat[self._leaves[0].path])[0]
         explore = ops.random_uniform((batch,)) < epsilon
         for leaf in self._leaves:
+            if leaf.kind != "int" and leaf.kind != "bool":
+                continue
+            action = flat[leaf.path]
+            shape = ops.shape(action)
+            mask = explore if len(shape) == 1 else ops.reshape(explore, (batch,) + (1,) * (len(shape) - 1))
             if leaf.kind == "int":
-                action = flat[leaf.path]
-                shape = ops.shape(action)
-                mask = (
-                    explore if len(shape) == 1 else ops.reshape(explore, (batch,) + (1,) * (len(shape) - 1))
-                )
-                flat[leaf.path] = ops.where(
-                    mask, ops.random_int(shape, leaf.low, leaf.high, leaf.dtype), action
-                )
+                random = ops.random_int(shape, leaf.low, leaf.high, leaf.dtype)
+            else:
+                random = ops.random_uniform(shape) < 0.5
+            flat[leaf.path] = ops.where(mask, random, action)
         return flat[""] if self._single else nested.unflatten_like(actions, flat)
 
     @rlgraph.graph_fn
@@ -101,17 +103,14 @@ class _Leaf:
     def __init__(self, ops: Any, path: str, space: Any, dtype: Any) -> None:
         self.path = path
         self.dtype = np.dtype(dtype).name
-        self.kind = (
-            "int" if isinstance(space, IntBox) else "float" if isinstance(space, FloatBox) else "other"
-        )
+        kinds = ((IntBox, "int"), (FloatBox, "float"), (BoolBox, "bool"))
+        self.kind = next((kind for box, kind in kinds if isinstance(space, box)), "other")
         self.low: Any = None
         self.high: Any = None
-        if (
-            self.kind == "int"
-            or self.kind == "float"
-            and np.isfinite(space.low).all()
-            and np.isfinite(space.high).all()
-        ):
+        if self.kind == "int" and not space.bounded:
+            raise SpaceError(f"epsilon-greedy exploration needs a bounded IntBox, got {space} at {path!r}")
+        # Floats are clipped where any bound is finite (an infinite bound clips nothing).
+        if self.kind == "int" or self.kind == "float" and not np.isinf([space.low, space.high]).all():
             self.low, self.high = _bounds(ops, space, self.dtype)
 
 

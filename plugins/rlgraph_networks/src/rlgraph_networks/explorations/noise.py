@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.utils import nested
 
 
-class Noise(Component):
+class Noise(Component, metaclass=abc.ABCMeta):
     """Base: ``get_noise(actions)`` returns noise shaped like ``actions`` (per leaf of containers)."""
 
     @rlgraph.api
     def get_noise(self, actions: Any) -> Any:
         return self._graph_fn_noise(actions)
+
+    @abc.abstractmethod
+    def _graph_fn_noise(self, actions: Any) -> Any:
+        """The noise for ``actions`` (a graph function in every subclass)."""
 
 
 class GaussianNoise(Noise):
@@ -37,8 +43,8 @@ class GaussianNoise(Noise):
 class OrnsteinUhlenbeckNoise(Noise):
     """Temporally correlated noise (DDPG): ``x <- x + theta * (mu - x) + sigma * N(0, 1)`` per call.
 
-    One process per action element, shared by the batch rows (its state has the action's shape,
-    without the batch rank); the state lives in a variable and starts at ``mu``.
+    One process per action element (per leaf of container actions), shared by the batch rows: its
+    state has the action's shape without the batch rank, lives in a variable and starts at ``mu``.
     """
 
     def __init__(
@@ -50,20 +56,34 @@ class OrnsteinUhlenbeckNoise(Noise):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
+        if not 0.0 <= theta <= 1.0:
+            raise SpecError(f"must be in [0, 1], got {theta}", "theta")
+        if sigma < 0:
+            raise SpecError(f"must be >= 0, got {sigma}", "sigma")
         self.theta, self.sigma, self.mu = float(theta), float(sigma), float(mu)
-        self.state: Any = None
+        self.states: dict[str, Any] = {}
 
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
-        space = input_spaces["actions"]
-        if space.flatten().keys() != {""}:
-            raise SpecError(f"Ornstein-Uhlenbeck noise serves one FloatBox action, got {space}")
-        self.state = self.get_variable(
-            "state", shape=tuple(space.shape), initializer=self.mu, trainable=False
-        )
+        for path, leaf in input_spaces["actions"].flatten().items():
+            self.states[path] = self.get_variable(
+                f"state/{path}" if path else "state",
+                shape=tuple(leaf.shape),
+                initializer=self.mu,
+                trainable=False,
+            )
 
     @rlgraph.graph_fn
     def _graph_fn_noise(self, actions: Any) -> Any:
+        if "" in self.states:
+            return self._step(self.states[""], actions)
+        flat = nested.flatten_with_paths(actions)
+        return nested.unflatten_like(
+            actions, {path: self._step(self.states[path], flat[path]) for path in flat}
+        )
+
+    def _step(self, state: Any, actions: Any) -> Any:
         ops = self.ops
-        step = self.theta * (self.mu - self.state) + self.sigma * ops.random_normal(ops.shape(self.state))
-        value = ops.assign_add(self.state, step)
-        return ops.zeros_like(actions) + value
+        step = self.theta * (self.mu - state) + self.sigma * ops.random_normal(ops.shape(state))
+        # Float32 noise (like the state) for any action dtype: an int leaf of a container gets float
+        # noise as well (it is not added to it), on every backend (TensorFlow adds no mixed dtypes).
+        return ops.zeros(ops.shape(actions)) + ops.assign_add(state, step)

@@ -62,7 +62,9 @@ class ActionAdapter(Component):
         self.num_categories = self.space.num_categories if self.kind == "categorical" else None
         size = int(np.prod(self.shape, dtype=np.int64))
         units = {"categorical": size * (self.num_categories or 0), "bernoulli": size}.get(self.kind, 2 * size)
-        self.pre_network = NeuralNetwork.from_spec(pre_network_spec or [], scope="pre-network")
+        self.pre_network = NeuralNetwork.from_spec(
+            pre_network_spec or [], path="pre_network_spec", scope="pre-network"
+        )
         self.action_layer = Dense(
             units, weights_spec=weights_spec, biases_spec=biases_spec, scope="action-layer"
         )
@@ -75,8 +77,8 @@ class ActionAdapter(Component):
             return Bernoulli()
         if self.kind == "normal":
             return Normal()
-        low, high = float(np.min(self.space.low)), float(np.max(self.space.high))
-        return SquashedNormal(low, high) if self.kind == "squashed_normal" else Beta(low, high)
+        bounded = SquashedNormal if self.kind == "squashed_normal" else Beta
+        return bounded(self.space.low, self.space.high)
 
     @rlgraph.api
     def get_parameters(self, nn_outputs: Any) -> Any:
@@ -108,6 +110,13 @@ def _kind(space: Space, bounded_distribution: str) -> str:
     if isinstance(space, BoolBox):
         return "bernoulli"
     if isinstance(space, FloatBox):
-        bounded = bool(np.isfinite(space.low).all() and np.isfinite(space.high).all())
-        return bounded_distribution if bounded else "normal"
+        finite = np.isfinite(space.low) & np.isfinite(space.high)
+        if finite.all():
+            return bounded_distribution
+        if (np.isfinite(space.low) | np.isfinite(space.high)).any():
+            raise SpecError(
+                "continuous actions need a FloatBox bounded on both sides in every entry, or unbounded; "
+                f"got {space}"
+            )
+        return "normal"
     raise SpecError(f"no action adapter for {space}")

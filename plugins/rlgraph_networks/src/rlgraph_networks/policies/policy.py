@@ -6,7 +6,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
+from rlgraph.errors import NotApplicableError, SpecError
 from rlgraph.spaces import ContainerSpace, Dict, IntBox, Space
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.neural_network import NeuralNetwork
@@ -21,12 +21,17 @@ class Policy(Component):
 
     * ``get_action(nn_inputs, deterministic=False)``: actions (the distributions' modes when
       ``deterministic``, draws otherwise).
-    * ``get_action_and_log_prob(nn_inputs, deterministic=False)``: ``(actions, log_probs)``.
+    * ``get_action_and_log_prob(nn_inputs, deterministic=False)``: ``(actions, log_probs)``, the
+      log-likelihood of the drawn actions (a squashed normal's at the drawn value before squashing).
     * ``get_log_prob(nn_inputs, actions)``, ``get_entropy(nn_inputs)``: summed over every action
-      dimension and leaf (one value per batch row).
+      dimension and leaf (one value per batch row), as are the log-likelihoods above.
     * ``get_distribution_parameters(nn_inputs)``, ``get_nn_outputs(nn_inputs)``.
     * ``get_q_values(nn_inputs)``: for IntBox actions, the adapter's outputs ``(batch, *shape, n)``
-      read as Q-values.
+      read as Q-values (other action spaces have none: ``NotApplicableError``).
+
+    Distributions per leaf: IntBox -> Categorical, BoolBox -> Bernoulli, unbounded FloatBox ->
+    Normal, bounded FloatBox -> SquashedNormal (or Beta with ``bounded_distribution="beta"`` in
+    ``action_adapter_spec``).
 
     Args:
         network_spec: The network (RLgraph's ``network_spec``: a list of layer specs, ...).
@@ -74,8 +79,11 @@ class Policy(Component):
 
     @rlgraph.api
     def get_q_values(self, nn_inputs: Any) -> Any:
+        """For IntBox actions, the Q-values ``(batch, *shape, n)``: the adapter's outputs (the
+        categorical's logits). Other action spaces have none: the method (and any parent's API method
+        calling it) is left out of the build, and calling it raises ``NotApplicableError``."""
         if not all(isinstance(leaf, IntBox) for _, leaf in self.leaves.values()):
-            raise SpecError(f"Q-values need IntBox actions; {self.global_scope!r} has {self.space}")
+            raise NotApplicableError(f"Q-values need IntBox actions; {self.global_scope!r} has {self.space}")
         return self._nest(self._parameters(self.network.call(nn_inputs)))
 
     @rlgraph.api
@@ -86,8 +94,12 @@ class Policy(Component):
     @rlgraph.api
     def get_action_and_log_prob(self, nn_inputs: Any, deterministic: bool = False) -> Any:
         parameters = self._parameters(self.network.call(nn_inputs))
-        actions = {p: self.distributions[p].draw(parameters[p], deterministic) for p in self.leaves}
-        log_probs = [self.distributions[p].log_prob(parameters[p], actions[p]) for p in self.leaves]
+        actions, log_probs = {}, []
+        for path in self.leaves:
+            actions[path], log_prob = self.distributions[path].draw_and_log_prob(
+                parameters[path], deterministic
+            )
+            log_probs.append(log_prob)
         return self._nest(actions), self._graph_fn_sum_over_actions(*log_probs)
 
     @rlgraph.api
