@@ -6,8 +6,9 @@ and CI), so an unpinned dependency never pulls, say, a CUDA build of torch.
 
 A session is one install set, named for it. The core's session installs nothing but the core: it
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
-session installing the core, the backend and the component and algorithm packages, running their
-tests. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
+session installing the core, the backend and the component and algorithm packages (and not the
+other backend), running their tests; ``parity`` installs both backends and checks that every
+component and a stored agent give the same numbers on each. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
 them all.
 
@@ -26,21 +27,18 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "core", "plugin_authoring", "torch"]
+nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity"]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
 FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
-# The PyTorch stack: the backend and the packages whose components it runs.
-TORCH_PACKAGES = (
-    "./rlgraph_torch",
-    "./plugins/rlgraph_memories",
-    "./plugins/rlgraph_networks",
-    "./rlgraph_algos",
-)
-TORCH_TESTS = ("tests/torch", "tests/memories", "tests/networks", "tests/algos")
+# The backend-neutral packages: components and algorithms, run by every backend session.
+COMPONENT_PACKAGES = ("./plugins/rlgraph_memories", "./plugins/rlgraph_networks", "./rlgraph_algos")
+COMPONENT_TESTS = ("tests/memories", "tests/networks", "tests/algos")
+TORCH_PACKAGES = ("./rlgraph_torch", *COMPONENT_PACKAGES)
+TF_PACKAGES = ("./rlgraph_tf[cpu]", *COMPONENT_PACKAGES)
 RUFF = "ruff==0.17.6"
 
 
@@ -109,11 +107,29 @@ def torch(session: nox.Session) -> None:
     """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
     install_local(session, "./core[test]", *TORCH_PACKAGES)
     assert_not_installed(session, "tensorflow")
-    session.run("pytest", *TORCH_TESTS, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+    tests = ("tests/torch", *COMPONENT_TESTS, "tests/parity")
+    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
-def learning(session: nox.Session) -> None:
-    """Every learning run (all seeds) on PyTorch: minutes, not part of the default sessions."""
-    install_local(session, "./core[test]", *TORCH_PACKAGES)
+def tf(session: nox.Session) -> None:
+    """TensorFlow without PyTorch: the tf backend and the same component and algorithm packages."""
+    install_local(session, "./core[test]", *TF_PACKAGES)
+    assert_not_installed(session, "torch")
+    tests = ("tests/tf", *COMPONENT_TESTS, "tests/parity")
+    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
+def parity(session: nox.Session) -> None:
+    """Both backends: every component's outputs agree between them; models move across them."""
+    install_local(session, "./core[test]", "./rlgraph_torch", *TF_PACKAGES)
+    session.run("pytest", "tests/parity", "-q", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", ["torch", "tf"])
+def learning(session: nox.Session, backend: str) -> None:
+    """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
+    install_local(session, "./core[test]", *(TORCH_PACKAGES if backend == "torch" else TF_PACKAGES))
     session.run("pytest", "tests/algos", "-q", "-m", "learning", *session.posargs, env=test_env(session))

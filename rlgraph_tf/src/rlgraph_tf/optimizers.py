@@ -51,9 +51,11 @@ class TFOptimizer:
         step.assign_add(1.0)
         m = self._slot("m", i).assign(h["beta1"] * self._slot("m", i) + (1.0 - h["beta1"]) * g)
         v = self._slot("v", i).assign(h["beta2"] * self._slot("v", i) + (1.0 - h["beta2"]) * g * g)
-        steps = tf.cast(step.read_value(), variable.dtype)
-        m_hat = m / (1.0 - tf.pow(tf.cast(h["beta1"], variable.dtype), steps))
-        v_hat = v / (1.0 - tf.pow(tf.cast(h["beta2"], variable.dtype), steps))
+        # The bias corrections in float64, as torch's kernels and the core's rule compute them: in
+        # float32, 1 - 0.999 ** t cancels to a relative error of ~1e-5 (0.999 is not a float32).
+        steps = tf.cast(step.read_value(), tf.float64)
+        m_hat = m / tf.cast(1.0 - tf.pow(tf.constant(h["beta1"], tf.float64), steps), variable.dtype)
+        v_hat = v / tf.cast(1.0 - tf.pow(tf.constant(h["beta2"], tf.float64), steps), variable.dtype)
         variable.assign_sub(h["learning_rate"] * m_hat / (tf.sqrt(v_hat) + h["epsilon"]))
 
     def _sgd(self, i: int, g: Any) -> None:

@@ -1,0 +1,326 @@
+"""Parity cases of the learning machinery: the DQN loss (plain and double-Q targets, per-transition
+n-step discounts, Huber, importance weights, multi-dimensional actions, argmax ties, its gradients),
+target-network synchronization (hard and soft) and the optimizers (several steps; losses, weights and
+every optimizer slot must agree).
+
+Optimizers and synchronizers only run inside a model that owns variables and a loss, so their cases
+build a small wrapper component and declare the optimizer's or synchronizer's class in ``covers``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
+from rlgraph_networks.synchronizer import Synchronizer
+
+B = {"add_batch_rank": True}
+
+
+# -- DQN loss -----------------------------------------------------------------------------------------
+def _loss_spaces(
+    num_actions: int = 3, action_shape: tuple[int, ...] = (), action_dtype: str = "int32"
+) -> dict:
+    q_shape = (*action_shape, num_actions)
+    return {
+        # Q-values spread over [-3, 3]: TD errors on both sides of the Huber loss's kink at 1.
+        "q_values": FloatBox(low=-3.0, high=3.0, shape=q_shape, **B),
+        "actions": IntBox(num_actions, shape=action_shape or None, dtype=action_dtype, **B),
+        "rewards": FloatBox(low=-1.0, high=1.0, **B),
+        "terminals": BoolBox(**B),
+        "discounts": FloatBox(low=0.5, high=1.0, **B),
+        "next_q_values_target": FloatBox(low=-3.0, high=3.0, shape=q_shape, **B),
+        "next_q_values_online": FloatBox(low=-3.0, high=3.0, shape=q_shape, **B),
+        "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+    }
+
+
+LOSS_ARGS = tuple(Sampled(name) for name in _loss_spaces())
+
+
+def _loss_calls(*batch_sizes: int) -> list:
+    """``loss`` on fresh samples, once per batch size (a batch of one included)."""
+    return [("loss", tuple(Sampled(arg.name, batch_size=n) for arg in LOSS_ARGS)) for n in batch_sizes]
+
+
+# Fixed transitions where the backends' conventions matter: argmax ties in the online and the target
+# Q-values (the first maximal action is taken: double-Q's TD errors are then (2, 1.5, 0, 1), the last
+# would give (1.645, 1.5, 0, 0)), a terminal row, a 3-step discount, TD errors of exactly 0 and (double
+# Q) exactly 1, at the Huber loss's kink, and an importance weight of 0.
+TIES = (
+    np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.0], [0.0, 1.0, 1.0], [2.0, 2.0, 2.0]], np.float32),
+    np.array([2, 0, 1, 2], np.int32),
+    np.array([1.0, -1.0, 0.0, -0.5], np.float32),
+    np.array([False, True, False, False]),
+    np.array([0.9**3, 0.9, 0.5, 1.0], np.float32),
+    np.array([[0.0, 5.0, 1.0], [9.0, 9.0, 9.0], [2.0, 2.0, 0.0], [1.5, 3.0, 2.5]], np.float32),
+    np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [4.0, 4.0, 4.0], [0.0, -1.0, 0.0]], np.float32),
+    np.array([1.0, 0.0, 2.0, 1.5], np.float32),
+)
+
+
+def _dqn_loss_case(id: str, double_q: bool, huber_loss: bool, **space_args) -> ParityCase:
+    calls = _loss_calls(5, 1, 16)
+    if not space_args:
+        calls.append(("loss", TIES))
+    return ParityCase(
+        f"algo-dqn-loss-{id}",
+        lambda: DQNLoss(double_q=double_q, huber_loss=huber_loss),
+        _loss_spaces(**space_args),
+        calls,
+    )
+
+
+class QLearner(Component):
+    """A linear Q-function trained on the DQN loss, with a target copy kept in step by a synchronizer.
+
+    ``update`` is one learning step (its loss and TD errors): the variables after it compare the loss's
+    gradients. With ``bootstrap_from_online`` the online network also gives the next-state values (DQN
+    without a target network), so the gradients agree only if no gradient flows through the target."""
+
+    def __init__(
+        self, double_q: bool, huber_loss: bool, tau: float = 1.0, bootstrap_from_online: bool = False
+    ) -> None:
+        super().__init__(scope="q-learner")
+        self.bootstrap_from_online = bootstrap_from_online
+        self.online = Linear(4, 3, scope="online")
+        self.target = self.online.copy(scope="target")
+        self.target.set_trainable(False)
+        self.dqn_loss = DQNLoss(double_q=double_q, huber_loss=huber_loss)
+        self.optimizer = SGD(learning_rate=0.1).attach(self.online)
+        self.synchronizer = Synchronizer(tau=tau).attach(self.online, self.target)
+
+    @rlgraph.api
+    def q_values(self, states):
+        return self.online.predict(states), self.target.predict(states)
+
+    @rlgraph.api
+    def update(self, states, actions, rewards, terminals, discounts, next_states, importance_weights):
+        loss, td_errors = self.dqn_loss.loss(
+            self.online.predict(states),
+            actions,
+            rewards,
+            terminals,
+            discounts,
+            (self.online if self.bootstrap_from_online else self.target).predict(next_states),
+            self.online.predict(next_states),
+            importance_weights,
+        )
+        return self.optimizer.step(loss), td_errors
+
+    @rlgraph.api
+    def sync(self):
+        return self.synchronizer.sync()
+
+
+LEARNER_SPACES = {
+    "states": FloatBox(shape=(4,), **B),
+    **{
+        k: v
+        for k, v in _loss_spaces().items()
+        if k not in ("q_values", "next_q_values_target", "next_q_values_online")
+    },
+    "next_states": FloatBox(shape=(4,), **B),
+}
+UPDATE_ARGS = tuple(
+    Sampled(name)
+    for name in (
+        "states",
+        "actions",
+        "rewards",
+        "terminals",
+        "discounts",
+        "next_states",
+        "importance_weights",
+    )
+)
+
+
+def _learner_case(id: str, double_q: bool, huber_loss: bool, tau: float, **kwargs) -> ParityCase:
+    return ParityCase(
+        f"algo-dqn-loss-learning-{id}",
+        lambda: QLearner(double_q=double_q, huber_loss=huber_loss, tau=tau, **kwargs),
+        LEARNER_SPACES,
+        [
+            ("q_values", (Sampled("states"),)),
+            ("update", UPDATE_ARGS),
+            ("update", UPDATE_ARGS),
+            ("sync", ()),
+            ("q_values", (Sampled("states"),)),
+            ("update", UPDATE_ARGS),
+            ("update", UPDATE_ARGS),
+            ("q_values", (Sampled("states"),)),
+        ],
+        covers=(DQNLoss, SGD, Synchronizer),
+    )
+
+
+# -- synchronizer -------------------------------------------------------------------------------------
+class Linear(Component):
+    """``x W + b`` (and, with ``hidden``, a tanh layer before it): variables for optimizers and syncs."""
+
+    def __init__(self, inputs: int, outputs: int, hidden: int | None = None, scope: str = "model") -> None:
+        super().__init__(scope=scope)
+        self.inputs, self.outputs, self.hidden = inputs, outputs, hidden
+
+    def create_variables(self, input_spaces, action_space=None):
+        width = self.hidden or self.outputs
+        self.weight = self.get_variable("weight", shape=(self.inputs, width), initializer="glorot_uniform")
+        self.bias = self.get_variable("bias", shape=(width,), initializer=0.1)
+        if self.hidden:
+            self.out_weight = self.get_variable(
+                "out_weight", shape=(self.hidden, self.outputs), initializer="glorot_uniform"
+            )
+            self.out_bias = self.get_variable("out_bias", shape=(self.outputs,), initializer=-0.2)
+
+    @rlgraph.api
+    def predict(self, x):
+        return self._graph_fn_predict(x)
+
+    @rlgraph.graph_fn
+    def _graph_fn_predict(self, x):
+        y = self.ops.linear(x, self.weight, self.bias)
+        if self.hidden:
+            y = self.ops.linear(self.ops.tanh(y), self.out_weight, self.out_bias)
+        return y
+
+
+class Mirrored(Component):
+    """A source network, its target copy (own initial weights) and a synchronizer between them."""
+
+    def __init__(self, tau: float, hidden: int | None = None) -> None:
+        super().__init__(scope="mirrored")
+        self.online = Linear(3, 2, hidden=hidden, scope="online")
+        self.target = self.online.copy(scope="target")
+        self.target.set_trainable(False)
+        self.synchronizer = Synchronizer(tau=tau).attach(self.online, self.target)
+
+    @rlgraph.api
+    def both(self, x):
+        return self.online.predict(x), self.target.predict(x)
+
+    @rlgraph.api
+    def sync(self):
+        return self.synchronizer.sync()
+
+
+def _sync_case(id: str, tau: float, hidden: int | None = None) -> ParityCase:
+    # The variables are compared after the last sync (the harness compares all of them at the end).
+    return ParityCase(
+        f"algo-synchronizer-{id}",
+        lambda: Mirrored(tau, hidden),
+        {"x": FloatBox(shape=(3,), **B)},
+        [
+            ("both", (Sampled("x"),)),
+            ("sync", ()),
+            ("both", (Sampled("x"),)),
+            ("sync", ()),
+            ("sync", ()),
+            ("both", (Sampled("x"),)),
+        ],
+        covers=(Synchronizer,),
+    )
+
+
+# -- optimizers ---------------------------------------------------------------------------------------
+class Regression(Component):
+    """A model and an update that minimizes its mean squared error with ``optimizer`` (several models
+    with ``models``: the optimizer is attached to all of them and the prediction is their sum)."""
+
+    def __init__(self, optimizer: Optimizer, hidden: int | None = None, models: int = 1) -> None:
+        super().__init__(scope="regression")
+        self.models = [Linear(3, 2, hidden=hidden, scope=f"model-{i}") for i in range(models)]
+        self.add_components(*self.models)
+        self.optimizer = optimizer.attach(*self.models)
+
+    @rlgraph.api
+    def predict(self, x):
+        return self._graph_fn_sum(*[model.predict(x) for model in self.models])
+
+    @rlgraph.api
+    def update(self, x, y):
+        prediction = self._graph_fn_sum(*[model.predict(x) for model in self.models])
+        return self.optimizer.step(self._graph_fn_loss(prediction, y))
+
+    @rlgraph.graph_fn
+    def _graph_fn_sum(self, *predictions):
+        total = predictions[0]
+        for prediction in predictions[1:]:
+            total = total + prediction
+        return total
+
+    @rlgraph.graph_fn
+    def _graph_fn_loss(self, prediction, y):
+        return self.ops.mean(self.ops.square(prediction - y))
+
+
+REGRESSION_SPACES = {"x": FloatBox(shape=(3,), **B), "y": FloatBox(low=-2.0, high=2.0, shape=(2,), **B)}
+
+
+def _optimizer_case(
+    id: str, make_optimizer, hidden: int | None = 4, models: int = 1, steps: int = 4
+) -> ParityCase:
+    update = ("update", (Sampled("x", batch_size=8), Sampled("y", batch_size=8)))
+    return ParityCase(
+        f"optimizer-{id}",
+        lambda: Regression(make_optimizer(), hidden=hidden, models=models),
+        REGRESSION_SPACES,
+        [("predict", (Sampled("x"),)), *[update] * steps, ("predict", (Sampled("x"),))],
+        covers=(type(make_optimizer()),),
+    )
+
+
+CASES = [
+    # DQN loss: every target/loss variant on sampled batches, the hand-made edge cases, other action layouts.
+    _dqn_loss_case("plain", double_q=False, huber_loss=False),
+    _dqn_loss_case("double-q", double_q=True, huber_loss=False),
+    _dqn_loss_case("plain-huber", double_q=False, huber_loss=True),
+    _dqn_loss_case("double-q-huber", double_q=True, huber_loss=True),
+    _dqn_loss_case("int64-actions", double_q=True, huber_loss=True, action_dtype="int64"),
+    _dqn_loss_case("multi-dim-actions", double_q=True, huber_loss=False, action_shape=(2,)),
+    _dqn_loss_case(
+        "multi-dim-actions-huber", double_q=False, huber_loss=True, action_shape=(2,), num_actions=4
+    ),
+    # ... and its gradients, through a learning step of a Q-function (with a target network).
+    _learner_case("plain", double_q=False, huber_loss=False, tau=1.0),
+    _learner_case("double-q-huber", double_q=True, huber_loss=True, tau=0.5),
+    _learner_case("no-target-network", double_q=True, huber_loss=False, tau=1.0, bootstrap_from_online=True),
+    # Target-network synchronization: hard copies and soft (Polyak) updates.
+    _sync_case("hard", tau=1.0),
+    _sync_case("soft", tau=0.25),
+    _sync_case("soft-two-layers", tau=0.1, hidden=4),
+    # Optimizers: several steps of each rule's variants, with and without gradient-norm clipping.
+    _optimizer_case("adam", lambda: Adam(learning_rate=0.05)),
+    _optimizer_case(
+        "adam-betas-clipped", lambda: Adam(0.05, beta1=0.5, beta2=0.9, epsilon=1e-4, clip_grad_norm=0.1)
+    ),
+    _optimizer_case("adam-linear", lambda: Adam(learning_rate=0.01), hidden=None),
+    _optimizer_case("adam-two-models", lambda: Adam(learning_rate=0.05), models=2),
+    _optimizer_case("sgd", lambda: SGD(learning_rate=0.1)),
+    _optimizer_case("sgd-clipped", lambda: SGD(learning_rate=0.1, clip_grad_norm=0.05)),
+    _optimizer_case("sgd-momentum", lambda: SGD(learning_rate=0.1, momentum=0.9)),
+    _optimizer_case(
+        "sgd-nesterov-clipped",
+        lambda: SGD(learning_rate=0.1, momentum=0.9, nesterov=True, clip_grad_norm=0.2),
+    ),
+    _optimizer_case("rmsprop", lambda: RMSProp(learning_rate=0.01)),
+    _optimizer_case(
+        "rmsprop-centered-momentum", lambda: RMSProp(0.01, decay=0.9, momentum=0.5, centered=True)
+    ),
+    _optimizer_case(
+        "rmsprop-momentum-clipped", lambda: RMSProp(0.01, momentum=0.5, epsilon=1e-4, clip_grad_norm=0.1)
+    ),
+    _optimizer_case("rmsprop-centered-clipped", lambda: RMSProp(0.01, centered=True, clip_grad_norm=0.1)),
+    _optimizer_case("adagrad", lambda: Adagrad(learning_rate=0.1)),
+    _optimizer_case(
+        "adagrad-initial-accumulator", lambda: Adagrad(0.1, initial_accumulator_value=0.1, epsilon=1e-6)
+    ),
+    _optimizer_case(
+        "adagrad-clipped", lambda: Adagrad(0.1, initial_accumulator_value=0.1, clip_grad_norm=0.1)
+    ),
+]

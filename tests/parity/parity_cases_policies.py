@@ -1,0 +1,331 @@
+"""Parity cases of the policies, action adapters and distributions of rlgraph-networks.
+
+Every deterministic API method (distribution parameters, Q-values, state values, log-likelihoods,
+entropies, KL divergences, modes / greedy actions) must agree between the backends; random draws
+(``sample_stochastic``, ``draw``, ``draw_and_log_prob``, non-deterministic ``get_action`` ...) are
+compared by structure and checked to lie in the action space (with finite log-likelihoods).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Space, Tuple
+from rlgraph.testing.parity import Call, ParityCase, Sampled
+from rlgraph.utils import nested
+from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
+from rlgraph_networks.policies import ActionAdapter, DuelingPolicy, Policy
+
+NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
+PRE_NETWORK = [{"type": "dense", "units": 5, "activation": "relu"}]
+STATES = FloatBox(shape=(4,), add_batch_rank=True)
+SEQUENCES = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True)
+#: Large inputs: the adapters' log-std outputs reach both ends of their clipping range [-20, 2].
+LARGE_STATES = FloatBox(low=-60.0, high=60.0, shape=(4,), add_batch_rank=True)
+
+
+# -- checks of random draws -----------------------------------------------------------------------------
+def _in_space(space: Space, value, where: str = "") -> None:
+    """``value`` (with leading batch/time dims) lies in ``space`` (floats to a rounding error)."""
+    leaves = space.flatten()
+    values = nested.flatten_with_paths(value) if len(leaves) > 1 or "" not in leaves else {"": value}
+    assert set(values) == set(leaves), (where, sorted(values), sorted(leaves))
+    for path, leaf in leaves.items():
+        array = np.asarray(values[path])
+        label = f"{where} {path!r}: {array}"
+        assert array.shape[array.ndim - len(leaf.shape) :] == tuple(leaf.shape), label
+        if isinstance(leaf, BoolBox):
+            assert array.dtype == np.bool_, label
+        elif isinstance(leaf, IntBox):
+            assert array.dtype.kind in "iu", label
+            assert ((array >= leaf.low) & (array < leaf.high)).all(), label
+        else:
+            assert array.dtype.kind == "f" and np.isfinite(array).all(), label
+            slack = 1e-6 * np.maximum(1.0, np.abs(np.where(np.isfinite(leaf.high), leaf.high, 0.0)))
+            assert ((array >= leaf.low - slack) & (array <= leaf.high + slack)).all(), label
+
+
+def _draws_in(space: Space):
+    """A check: the draws lie in ``space``."""
+
+    def check(outputs, args):
+        _in_space(space, outputs, "draws")
+
+    return check
+
+
+def _draws_and_log_probs_in(space: Space, batch_shape: tuple[int, ...] | None = None):
+    """A check of ``(draws, log_probs)``: the draws lie in ``space``, the log-likelihoods are finite
+    (and, for discrete draws, at most 0), one per element (or per batch row: ``batch_shape``)."""
+
+    def check(outputs, args):
+        draws, log_probs = outputs
+        _in_space(space, draws, "draws")
+        log_probs = np.asarray(log_probs)
+        assert log_probs.dtype.kind == "f" and np.isfinite(log_probs).all(), log_probs
+        if batch_shape is not None:
+            assert log_probs.shape == batch_shape, log_probs.shape
+        else:
+            assert log_probs.shape == np.shape(draws), (log_probs.shape, np.shape(draws))
+        if all(isinstance(leaf, IntBox | BoolBox) for leaf in space.flatten().values()):
+            assert (log_probs <= 0.0).all(), log_probs
+
+    return check
+
+
+# -- distributions --------------------------------------------------------------------------------------
+def _pair(first: FloatBox, second: FloatBox, time: bool = False) -> Tuple:
+    return Tuple(first, second, add_batch_rank=True, add_time_rank=time)
+
+
+def _distribution_calls(value_space: Space) -> list:
+    """Every API method of a distribution: the deterministic ones compared, the draws checked."""
+    return [
+        ("sample_deterministic", (Sampled("parameters"),)),
+        ("draw", (Sampled("parameters"), True)),
+        ("draw_and_log_prob", (Sampled("parameters"), True)),
+        ("log_prob", (Sampled("parameters"), Sampled("values"))),
+        ("entropy", (Sampled("parameters"),)),
+        ("kl_divergence", (Sampled("parameters"), Sampled("other_parameters"))),
+        ("kl_divergence", (Sampled("parameters"), Sampled("parameters"))),  # same draw twice: 0
+        Call("sample_stochastic", (Sampled("parameters"),), random=True, check=_draws_in(value_space)),
+        Call("draw", (Sampled("parameters"),), random=True, check=_draws_in(value_space)),
+        Call("draw", (Sampled("parameters"), False), random=True, check=_draws_in(value_space)),
+        Call(
+            "draw_and_log_prob",
+            (Sampled("parameters"),),
+            random=True,
+            check=_draws_and_log_probs_in(value_space),
+        ),
+    ]
+
+
+def _distribution_case(id, make, parameters: Space, values: Space, draws: Space | None = None) -> ParityCase:
+    """``values``: where the log-likelihoods are evaluated; ``draws``: where draws lie (``values``)."""
+    spaces = {"parameters": parameters, "values": values, "other_parameters": parameters}
+    return ParityCase(id, make, spaces, _distribution_calls(draws or values))
+
+
+NORMAL_PARAMETERS = _pair(FloatBox(-2.0, 2.0, shape=(2,)), FloatBox(-1.0, 0.7, shape=(2,)))
+BETA_PARAMETERS = _pair(FloatBox(1.0, 6.0, shape=(2,)), FloatBox(1.0, 6.0, shape=(2,)))
+LOW, HIGH = [-2.0, 0.0], [2.0, 5.0]
+
+DISTRIBUTION_CASES = [
+    _distribution_case(
+        "distribution-categorical",
+        Categorical,
+        FloatBox(-3.0, 3.0, shape=(4,), add_batch_rank=True),
+        IntBox(4, add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-categorical-shaped-time",
+        Categorical,
+        FloatBox(-3.0, 3.0, shape=(2, 3), add_batch_rank=True, add_time_rank=True),
+        IntBox(3, shape=(2,), add_batch_rank=True, add_time_rank=True),
+    ),
+    _distribution_case(
+        "distribution-bernoulli",
+        Bernoulli,
+        FloatBox(-4.0, 4.0, shape=(3,), add_batch_rank=True),
+        BoolBox(shape=(3,), add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-bernoulli-scalar-time",
+        Bernoulli,
+        FloatBox(-4.0, 4.0, add_batch_rank=True, add_time_rank=True),
+        BoolBox(add_batch_rank=True, add_time_rank=True),
+    ),
+    _distribution_case(
+        "distribution-normal",
+        Normal,
+        NORMAL_PARAMETERS,
+        FloatBox(-3.0, 3.0, shape=(2,), add_batch_rank=True),
+        FloatBox(shape=(2,), add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-normal-unbounded-time",
+        Normal,
+        _pair(FloatBox(shape=(3,)), FloatBox(-2.0, 1.0, shape=(3,)), time=True),
+        FloatBox(shape=(3,), add_batch_rank=True, add_time_rank=True),
+    ),
+    _distribution_case(
+        "distribution-squashed-normal",
+        SquashedNormal,  # the default bounds [-1, 1]
+        NORMAL_PARAMETERS,
+        FloatBox(-1.0, 1.0, shape=(2,), add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-squashed-normal-per-dimension-bounds",
+        lambda: SquashedNormal(low=LOW, high=HIGH),
+        _pair(FloatBox(-4.0, 4.0, shape=(2,)), FloatBox(-3.0, 1.5, shape=(2,))),
+        FloatBox(low=LOW, high=HIGH, add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-beta",
+        Beta,  # the default bounds [0, 1]
+        BETA_PARAMETERS,
+        FloatBox(0.0, 1.0, shape=(2,), add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-beta-per-dimension-bounds",
+        lambda: Beta(low=LOW, high=HIGH),
+        _pair(FloatBox(1.0, 3.0, shape=(2,)), FloatBox(1.0, 50.0, shape=(2,))),  # log-gammas cancel
+        FloatBox(low=LOW, high=HIGH, add_batch_rank=True),
+    ),
+    _distribution_case(
+        "distribution-beta-uniform-bounds",
+        lambda: Beta(low=-3.0, high=2.0),
+        _pair(FloatBox(1.0, 1.5, shape=(3,)), FloatBox(5.0, 30.0, shape=(3,))),
+        FloatBox(-3.0, 2.0, shape=(3,), add_batch_rank=True),
+    ),
+]
+
+
+# -- action adapters ------------------------------------------------------------------------------------
+def _adapter_case(id, action_space: Space, inputs: Space = STATES, **kwargs) -> ParityCase:
+    return ParityCase(
+        id,
+        lambda: ActionAdapter(action_space, **kwargs),
+        {"nn_outputs": inputs},
+        [("get_parameters", (Sampled("nn_outputs"),)), ("get_parameters", (Sampled("nn_outputs", 1),))],
+    )
+
+
+BOUNDED = FloatBox(low=[-1.0, 0.0, 2.0], high=[1.0, 4.0, 3.0])
+
+ADAPTER_CASES = [
+    _adapter_case("policy-adapter-intbox", IntBox(4)),
+    _adapter_case(
+        "policy-adapter-intbox-shaped-pre-network", IntBox(4, shape=(2, 3)), pre_network_spec=PRE_NETWORK
+    ),
+    _adapter_case("policy-adapter-intbox-time", IntBox(3, shape=(2,)), SEQUENCES),
+    _adapter_case("policy-adapter-boolbox", BoolBox(shape=(2, 2)), pre_network_spec=PRE_NETWORK),
+    _adapter_case("policy-adapter-boolbox-scalar-time", BoolBox(), SEQUENCES),
+    _adapter_case("policy-adapter-normal", FloatBox(shape=(2,))),
+    _adapter_case("policy-adapter-normal-clipped-log-std", FloatBox(shape=(3,)), LARGE_STATES),
+    _adapter_case(
+        "policy-adapter-normal-time", FloatBox(shape=(2,)), SEQUENCES, pre_network_spec=PRE_NETWORK
+    ),
+    _adapter_case("policy-adapter-squashed-normal", BOUNDED, LARGE_STATES),
+    _adapter_case("policy-adapter-bounded-normal", BOUNDED, bounded_distribution="normal"),
+    _adapter_case("policy-adapter-beta", BOUNDED, LARGE_STATES, bounded_distribution="beta"),
+    _adapter_case(
+        "policy-adapter-beta-pre-network-time",
+        FloatBox(0.0, 1.0, shape=(2,)),
+        SEQUENCES,
+        bounded_distribution="beta",
+        pre_network_spec=PRE_NETWORK,
+    ),
+]
+
+
+# -- policies -------------------------------------------------------------------------------------------
+def _policy_calls(action_space: Space, batch_shape: tuple[int, ...], extra: tuple = ()) -> list:
+    """Every API method of a policy: the deterministic ones compared, the draws checked."""
+    x = Sampled("nn_inputs")
+    discrete = all(isinstance(leaf, IntBox) for leaf in action_space.flatten().values())
+    return [
+        ("get_nn_outputs", (x,)),
+        ("get_distribution_parameters", (x,)),
+        *([("get_q_values", (x,))] if discrete else []),  # Q-values: IntBox actions only
+        ("get_action", (x, True)),
+        ("get_action_and_log_prob", (x, True)),
+        ("get_log_prob", (x, Sampled("actions"))),
+        ("get_entropy", (x,)),
+        *extra,
+        Call("get_action", (x,), random=True, check=_draws_in(action_space)),
+        Call("get_action", (x, False), random=True, check=_draws_in(action_space)),
+        Call(
+            "get_action_and_log_prob",
+            (x,),
+            random=True,
+            check=_draws_and_log_probs_in(action_space, batch_shape),
+        ),
+    ]
+
+
+def _policy_case(
+    id,
+    action_space: Space,
+    inputs: Space = STATES,
+    network=NETWORK,
+    adapter=None,
+    time: bool = False,
+    dueling: int | None = None,
+    draws: Space | None = None,
+) -> ParityCase:
+    """``draws``: where the drawn actions lie (``action_space``; a bounded box under a plain normal
+    gives unbounded draws)."""
+    actions = action_space.with_batch_rank()
+    if time:
+        actions = actions.with_time_rank()
+    batch_shape = (5, 3) if time else (5,)
+    draws = actions if draws is None else draws
+    if dueling is None:
+        make = lambda: Policy(network, action_space=action_space, action_adapter_spec=adapter)
+        extra = ()
+    else:
+        make = lambda: DuelingPolicy(dueling, network, action_space=action_space, action_adapter_spec=adapter)
+        extra = (("get_state_values", (Sampled("nn_inputs"),)),)
+    return ParityCase(
+        id, make, {"nn_inputs": inputs, "actions": actions}, _policy_calls(draws, batch_shape, extra)
+    )
+
+
+CONTAINER = Dict(
+    discrete=IntBox(3, shape=(2,)),
+    continuous=Tuple(FloatBox(-1.0, 1.0, shape=(2,)), BoolBox()),
+    free=FloatBox(shape=(2,)),
+    bounded=FloatBox(low=[0.0, -5.0], high=[1.0, 5.0]),
+)
+
+POLICY_CASES = [
+    _policy_case("policy-intbox", IntBox(3)),
+    _policy_case(
+        "policy-intbox-shaped-pre-network", IntBox(4, shape=(2,)), adapter={"pre_network_spec": PRE_NETWORK}
+    ),
+    _policy_case("policy-intbox-time", IntBox(3), SEQUENCES, time=True),
+    _policy_case("policy-intbox-no-network", IntBox(5), network=None),
+    _policy_case("policy-boolbox", BoolBox(shape=(3,))),
+    _policy_case("policy-boolbox-scalar", BoolBox()),
+    _policy_case("policy-floatbox-unbounded", FloatBox(shape=(2,))),
+    _policy_case("policy-floatbox-unbounded-time", FloatBox(shape=(2,)), SEQUENCES, time=True),
+    _policy_case("policy-floatbox-squashed-normal", FloatBox(low=[-1.0, 0.0], high=[1.0, 4.0])),
+    _policy_case("policy-floatbox-squashed-normal-scalar", FloatBox(-2.0, 2.0), LARGE_STATES),
+    _policy_case(
+        "policy-floatbox-bounded-normal",
+        FloatBox(-1.0, 1.0, shape=(2,)),
+        adapter={"bounded_distribution": "normal"},
+        draws=FloatBox(shape=(2,)),
+    ),
+    _policy_case(
+        "policy-floatbox-beta",
+        FloatBox(low=[-1.0, 0.0, 2.0], high=[1.0, 4.0, 3.0]),
+        adapter={"bounded_distribution": "beta", "pre_network_spec": PRE_NETWORK},
+    ),
+    _policy_case(  # no network: large states give large concentrations (confident Beta policies)
+        "policy-floatbox-beta-confident",
+        FloatBox(0.0, 2.0, shape=(2,)),
+        LARGE_STATES,
+        network=None,
+        adapter={"bounded_distribution": "beta"},
+    ),
+    _policy_case("policy-dict", CONTAINER),
+    _policy_case(
+        "policy-dict-time", CONTAINER, SEQUENCES, time=True, adapter={"bounded_distribution": "beta"}
+    ),
+    _policy_case("policy-dict-intboxes", Dict(a=IntBox(2), b=IntBox(3, shape=(2,)))),
+    _policy_case("policy-tuple", Tuple(IntBox(2), FloatBox(shape=(3,)), Dict(b=BoolBox(shape=(2,))))),
+    _policy_case("policy-dueling", IntBox(3), dueling=5),
+    _policy_case("policy-dueling-no-value-hidden", IntBox(4), dueling=0),
+    _policy_case(
+        "policy-dueling-shaped-time",
+        IntBox(3, shape=(2,)),
+        SEQUENCES,
+        time=True,
+        dueling=4,
+        adapter={"pre_network_spec": PRE_NETWORK},
+    ),
+]
+
+CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES]
