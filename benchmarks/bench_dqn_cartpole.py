@@ -13,6 +13,7 @@ subprocess of its own with one thread (``OMP_NUM_THREADS=1``); RLgraph and SB3 a
 Run: ``python benchmarks/bench_dqn_cartpole.py`` (about 2 min with SB3); ``--quick`` runs seed 1
 only and stops SB3 at 20,000 steps (under a minute). SB3 is a benchmark-only dependency:
 ``pip install -c constraints.txt stable-baselines3`` (the constraints keep torch as pinned).
+``--backends torch,tf`` trains the same example on each RLgraph backend.
 """
 
 from __future__ import annotations
@@ -58,16 +59,16 @@ ZOO_HYPERPARAMETERS: dict[str, Any] = {
 ZOO_TIMESTEPS = 50_000  # the zoo's n_timesteps: sets the length of the exploration schedule
 
 
-def run_rlgraph(seed: int, workdir: Path) -> dict[str, Any]:
-    """``rlgraph train`` on the example for ``seed`` in a subprocess; its result row."""
-    run_dir = workdir / f"rlgraph-{seed}"
+def run_rlgraph(seed: int, workdir: Path, backend: str) -> dict[str, Any]:
+    """``rlgraph train`` on the example for ``seed`` on ``backend`` in a subprocess; its result row."""
+    run_dir = workdir / f"rlgraph-{backend}-{seed}"
     command = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLE), "--quiet", "--seed", str(seed)]
-    command += ["--run-dir", str(run_dir)]
+    command += ["--backend", backend, "--run-dir", str(run_dir)]
     subprocess.run(command, check=True, capture_output=True, env={**os.environ, **ONE_THREAD})
     summary = json.loads((run_dir / "summary.json").read_text())
     reached = summary["target_reached"]
     return {
-        "library": "rlgraph",
+        "library": f"rlgraph-{backend}",
         "seed": seed,
         "reached": reached,
         "steps": summary["timesteps_to_target"] if reached else summary["timesteps"],
@@ -157,12 +158,15 @@ def median_steps(rows: list[dict[str, Any]]) -> float:
     return statistics.median(r["steps"] if r["reached"] else math.inf for r in rows)
 
 
-LABELS = {"rlgraph": "RLgraph DQN (torch)", "sb3": "SB3 DQN (zoo hyperparameters)"}
+def labels(backends: list[str]) -> dict[str, str]:
+    """Row label of each library key."""
+    ours = {f"rlgraph-{backend}": f"RLgraph DQN ({backend})" for backend in backends}
+    return {**ours, "sb3": "SB3 DQN (zoo hyperparameters)"}
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
+def print_table(rows: list[dict[str, Any]], backends: list[str]) -> None:
     print(f"{'library':<30} {'seed':>6} {'reached':>7} {'steps to 475':>12} {'s to 475':>8} {'steps/s':>8}")
-    for library, label in LABELS.items():
+    for library, label in labels(backends).items():
         mine = [r for r in rows if r["library"] == library]
         if not mine:
             continue
@@ -194,6 +198,9 @@ def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help=f"seed 1 only; SB3 stops at {QUICK_SB3_STEPS:,} steps"
     )
+    parser.add_argument(
+        "--backends", default="torch", help="comma-separated RLgraph backends to train on (default: torch)"
+    )
     parser.add_argument("--sb3-seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sb3-max-steps", type=int, default=MAX_STEPS, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -203,24 +210,28 @@ def main() -> int:
     seeds = SEEDS[:1] if args.quick else SEEDS
     sb3_steps = QUICK_SB3_STEPS if args.quick else MAX_STEPS
     with_sb3 = importlib.util.find_spec("stable_baselines3") is not None
+    backends = args.backends.split(",")
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="rlgraph-bench-dqn-") as workdir:
         for seed in seeds:
-            rows.append(run_rlgraph(seed, Path(workdir)))
+            rows.extend(run_rlgraph(seed, Path(workdir), backend) for backend in backends)
             if with_sb3:
                 rows.append(run_sb3(seed, sb3_steps))
-    print_table(rows)
+    print_table(rows, backends)
     print()
 
-    rlgraph = [r for r in rows if r["library"] == "rlgraph"]
-    ours = median_seconds(rlgraph)
-    all_solved = all(r["reached"] for r in rlgraph)
-    verdict = "met" if ours <= AIM_SECONDS and all_solved else "NOT met"
-    print(
-        f"RLgraph: median {_number(ours, '.1f')} s to {TARGET_RETURN:g}, {sum(r['reached'] for r in rlgraph)}/"
-        f"{len(rlgraph)} seeds solved (aim: median <= {AIM_SECONDS:g} s, every seed solved: {verdict})"
-    )
+    medians = {}
+    for backend in backends:
+        rlgraph = [r for r in rows if r["library"] == f"rlgraph-{backend}"]
+        ours = medians[backend] = median_seconds(rlgraph)
+        all_solved = all(r["reached"] for r in rlgraph)
+        verdict = "met" if ours <= AIM_SECONDS and all_solved else "NOT met"
+        print(
+            f"RLgraph ({backend}): median {_number(ours, '.1f')} s to {TARGET_RETURN:g}, "
+            f"{sum(r['reached'] for r in rlgraph)}/{len(rlgraph)} seeds solved "
+            f"(aim: median <= {AIM_SECONDS:g} s, every seed solved: {verdict})"
+        )
     if not with_sb3:
         print(
             "Stable-Baselines3 is not installed, so there is no reference: "
@@ -228,10 +239,9 @@ def main() -> int:
         )
         return 0
     theirs = median_seconds([r for r in rows if r["library"] == "sb3"])
-    if math.isfinite(ours) and math.isfinite(theirs):
-        print(f"SB3 / RLgraph, median seconds to {TARGET_RETURN:g}: {theirs / ours:.1f}x")
-    else:
-        print(f"SB3 / RLgraph, median seconds to {TARGET_RETURN:g}: undefined (a median never reached it)")
+    for backend, ours in medians.items():
+        ratio = f"{theirs / ours:.1f}x" if math.isfinite(ours) and math.isfinite(theirs) else "undefined"
+        print(f"SB3 / RLgraph ({backend}), median seconds to {TARGET_RETURN:g}: {ratio}")
     if args.quick:
         print(f"--quick: one seed; SB3 stopped at {QUICK_SB3_STEPS:,} steps")
     return 0
