@@ -86,10 +86,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def core(session: nox.Session) -> None:
-    """The core alone, without torch, tensorflow or ray: tests/core."""
+    """The core alone, without torch, tensorflow or ray: tests/core, and tests/backends on NumPy."""
     install_local(session, "./core[test]")
     assert_not_installed(session, *FORBIDDEN_IN_CORE)
-    session.run("pytest", "tests/core", "-q", *session.posargs, env=test_env(session))
+    session.run("pytest", "tests/core", "tests/backends", "-q", *session.posargs, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -107,7 +107,7 @@ def torch(session: nox.Session) -> None:
     """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
     install_local(session, "./core[test]", *TORCH_PACKAGES)
     assert_not_installed(session, "tensorflow")
-    tests = ("tests/torch", *COMPONENT_TESTS, "tests/parity")
+    tests = ("tests/torch", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
 
 
@@ -116,7 +116,7 @@ def tf(session: nox.Session) -> None:
     """TensorFlow without PyTorch: the tf backend and the same component and algorithm packages."""
     install_local(session, "./core[test]", *TF_PACKAGES)
     assert_not_installed(session, "torch")
-    tests = ("tests/tf", *COMPONENT_TESTS, "tests/parity")
+    tests = ("tests/tf", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
 
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import scipy.special
 
+from rlgraph.execution.ops import OPS as CONTRACT
 from rlgraph.testing.numpy_backend import OPS
+from rlgraph.testing.ops_contract import CASES
 
 
 def naive_conv2d(x, kernel, stride, pad):
@@ -44,3 +46,11 @@ def test_special_functions():
     x = np.array([0.5, 1.0, 3.5])
     np.testing.assert_allclose(OPS.lgamma(x), scipy.special.gammaln(x))
     np.testing.assert_allclose(OPS.digamma(x), scipy.special.digamma(x))
+
+
+def test_every_deterministic_op_has_a_contract_case():
+    """Every backend runs rlgraph.testing.ops_contract's cases; no deterministic op may lack one."""
+    random_or_stateful = {name for name in CONTRACT if name.startswith(("random_", "assign", "scatter"))}
+    tested_by_each_backend = {"read", "to_numpy", "shape", "unstack", "zeros_like", "ones_like"}
+    untested = set(CONTRACT) - {case[1] for case in CASES} - random_or_stateful - tested_by_each_backend
+    assert not untested, f"ops without a contract case: {sorted(untested)}"

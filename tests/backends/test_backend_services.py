@@ -1,0 +1,118 @@
+"""What every backend provides alike, run on each installed one (and the NumPy reference): weights
+in and out as NumPy copies, seeds, container inputs, components placed on their own device."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.testing import ComponentTest
+
+X_SPACE = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
+
+
+class Affine(Component):
+    """y = x W + b; ``noisy`` adds uniform noise."""
+
+    def __init__(self, scope="affine", **kwargs):
+        super().__init__(scope=scope, **kwargs)
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.weight = self.get_variable("weight", shape=(3, 2), initializer="glorot_uniform")
+        self.bias = self.get_variable("bias", shape=(2,), initializer=0.5)
+
+    @rlgraph.api
+    def call(self, x):
+        return self._graph_fn_call(x)
+
+    @rlgraph.api
+    def noisy(self, x):
+        return self._graph_fn_noisy(x)
+
+    @rlgraph.graph_fn
+    def _graph_fn_call(self, x):
+        return self.ops.linear(x, self.weight, self.bias)
+
+    @rlgraph.graph_fn
+    def _graph_fn_noisy(self, x):
+        return x + self.ops.random_uniform(self.ops.shape(x))
+
+
+class Pipeline(Component):
+    """Two affine maps in a row; the second can be placed on its own device."""
+
+    def __init__(self, second_device=None):
+        super().__init__(scope="pipeline")
+        self.first = Affine("first")
+        self.second = Affine("second", device=second_device)
+
+    @rlgraph.api
+    def call(self, x):
+        return self.second.call(self._graph_fn_widen(self.first.call(x)))
+
+    @rlgraph.graph_fn
+    def _graph_fn_widen(self, y):
+        return self.ops.concat([y, y[:, :1]], axis=1)
+
+
+def test_api_calls_take_and_give_numpy(rlgraph_backend):
+    test = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend)
+    weights = test.variable_values()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = test.test(("call", x))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    np.testing.assert_allclose(out, x @ weights["affine/weight"] + 0.5, rtol=1e-6)
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    np.testing.assert_allclose(test.test(("call", readonly)), out)
+    np.testing.assert_allclose(test.test(("call", x.astype(np.float64))), out, rtol=1e-6)
+
+
+def test_weights_leave_as_copies_and_enter_in_place(rlgraph_backend):
+    test = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend)
+    weights = test.executor.get_weights()
+    weights["affine/bias"][:] = 7.0
+    assert np.all(test.variable_values("bias") == 0.5), "get_weights must return copies"
+    test.executor.set_weights(weights)
+    np.testing.assert_array_equal(test.variable_values("bias"), [7.0, 7.0])
+    np.testing.assert_array_equal(test.test(("call", np.zeros((1, 3), np.float32))), [[7.0, 7.0]])
+
+
+def test_the_seed_fixes_random_ops_and_initial_weights(rlgraph_backend):
+    x = np.zeros((5, 3), np.float32)
+    first = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=11)
+    draws = first.test(("noisy", x))
+    assert not np.array_equal(first.test(("noisy", x)), draws), "each call draws anew"
+    # Seeds are process-wide (torch.manual_seed, tf.random.set_seed): a second build with the same
+    # seed starts the same random streams again.
+    second = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=11)
+    np.testing.assert_array_equal(second.test(("noisy", x)), draws)
+    np.testing.assert_array_equal(second.variable_values("weight"), first.variable_values("weight"))
+
+
+def test_container_inputs_are_converted_leaf_by_leaf(rlgraph_backend):
+    class Split(Component):
+        @rlgraph.api
+        def call(self, inputs):
+            return self._graph_fn_call(inputs)
+
+        @rlgraph.graph_fn(requires_variables=False)
+        def _graph_fn_call(self, inputs):
+            return inputs["a"] * 2.0, inputs["b"] + 1
+
+    space = Dict(a=FloatBox(shape=(2,)), b=IntBox(5), add_batch_rank=True)
+    test = ComponentTest(Split(scope="split"), {"inputs": space}, backend=rlgraph_backend)
+    a, b = test.test(("call", {"a": np.ones((3, 2), np.float32), "b": np.array([0, 1, 4])}))
+    np.testing.assert_array_equal(a, np.full((3, 2), 2.0))
+    assert b.dtype == space["b"].dtype and b.tolist() == [1, 2, 5]
+
+
+def test_components_on_their_own_device_give_the_same_results(rlgraph_backend):
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    plain = ComponentTest(Pipeline(), X_SPACE, backend=rlgraph_backend, seed=4)
+    placed = ComponentTest(
+        Pipeline(second_device="cpu"), X_SPACE, backend=rlgraph_backend, seed=4, device_map={"": "cpu"}
+    )
+    np.testing.assert_allclose(placed.test(("call", x)), plain.test(("call", x)), rtol=1e-6)
