@@ -65,15 +65,7 @@ def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: 
 def describe_value(value: Any) -> tuple[tuple, Any] | None:
     if isinstance(value, torch.Tensor):
         return tuple(value.shape), numpy_dtype(value.dtype)
-    if isinstance(value, np.ndarray | np.generic):
-        return value.shape, value.dtype
-    if isinstance(value, bool):
-        return (), np.dtype(bool)
-    if isinstance(value, int):
-        return (), np.dtype("int64")
-    if isinstance(value, float):
-        return (), np.dtype("float32")
-    return None
+    return None  # NumPy and Python values are described by the core
 
 
 @hookimpl

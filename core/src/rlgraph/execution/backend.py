@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
@@ -57,7 +58,10 @@ class Backend:
         )
 
     def describe_value(self, value: Any) -> tuple[tuple, Any] | None:
-        return self.hook.describe_value(value=value)
+        """``(shape, numpy dtype)`` of a NumPy or Python value, or of a backend tensor (asked of the
+        backend); None for anything else."""
+        plain = describe_plain_value(value)
+        return plain if plain is not None else self.hook.describe_value(value=value)
 
     def device_scope(self, device: str | None) -> Any:
         return self._require("device_scope", device=device)
@@ -144,3 +148,17 @@ class EventBus:
     def listens(self, event: str) -> bool:
         """Whether any observer implements ``event`` (so hot paths can skip announcing it)."""
         return bool(getattr(self.hook, event).get_hookimpls())
+
+
+def describe_plain_value(value: Any) -> tuple[tuple, Any] | None:
+    """``(shape, numpy dtype)`` of a NumPy array or scalar, or a Python bool, int or float (as the
+    spaces store them: int64, float32); None for anything else."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.shape, value.dtype
+    if isinstance(value, bool):
+        return (), np.dtype(bool)
+    if isinstance(value, int):
+        return (), np.dtype("int64")
+    if isinstance(value, float):
+        return (), np.dtype("float32")
+    return None

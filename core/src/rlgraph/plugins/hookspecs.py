@@ -68,7 +68,8 @@ class BackendHooks:
 
     @hookspec(firstresult=True)
     def describe_value(self, value: Any) -> tuple[tuple[int | None, ...], Any] | None:
-        """Return ``(shape, numpy dtype)`` of one backend value, or None if it is not a tensor."""
+        """Return ``(shape, numpy dtype)`` of one backend tensor, or None if it is not one (NumPy
+        arrays and Python numbers are described by the core before this is asked)."""
 
     @hookspec(firstresult=True)
     def device_scope(self, device: str | None) -> Any:

@@ -285,19 +285,6 @@ def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: 
 
 
 @hookimpl
-def describe_value(value: Any) -> tuple[tuple, Any] | None:
-    if isinstance(value, (np.ndarray, np.generic)):
-        return value.shape, value.dtype
-    if isinstance(value, bool):
-        return (), np.dtype(bool)
-    if isinstance(value, int):
-        return (), np.dtype("int64")
-    if isinstance(value, float):
-        return (), np.dtype("float32")
-    return None
-
-
-@hookimpl
 def device_scope(device: str | None) -> Any:
     return contextlib.nullcontext()
 
