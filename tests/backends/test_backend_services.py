@@ -4,57 +4,12 @@ in and out as NumPy copies, seeds, container inputs, components placed on their 
 from __future__ import annotations
 
 import numpy as np
+from backend_components import X_SPACE, Affine, Pipeline
 
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.spaces import Dict, FloatBox, IntBox
 from rlgraph.testing import ComponentTest
-
-X_SPACE = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
-
-
-class Affine(Component):
-    """y = x W + b; ``noisy`` adds uniform noise."""
-
-    def __init__(self, scope="affine", **kwargs):
-        super().__init__(scope=scope, **kwargs)
-
-    def create_variables(self, input_spaces, action_space=None):
-        self.weight = self.get_variable("weight", shape=(3, 2), initializer="glorot_uniform")
-        self.bias = self.get_variable("bias", shape=(2,), initializer=0.5)
-
-    @rlgraph.api
-    def call(self, x):
-        return self._graph_fn_call(x)
-
-    @rlgraph.api
-    def noisy(self, x):
-        return self._graph_fn_noisy(x)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, x):
-        return self.ops.linear(x, self.weight, self.bias)
-
-    @rlgraph.graph_fn
-    def _graph_fn_noisy(self, x):
-        return x + self.ops.random_uniform(self.ops.shape(x))
-
-
-class Pipeline(Component):
-    """Two affine maps in a row; the second can be placed on its own device."""
-
-    def __init__(self, second_device=None):
-        super().__init__(scope="pipeline")
-        self.first = Affine("first")
-        self.second = Affine("second", device=second_device)
-
-    @rlgraph.api
-    def call(self, x):
-        return self.second.call(self._graph_fn_widen(self.first.call(x)))
-
-    @rlgraph.graph_fn
-    def _graph_fn_widen(self, y):
-        return self.ops.concat([y, y[:, :1]], axis=1)
 
 
 def test_api_calls_take_and_give_numpy(rlgraph_backend):

@@ -4,71 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import rlgraph
-from rlgraph.components import Component
 from rlgraph.execution.backend import load_backend
-from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 
-X_SPACE = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
+torch = pytest.importorskip("torch")
+
+from backend_components import X_SPACE, Affine, Pipeline
 
 
-class Affine(Component):
-    """y = x W + b; ``noisy`` adds uniform noise; ``grad_mode`` reports whether autograd records."""
-
-    def __init__(self, scope="affine", **kwargs):
-        super().__init__(scope=scope, **kwargs)
-
-    def create_variables(self, input_spaces, action_space=None):
-        self.weight = self.get_variable("weight", shape=(3, 2), initializer="glorot_uniform")
-        self.bias = self.get_variable("bias", shape=(2,), initializer=0.5)
-
-    @rlgraph.api
-    def call(self, x):
-        return self._graph_fn_call(x)
-
-    @rlgraph.api
-    def noisy(self, x):
-        return self._graph_fn_noisy(x)
+class GradMode(Affine):
+    """``grad_mode`` reports whether autograd records during the call."""
 
     @rlgraph.api
     def grad_mode(self, x):
         return self._graph_fn_grad_mode(x)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, x):
-        return self.ops.linear(x, self.weight, self.bias)
-
-    @rlgraph.graph_fn
-    def _graph_fn_noisy(self, x):
-        return x + self.ops.random_uniform(self.ops.shape(x))
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_grad_mode(self, x):
         return self.ops.constant(torch.is_grad_enabled())
 
 
-class Pipeline(Component):
-    """Two affine maps in a row; the second can be placed on its own device."""
-
-    def __init__(self, second_device=None):
-        super().__init__(scope="pipeline")
-        self.first = Affine("first")
-        self.second = Affine("second", device=second_device)
-
-    @rlgraph.api
-    def call(self, x):
-        return self.second.call(self._graph_fn_widen(self.first.call(x)))
-
-    @rlgraph.graph_fn
-    def _graph_fn_widen(self, y):
-        return self.ops.concat([y, y[:, :1]], axis=1)
-
-
 def test_api_calls_record_gradients_only_where_they_compute_them():
-    test = ComponentTest(Affine(), X_SPACE, backend="torch")
+    test = ComponentTest(GradMode(), X_SPACE, backend="torch")
     with torch.enable_grad():
         assert test.test(("grad_mode", np.ones((2, 3), np.float32))) == np.array(False)
         assert torch.is_grad_enabled(), "the caller's grad mode is restored after the call"

@@ -5,50 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import rlgraph
-from rlgraph.components import Component
 from rlgraph.execution.backend import load_backend
-from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 
 tf = pytest.importorskip("tensorflow")
 
-X_SPACE = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
-
-
-class Affine(Component):
-    """y = x W + b; ``noisy`` adds uniform noise; ``scaled`` multiplies by a Python constant."""
-
-    def __init__(self, scope="affine", **kwargs):
-        super().__init__(scope=scope, **kwargs)
-
-    def create_variables(self, input_spaces, action_space=None):
-        self.weight = self.get_variable("weight", shape=(3, 2), initializer="glorot_uniform")
-        self.bias = self.get_variable("bias", shape=(2,), initializer=0.5)
-
-    @rlgraph.api
-    def call(self, x):
-        return self._graph_fn_call(x)
-
-    @rlgraph.api
-    def noisy(self, x):
-        return self._graph_fn_noisy(x)
-
-    @rlgraph.api
-    def scaled(self, x, factor=2.0):
-        return self._graph_fn_scaled(x, factor)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, x):
-        return self.ops.linear(x, self.weight, self.bias)
-
-    @rlgraph.graph_fn
-    def _graph_fn_noisy(self, x):
-        return x + self.ops.random_uniform(self.ops.shape(x))
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_scaled(self, x, factor):
-        return x * factor
+from backend_components import X_SPACE, Affine
 
 
 def test_api_methods_run_compiled_without_retracing_across_batch_sizes():
