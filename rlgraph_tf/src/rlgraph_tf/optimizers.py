@@ -6,7 +6,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from rlgraph.execution.optimizers import OPTIMIZERS
+from rlgraph.execution.optimizers import resolve_hyperparameters
 
 
 class TFOptimizer:
@@ -19,11 +19,8 @@ class TFOptimizer:
     def __init__(
         self, kind: str, variables: list[tf.Variable], hyperparameters: dict[str, Any], slots: dict[str, list]
     ) -> None:
-        if kind not in OPTIMIZERS:
-            raise ValueError(f"Unknown optimizer {kind!r}; known: {', '.join(OPTIMIZERS)}.")
         self.kind = kind
-        self.h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
-        self.clip_grad_norm = self.h.pop("clip_grad_norm", None)
+        self.h, self.clip_grad_norm = resolve_hyperparameters(kind, hyperparameters)
         self.variables = list(variables)
         self.slots = slots
         self._apply = getattr(self, f"_{kind}")

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from rlgraph.execution.optimizers import OPTIMIZERS
+from rlgraph.execution.optimizers import resolve_hyperparameters
 
 
 class TorchOptimizer:
@@ -26,11 +26,8 @@ class TorchOptimizer:
         hyperparameters: dict[str, Any],
         slots: dict[str, list],
     ) -> None:
-        if kind not in OPTIMIZERS:
-            raise ValueError(f"Unknown optimizer {kind!r}; known: {', '.join(OPTIMIZERS)}.")
         self.kind = kind
-        self.h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
-        self.clip_grad_norm = self.h.pop("clip_grad_norm", None)
+        self.h, self.clip_grad_norm = resolve_hyperparameters(kind, hyperparameters)
         self.variables = list(variables)
         self.slots = slots
         # The fused kernels count steps in float32 scalars on the variables' device.

@@ -55,6 +55,17 @@ OPTIMIZERS: dict[str, OptimizerKind] = {
 """kind -> hyperparameters and slots. Every kind also takes ``clip_grad_norm`` (None: no clipping)."""
 
 
+def resolve_hyperparameters(
+    kind: str, hyperparameters: dict[str, Any]
+) -> tuple[dict[str, Any], float | None]:
+    """``kind``'s hyperparameters with defaults filled in, without ``clip_grad_norm``; and that
+    (None: no clipping). What a backend's ``create_optimizer`` starts from."""
+    if kind not in OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {kind!r}; known: {', '.join(OPTIMIZERS)}.")
+    resolved = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
+    return resolved, resolved.pop("clip_grad_norm", None)
+
+
 def clip_by_global_norm(
     gradients: list[np.ndarray], clip_norm: float | None
 ) -> tuple[list[np.ndarray], float]:
@@ -73,8 +84,9 @@ def reference_step(
     gradient: np.ndarray,
     slots: dict[str, np.ndarray],
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """One step of ``kind`` on one variable, in NumPy: the new variable value and slots."""
-    h = {**OPTIMIZERS[kind].hyperparameters, **hyperparameters}
+    """One step of ``kind`` on one variable, in NumPy: the new variable value and slots (clipping,
+    which needs all gradients, is :func:`clip_by_global_norm`'s)."""
+    h, _ = resolve_hyperparameters(kind, hyperparameters)
     lr, g, s = h["learning_rate"], gradient, dict(slots)
     if kind == "adam":
         s["step"] = s["step"] + 1
