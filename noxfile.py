@@ -102,22 +102,31 @@ def plugin_authoring(session: nox.Session) -> None:
     session.run("pytest", "tests/plugin_authoring", "-q", *session.posargs, env=env)
 
 
+#: Per backend: its packages, and the framework that must be absent from its session.
+BACKENDS = {"torch": (TORCH_PACKAGES, "tensorflow"), "tf": (TF_PACKAGES, "torch")}
+
+
+def run_backend_session(session: nox.Session, backend: str) -> None:
+    """One backend without the other: its own tests, the shared backend tests, the component and
+    algorithm packages' tests (learning runs: the representative ones) and the parity checks that
+    need no second backend."""
+    packages, absent = BACKENDS[backend]
+    install_local(session, "./core[test]", *packages)
+    assert_not_installed(session, absent)
+    tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
+    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+
+
 @nox.session(python=PYTHON)
 def torch(session: nox.Session) -> None:
     """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
-    install_local(session, "./core[test]", *TORCH_PACKAGES)
-    assert_not_installed(session, "tensorflow")
-    tests = ("tests/torch", "tests/backends", *COMPONENT_TESTS, "tests/parity")
-    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+    run_backend_session(session, "torch")
 
 
 @nox.session(python=PYTHON)
 def tf(session: nox.Session) -> None:
     """TensorFlow without PyTorch: the tf backend and the same component and algorithm packages."""
-    install_local(session, "./core[test]", *TF_PACKAGES)
-    assert_not_installed(session, "torch")
-    tests = ("tests/tf", "tests/backends", *COMPONENT_TESTS, "tests/parity")
-    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+    run_backend_session(session, "tf")
 
 
 @nox.session(python=PYTHON)
@@ -131,5 +140,5 @@ def parity(session: nox.Session) -> None:
 @nox.parametrize("backend", ["torch", "tf"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
-    install_local(session, "./core[test]", *(TORCH_PACKAGES if backend == "torch" else TF_PACKAGES))
+    install_local(session, "./core[test]", *BACKENDS[backend][0])
     session.run("pytest", "tests/algos", "-q", "-m", "learning", *session.posargs, env=test_env(session))
