@@ -50,7 +50,7 @@ class QTable(Component):
     def insert(self, states, actions, rewards, terminals, next_states):
         return self._graph_fn_insert(states, actions, rewards, terminals, next_states)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def learn(self):
         return self._graph_fn_learn()
 

@@ -359,3 +359,197 @@ def test_weights_round_trip_through_checkpoint(tmp_path, rlgraph_backend):
     target.executor.load(path)
     x = SPACE.sample(3)
     np.testing.assert_allclose(target.test(("forward", x)), source.test(("forward", x)), rtol=1e-6)
+
+
+# -- graph functions declared API methods --------------------------------------------------------------
+class Doubler(Component):
+    """Its API method is its numeric code: ``@graph_fn(api=True)``, no pass-through twin."""
+
+    def __init__(self, scope: str = "doubler"):
+        super().__init__(scope=scope)
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def double(self, inputs):
+        return inputs * 2.0
+
+
+class DoublerUser(Component):
+    def __init__(self):
+        super().__init__(scope="user")
+        self.doubler = Doubler()
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.doubler.double(inputs)
+
+
+def test_a_graph_function_can_be_an_api_method(rlgraph_backend):
+    assert "double" in Doubler.api_methods() and "double" in Doubler.graph_functions()
+    user = DoublerUser()
+    test = ComponentTest(user, input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(test.test(("call", data)), data * 2)
+    assert test.executor.api_registry["call"].output_spaces == SPACE
+    assert '"user" -> "user/doubler" [label="double"]' in test.executor.component_graph.to_dot()
+    # The fast path: the parent's pass-through is contracted onto the bound graph function itself.
+    assert user.__dict__["call"] == user.doubler.__dict__["double"]
+    assert user.doubler.double(data).shape == (2, 4)  # callable outside the graph, too
+
+
+# -- completion: a component is completed once the spaces create_variables asks for are known --------------
+class Priorities(Component):
+    """``update`` takes tensors that create_variables does not need: no hand-written build setting."""
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.values = self.get_variable("values", shape=(5, *input_spaces["records"].shape), trainable=False)
+
+    @rlgraph.graph_fn(api=True)
+    def update(self, indices, priorities):
+        return self.ops.gather(self.values, indices)[:, 0] + priorities
+
+    @rlgraph.graph_fn(api=True)
+    def insert(self, records):
+        self.ops.scatter_update(self.values, self.ops.arange(self.ops.shape(records)[0]) % 5, records)
+        return self.ops.sum(self.values)
+
+
+class PrioritiesRoot(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        self.memory = Priorities(scope="memory")
+
+    @rlgraph.api  # built first: its component cannot be completed from it
+    def update(self, indices, priorities):
+        return self.memory.update(indices, priorities)
+
+    @rlgraph.api
+    def insert(self, records):
+        return self.memory.insert(records)
+
+
+def test_completion_waits_only_for_the_spaces_create_variables_asks_for(rlgraph_backend):
+    spaces = {
+        "indices": IntBox(5, add_batch_rank=True),
+        "priorities": FloatBox(add_batch_rank=True),
+        "records": FloatBox(shape=(2,), add_batch_rank=True),
+    }
+    test = ComponentTest(PrioritiesRoot(), input_spaces=spaces, backend=rlgraph_backend)
+    assert test.variable_values("memory/values").shape == (5, 2)
+    test.test(("insert", np.ones((3, 2), np.float32)), expected_outputs=6.0)
+    np.testing.assert_allclose(test.test(("update", [np.array([0, 4]), np.float32([1, 2])])), [2.0, 2.0])
+
+
+# -- batch ranks are derived from the data flow, never from a size -------------------------------------------
+class Constant(Component):
+    """Returns a variable of ``size`` entries (for size 13, exactly the build's first batch size)."""
+
+    def __init__(self, size: int, scope: str = "constant"):
+        super().__init__(scope=scope)
+        self.size = size
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.value = self.get_variable("value", shape=(self.size,), initializer=1.0)
+
+    @rlgraph.graph_fn(api=True)
+    def get(self, inputs):
+        return self.value + 0.0 * self.ops.sum(inputs)
+
+
+class Receiver(Component):
+    """Records the space it receives; its variables are sized from it."""
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.width = self.get_variable("width", shape=input_spaces["values"].shape)
+
+    @rlgraph.graph_fn(api=True)
+    def take(self, values):
+        return values + self.width
+
+
+class ConstantRoot(Component):
+    def __init__(self, size: int):
+        super().__init__(scope="root")
+        self.constant = Constant(size)
+        self.receiver = Receiver(scope="receiver")
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.receiver.take(self.constant.get(inputs))
+
+
+@pytest.mark.parametrize("size", [13, 7, 143, 4])
+def test_a_static_axis_as_long_as_a_build_batch_is_no_batch_rank(rlgraph_backend, size):
+    root = ConstantRoot(size)
+    test = ComponentTest(root, input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    assert root.receiver.input_spaces["values"] == FloatBox(shape=(size,))
+    assert test.executor.api_registry["call"].output_spaces == FloatBox(shape=(size,))
+    np.testing.assert_allclose(test.test(("call", np.ones((3, 4), np.float32))), np.ones(size))
+
+
+class Folding(Component):
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def fold(self, inputs):
+        return self.ops.reshape(inputs, (-1,))  # (batch, 4) -> (batch * 4,): no leading batch rank
+
+
+class FoldingRoot(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        self.folding = Folding(scope="folding")
+        self.receiver = Receiver(scope="receiver")
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.receiver.take(self.folding.fold(inputs))
+
+
+def test_a_value_whose_shape_follows_the_batch_elsewhere_is_a_clear_build_error(rlgraph_backend):
+    with pytest.raises(BuildError, match="changes with the batch size in an axis that is not a leading"):
+        ComponentTest(FoldingRoot(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+
+
+def test_time_ranks_are_derived_in_either_layout(rlgraph_backend):
+    for time_major in (False, True):
+        space = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True, time_major=time_major)
+        user = DoublerUser()
+        test = ComponentTest(user, input_spaces={"inputs": space}, backend=rlgraph_backend)
+        assert test.executor.api_registry["call"].output_spaces == space
+
+
+# -- a component no API call reaches takes the spaces of the one it mirrors -----------------------------------
+class Mirror(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        self.source = Linear(3, scope="source")
+        self.target = self.source.copy(scope="target")  # never called in any API method
+        self.target.input_spaces_from(self.source)
+        self.user = Scale(scope="user")
+        self.user.needs_variables_of(self.target)
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.source.call(inputs)
+
+
+def test_a_component_reached_by_no_api_call_takes_the_spaces_of_its_source(rlgraph_backend):
+    test = ComponentTest(Mirror(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    assert test.variable_values("target/kernel").shape == (4, 3)
+    assert test.component.target.input_spaces["inputs"] == SPACE
+
+
+class Unreached(Component):
+    def __init__(self):
+        super().__init__(scope="root")
+        self.source = Linear(3, scope="source")
+        self.target = self.source.copy(scope="target")
+        self.user = Scale(scope="user")
+        self.user.needs_variables_of(self.target)
+
+    @rlgraph.api
+    def call(self, inputs):
+        return self.user.scale(self.source.call(inputs))
+
+
+def test_a_used_component_no_api_call_reaches_is_a_clear_error(rlgraph_backend):
+    with pytest.raises(BuildError, match=r"no API call reaches it.*input_spaces_from"):
+        ComponentTest(Unreached(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)

@@ -39,7 +39,7 @@ class Counter(Component):
     def create_variables(self, input_spaces, action_space=None):
         self.seen = sorted(name for c in self.variable_dependencies for name in c.variables())
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def count(self):
         return self._graph_fn_count()
 

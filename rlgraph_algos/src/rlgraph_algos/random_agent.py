@@ -23,7 +23,7 @@ class RandomActions(Component):
     def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
         return {"actions": self._graph_fn_draw(states)}
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def update(self):
         return {"loss": self._graph_fn_zero()}
 

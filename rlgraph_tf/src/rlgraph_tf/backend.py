@@ -78,7 +78,7 @@ def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: 
         keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
         values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
         return values if isinstance(space, Dict) else tuple(values.values())
-    sizes = _rank_sizes(space, batch_size, time_size)
+    sizes = space.rank_sizes(batch_size, time_size)
     with _on(device):
         return tf.constant(space.sample(sizes or None), dtype=tf_dtype(space.dtype))
 
@@ -248,11 +248,3 @@ def _to_numpy(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return type(value)(_to_numpy(item) for item in value)
     return value
-
-
-def _rank_sizes(space: Any, batch_size: int, time_size: int) -> tuple[int, ...]:
-    if getattr(space, "has_batch_rank", False) and getattr(space, "has_time_rank", False):
-        return (time_size, batch_size) if space.time_major else (batch_size, time_size)
-    if getattr(space, "has_batch_rank", False):
-        return (batch_size,)
-    return (time_size,) if getattr(space, "has_time_rank", False) else ()

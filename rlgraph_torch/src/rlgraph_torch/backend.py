@@ -57,7 +57,7 @@ def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: 
         keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
         values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
         return values if isinstance(space, Dict) else tuple(values.values())
-    sizes = _rank_sizes(space, batch_size, time_size)
+    sizes = space.rank_sizes(batch_size, time_size)
     return converter_for(space, devices.resolve(device))(space.sample(sizes or None))
 
 
@@ -166,11 +166,3 @@ def to_numpy(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return type(value)(to_numpy(item) for item in value)
     return value
-
-
-def _rank_sizes(space: Any, batch_size: int, time_size: int) -> tuple[int, ...]:
-    if getattr(space, "has_batch_rank", False) and getattr(space, "has_time_rank", False):
-        return (time_size, batch_size) if space.time_major else (batch_size, time_size)
-    if getattr(space, "has_batch_rank", False):
-        return (batch_size,)
-    return (time_size,) if getattr(space, "has_time_rank", False) else ()

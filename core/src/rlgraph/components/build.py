@@ -3,12 +3,19 @@
 1. Composition: the user creates components and nests them (plain Python objects).
 2. Assembly (:meth:`Builder.assemble`): every API method of the root is called once with
    abstract :class:`Record` values. This yields the component graph (who calls which API
-   method of whom), the API registry, and which inputs each component needs.
+   method of whom), the API registry, and which inputs each component receives.
 3. Build (:meth:`Builder.build`): backend placeholders made from the input spaces flow
    through the API methods. A component is completed (its ``create_variables`` called) as
-   soon as it is input-complete; graph functions that need variables wait until then, so
-   API methods are retried until all are built or the build stalls (a :class:`BuildError`
-   naming the component, API method and missing spaces).
+   soon as the input spaces it asks for are known; graph functions that need variables wait
+   until then, so API methods are retried until all are built or the build stalls (a
+   :class:`BuildError` naming the component, API method and missing spaces).
+
+Batch and time ranks are derived, never guessed from a size: the build runs every graph
+function on two sets of placeholders at once, with different batch and time sizes
+(:data:`BUILD_SIZES`). A leading axis of an output is a batch (time) rank exactly when it follows
+the batch (time) size of the function's inputs from one run to the other; an axis that keeps its
+size is part of the shape. A value whose shape follows the batch size elsewhere has no space, and
+reaching a component as an input space is a build error that names it.
 
 Afterwards every variable is reset to its initial value (the build's dry runs may have
 written to it), and each component gets its plain API methods and graph functions bound
@@ -31,10 +38,13 @@ from rlgraph.components.decorators import ACTIVE_BUILDER, APIMethod, GraphFuncti
 from rlgraph.errors import BuildError, NotApplicableError
 from rlgraph.utils import nested
 
-#: Sizes the build gives batch and time ranks; chosen to be unlikely layer sizes.
-BUILD_BATCH_SIZE = 13
-BUILD_TIME_SIZE = 11
-_BATCH_AND_TIME = {(BUILD_BATCH_SIZE, BUILD_TIME_SIZE), (BUILD_TIME_SIZE, BUILD_BATCH_SIZE)}
+#: (batch size, time size) of the build's two runs; chosen apart from each other and from common
+#: layer sizes, though the derivation of ranks does not depend on that.
+BUILD_SIZES = ((13, 11), (7, 5))
+
+Ranks = tuple[bool, bool, bool]
+"""(batch rank, time rank, time-major) of a value."""
+NO_RANKS: Ranks = (False, False, False)
 
 
 class Record:
@@ -70,6 +80,28 @@ class Record:
         return f"Record({self.label})"
 
 
+class Twin:
+    """One backend value of the build, at both of the build's batch and time sizes."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.values = (first, second)
+
+    def _refuse(self, *_: Any) -> Any:
+        raise BuildError(
+            "An API method computes with, branches on or indexes a tensor: API methods only route values; "
+            "do numeric work in a graph function."
+        )
+
+    __bool__ = __iter__ = __getitem__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __pow__ = _refuse
+
+    def __repr__(self) -> str:
+        return f"Twin{self.values!r}"
+
+
 class _Frame:
     """One API call in progress during assembly."""
 
@@ -86,13 +118,21 @@ class _Frame:
 
 
 class _NotReady(Exception):
-    """A graph function needs variables of a component that is not input-complete yet."""
+    """A graph function needs variables of a component that is not complete yet."""
 
     def __init__(self, component: Component, api_method: str, missing: list[str]) -> None:
         self.component = component
         self.api_method = api_method
         self.missing = missing
         super().__init__(component.global_scope)
+
+
+class _NotYet(Exception):
+    """``create_variables`` asked for an input space that a later API call will bring."""
+
+    def __init__(self, missing: list[str]) -> None:
+        self.missing = missing
+        super().__init__(", ".join(missing))
 
 
 class ComponentGraph:
@@ -183,10 +223,12 @@ class Builder:
         action_space: Any = None,
         seed: int | None = None,
         device_map: dict[str, str] | None = None,
+        ops: Any = None,
     ) -> None:
         self.root = root
         self.input_spaces = dict(input_spaces)
         self.backend = backend
+        self.ops = ops if ops is not None else backend.ops
         self.action_space = action_space
         self.seed = 0 if seed is None else int(seed)
         self.device_map = dict(device_map or {})
@@ -197,7 +239,10 @@ class Builder:
         self.report = BuildReport()
         self.variables: dict[str, tuple[Any, Any]] = {}
         self.contractions: dict[tuple[int, str], tuple[Component, str] | None] = {}
+        #: id(component) -> API method -> the parameters that receive values in the graph.
         self._needed: dict[int, dict[str, list[str]]] = {}
+        #: id(source) -> components that take their input spaces from it (see input_spaces_from).
+        self._mirrors: dict[int, list[Component]] = {}
         self._stack: list[_Frame] = []
         self._phase = "composition"
         self._spaces_by_id: dict[int, tuple[Any, Any]] = {}
@@ -223,6 +268,7 @@ class Builder:
                     getattr(self.root, name)(*args.values())
                 except NotApplicableError as error:
                     self._leave_out(name, error)
+        self._find_mirrors()
         self.report.assembly_seconds = time.perf_counter() - start
         return self.graph
 
@@ -231,6 +277,7 @@ class Builder:
         start = time.perf_counter()
         self._phase = "build"
         self._prepare_components()
+        self._check_unreached_dependencies()
         pending = list(self.api_registry)
         reasons: dict[str, _NotReady] = {}
         with self._active():
@@ -277,6 +324,9 @@ class Builder:
             )
         if self._phase == "assembly":
             frame.graph_fns += 1
+            for argument in (*args, *kwargs.values()):
+                if callable(argument) and not isinstance(argument, Record):
+                    argument()  # a function of the variables (a loss): record what it calls
             label = f"{component.global_scope}.{graph_fn.name}"
             if graph_fn.returns == 1:
                 return Record(label)
@@ -395,12 +445,27 @@ class Builder:
         # Contract only when every call seen in the assembly forwards to the same target.
         self.contractions[key] = target if self.contractions.get(key, target) == target else None
 
+    def _find_mirrors(self) -> None:
+        """Components never called in the graph that take their input spaces from a source that is
+        (``input_spaces_from``): each sub-component mirrors the one at the same relative scope."""
+        for target in self.root.walk():
+            source = target.input_spaces_source
+            if source is None or self._is_called(target):
+                continue
+            counterparts = {_relative_scope(c, source): c for c in source.walk()}
+            for component in target.walk():
+                original = counterparts.get(_relative_scope(component, target))
+                if original is not None and id(original) in self._needed:
+                    self._mirrors.setdefault(id(original), []).append(component)
+
+    def _is_called(self, component: Component) -> bool:
+        return any(id(c) in self._needed for c in component.walk())
+
     # -- build --------------------------------------------------------------------------------------
     def _prepare_components(self) -> None:
-        ops = self.backend.ops
         for component in self.root.walk():
             component.backend = self.backend
-            component.ops = ops
+            component.ops = self.ops
             component.action_space = self.action_space
             component.device = self._device_for(component)
 
@@ -420,12 +485,12 @@ class Builder:
 
     def _build_api_method(self, name: str) -> None:
         api = self.root.api_methods()[name]
-        batch, time_size = BUILD_BATCH_SIZE, BUILD_TIME_SIZE
         device = self.root.device
 
         def placeholder(param: str) -> Any:
             space = self.input_spaces[param]
-            value = self.backend.placeholder_from_space(space, batch, time_size, device)
+            runs = [self.backend.placeholder_from_space(space, *sizes, device) for sizes in BUILD_SIZES]
+            value = _zip(*runs)
             self._remember_spaces(value, space)
             return value
 
@@ -433,22 +498,35 @@ class Builder:
         gradient_calls = self.backend.gradient_calls
         output = getattr(self.root, name)(*args.values())
         record = self.api_registry[name]
-        record.output_spaces = self._space_of(output)
+        record.output_spaces = self._used_space(output, f"the output of root API method {name!r}", name)
         record.needs_gradients = self.backend.gradient_calls > gradient_calls
 
     def _build_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         bound = self._bind(component, api, args, kwargs)
         for param in self._needed.get(id(component), {}).get(api.name, ()):
             if param in bound and bound[param] is not None:
-                self._set_input_space(component, api, param, self._space_of(bound[param]))
-        if not component.variables_created and self._missing_spaces(component) == []:
-            self._complete(component)
+                where = f"input {param!r} of {component.global_scope!r}"
+                self._set_input_space(component, api, param, self._used_space(bound[param], where, api.name))
+        if not component.variables_created:
+            self._try_complete(component)
         frame = _Frame(component, api, args, kwargs)
         self._stack.append(frame)
         try:
             return api.function(component, *args, **kwargs)
         finally:
             self._stack.pop()
+
+    def _used_space(self, value: Any, where: str, api_method: str) -> Any:
+        """The space of ``value``, which becomes an input space or an API output: derived ranks only."""
+        space = self._space_of(value)
+        if space is _AMBIGUOUS:
+            raise BuildError(
+                f"{where} (in API method {api_method!r}) has a shape that changes with the batch size in an "
+                "axis that is not a leading batch or time rank, so it has no space. Reshape it in the graph "
+                "function so the batch (and time) axes lead, or declare @graph_fn(batched=...).",
+                api_method=api_method,
+            )
+        return space
 
     def _set_input_space(self, component: Component, api: APIMethod, param: str, space: Any) -> None:
         known = component.input_spaces.get(param)
@@ -462,68 +540,87 @@ class Builder:
                 api_method=api.name,
             )
 
-    def _missing_spaces(self, component: Component) -> list[str]:
-        """``api(param)`` for every input the component still lacks to be input-complete."""
-        methods = type(component).api_methods()
-        missing = []
-        for api_name, params in self._needed.get(id(component), {}).items():
-            if not methods[api_name].must_be_complete:
-                continue
-            missing.extend(f"{api_name}({p})" for p in params if p not in component.input_spaces)
-        missing.extend(
+    # -- completing components ---------------------------------------------------------------------
+    def _try_complete(self, component: Component) -> list[str]:
+        """Create ``component``'s variables if it can be completed now; else what it still lacks."""
+        missing = self._missing_dependencies(component)
+        if missing:
+            return missing
+        known = set(self.variables)
+        try:
+            self._complete(component, _InputSpaces(component, self._needed.get(id(component), {})))
+        except _NotYet as not_yet:
+            self._forget_variables(component, known)
+            return not_yet.missing
+        for mirror in self._mirrors.pop(id(component), ()):
+            mirror.input_spaces.update(component.input_spaces)
+            self._complete(mirror, _InputSpaces(mirror, {}))
+        return []
+
+    def _complete(self, component: Component, spaces: _InputSpaces) -> None:
+        with self.backend.device_scope(component.device):
+            component.create_variables(spaces, self.action_space)
+        component.input_complete = True
+        component.variables_created = True
+
+    def _forget_variables(self, component: Component, known: set[str]) -> None:
+        """Drop the variables an unfinished ``create_variables`` made (it is retried later)."""
+        for name in set(self.variables) - known:
+            del self.variables[name]
+            component.variable_registry.pop(name, None)
+            component.trainable_names.discard(name)
+
+    def _missing_dependencies(self, component: Component) -> list[str]:
+        return [
             f"the variables of {other.global_scope!r}"
             for other in component.variable_dependencies
             if not self._has_variables(other)
-        )
-        return missing
+        ]
 
     def _has_variables(self, component: Component) -> bool:
         """Whether ``component`` and every sub-component the graph uses have created their variables."""
-        return all(c.variables_created for c in component.walk() if id(c) in self._needed)
+        mirrored = {id(c) for targets in self._mirrors.values() for c in targets}
+        return all(
+            c.variables_created for c in component.walk() if id(c) in self._needed or id(c) in mirrored
+        )
 
-    def _complete(self, component: Component) -> None:
-        component.input_complete = True
-        spaces = _InputSpaces(component, self._needed.get(id(component), {}))
-        with self.backend.device_scope(component.device):
-            component.create_variables(spaces, self.action_space)
-        component.variables_created = True
+    def _check_unreached_dependencies(self) -> None:
+        """A component whose variables another uses must be reached by an API call, or take its input
+        spaces from a component that is (``input_spaces_from``, as a synchronized target network)."""
+        mirrored = {id(c) for targets in self._mirrors.values() for c in targets}
+        for component in self.root.walk():
+            for other in component.variable_dependencies:
+                if self._is_called(other) or any(id(c) in mirrored for c in other.walk()):
+                    continue
+                if any(type(c).create_variables is not Component.create_variables for c in other.walk()):
+                    raise BuildError(
+                        f"{component.global_scope!r} uses the variables of {other.global_scope!r}, but no API "
+                        "call reaches it, so its input spaces are unknown. Call it in an API method, or "
+                        f"declare where its spaces come from: {other.global_scope!r}"
+                        ".input_spaces_from(<the component it mirrors>).",
+                        component=other.global_scope,
+                    )
 
     def _run_graph_fn(
         self, component: Component, api: APIMethod, graph_fn: GraphFunction, args: tuple, kwargs: dict
     ) -> Any:
         if graph_fn.requires_variables and not component.variables_created:
-            missing = self._missing_spaces(component)
-            if missing or type(component).create_variables is not Component.create_variables:
+            missing = self._try_complete(component)
+            if missing:
                 raise _NotReady(component, api.name, missing)
-            component.variables_created = True
         start = time.perf_counter()
+        runs = [self._run_once(component, graph_fn, _unzip((args, kwargs), k)) for k in range(2)]
+        self.report.backend_seconds += time.perf_counter() - start
+        pairs = self._input_size_pairs(nested.flatten((args, kwargs)))
+        return self._zip_outputs(runs, pairs, graph_fn)
+
+    def _run_once(self, component: Component, graph_fn: GraphFunction, arguments: tuple) -> Any:
+        args, kwargs = arguments
         with self.backend.device_scope(component.device):
             if component.device == self.root.device:
-                output = graph_fn.run(component, args, kwargs)
-            else:
-                run = self.backend.place_graph_fn(
-                    lambda *a, **k: graph_fn.run(component, a, k), component.device
-                )
-                output = run(*args, **kwargs)
-        self.report.backend_seconds += time.perf_counter() - start
-        known = [self._spaces_by_id.get(id(leaf)) for leaf in nested.flatten((args, kwargs))]
-        inputs = [entry[0] for entry in known if entry is not None]
-        self._infer_outputs(output, inputs, graph_fn.batched, self._batch_sizes(known))
-        return output
-
-    def _batch_sizes(self, known: list[Any]) -> set[int]:
-        """The sizes of the batch ranks among a graph function's inputs (a memory's samples, say)."""
-        sizes = {BUILD_BATCH_SIZE, BUILD_BATCH_SIZE * BUILD_TIME_SIZE}
-        for entry in known:
-            if (
-                entry is not None
-                and getattr(entry[0], "has_batch_rank", False)
-                and not entry[0].has_time_rank
-            ):
-                described = self.backend.describe_value(entry[1])
-                if described is not None and len(described[0]):
-                    sizes.add(described[0][0])
-        return sizes
+                return graph_fn.run(component, args, kwargs)
+            run = self.backend.place_graph_fn(lambda *a, **k: graph_fn.run(component, a, k), component.device)
+            return run(*args, **kwargs)
 
     def _stalled(self, reasons: dict[str, _NotReady]) -> BuildError:
         lines = []
@@ -551,7 +648,7 @@ class Builder:
         self.backend.assign_variables(variables, values)
         self.report.backend_seconds += time.perf_counter() - start
 
-    # -- spaces of backend values ---------------------------------------------------------------------
+    # -- spaces of build values -----------------------------------------------------------------------
     def _remember_spaces(self, value: Any, space: Any) -> None:
         from rlgraph.spaces import ContainerSpace, Dict
 
@@ -562,7 +659,7 @@ class Builder:
             self._remember_spaces(value[key], sub)
 
     def _space_of(self, value: Any) -> Any:
-        """The space of a (nested) backend value: remembered where known, else inferred."""
+        """The space of a (nested) build value: known for placeholders and graph function outputs."""
         if isinstance(value, dict):
             from rlgraph.spaces import Dict
 
@@ -574,42 +671,55 @@ class Builder:
         known = self._spaces_by_id.get(id(value))
         if known is not None:
             return known[0]
-        return self._infer_space(value, [], None)
+        if isinstance(value, Twin):
+            return self._derive_space(value, _DEFAULT_PAIRS, None)
+        described = self.backend.describe_value(value)
+        return None if described is None else space_for(tuple(described[0]), described[1], NO_RANKS)
 
-    def _infer_outputs(
-        self, output: Any, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int]
-    ) -> None:
+    def _input_size_pairs(self, leaves: list[Any]) -> tuple[set, set]:
+        """The (first, second) run sizes of the batch and time ranks of a graph function's inputs."""
+        batch, time_pairs = set(_DEFAULT_PAIRS[0]), set(_DEFAULT_PAIRS[1])
+        for leaf in leaves:
+            known = self._spaces_by_id.get(id(leaf)) if isinstance(leaf, Twin) else None
+            space = known[0] if known is not None else None
+            if space is None or space is _AMBIGUOUS or not (space.has_batch_rank or space.has_time_rank):
+                continue
+            first, second = (tuple(self.backend.describe_value(v)[0]) for v in leaf.values)
+            axes = ["batch"] * space.has_batch_rank + ["time"] * space.has_time_rank
+            if space.time_major and space.has_time_rank:
+                axes.reverse()
+            for position, axis in enumerate(axes):
+                (batch if axis == "batch" else time_pairs).add((first[position], second[position]))
+            if len(axes) == 2:
+                batch.add((first[0] * first[1], second[0] * second[1]))
+        return batch, time_pairs
+
+    def _zip_outputs(self, runs: list[Any], pairs: tuple[set, set], graph_fn: GraphFunction) -> Any:
+        try:
+            output = _zip(*runs)
+        except ValueError as error:
+            raise BuildError(
+                f"Graph function {graph_fn.name!r} returns differently nested values for two batch sizes: "
+                f"{error}"
+            ) from None
         for leaf in nested.flatten(output):
-            if id(leaf) not in self._spaces_by_id:
-                space = self._infer_space(leaf, input_spaces, batched, batch_sizes)
+            if isinstance(leaf, Twin):
+                space = self._derive_space(leaf, pairs, graph_fn.batched)
                 if space is not None:
                     self._spaces_by_id[id(leaf)] = (space, leaf)
+        return output
 
-    def _infer_space(
-        self, value: Any, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int] = frozenset()
-    ) -> Any:
-        described = self.backend.describe_value(value)
-        if described is None:
+    def _derive_space(self, twin: Twin, pairs: tuple[set, set], batched: bool | None) -> Any:
+        """The space of a graph function's output from its two runs (see the module docstring)."""
+        described = [self.backend.describe_value(v) for v in twin.values]
+        if described[0] is None or described[1] is None:
             return None
-        shape, dtype = described
-        shape = tuple(shape)
-        has_batch, has_time, time_major = self._ranks(shape, input_spaces, batched, batch_sizes)
-        return space_for(shape[int(has_batch) + int(has_time) :], dtype, has_batch, has_time, time_major)
-
-    @staticmethod
-    def _ranks(
-        shape: tuple, input_spaces: list[Any], batched: bool | None, batch_sizes: set[int] = frozenset()
-    ) -> tuple[bool, bool, bool]:
-        """Which leading axes of an output are batch/time ranks (see :func:`graph_fn`'s ``batched``):
-        a leading axis as long as the build's batch, or as a batched input's batch, is a batch rank."""
-        if batched is False or not shape:
-            return False, False, False
-        timed = [s for s in input_spaces if getattr(s, "has_time_rank", False)]
-        if timed and len(shape) >= 2 and shape[:2] in _BATCH_AND_TIME:
-            return True, True, shape[0] == BUILD_TIME_SIZE
-        if batched:
-            return True, False, False
-        return shape[0] in (BUILD_BATCH_SIZE, BUILD_BATCH_SIZE * BUILD_TIME_SIZE, *batch_sizes), False, False
+        (first, dtype), (second, _) = (tuple(described[0][0]), described[0][1]), described[1]
+        second = tuple(second)
+        ranks, lead = _derive_ranks(first, second, pairs, batched)
+        if len(first) != len(second) or first[lead:] != second[lead:]:
+            return _AMBIGUOUS
+        return space_for(first[lead:], dtype, ranks)
 
     # -- after the build ----------------------------------------------------------------------------------
     def _bind_fast_path(self) -> None:
@@ -622,7 +732,8 @@ class Builder:
                     self.backend.place_graph_fn(bound, component.device) if placed else bound
                 )
             for name, api in type(component).api_methods().items():
-                component.__dict__[name] = types.MethodType(api.function, component)
+                if api.graph_fn is None:  # a graph function API method stays bound as the graph function
+                    component.__dict__[name] = types.MethodType(api.function, component)
         for component in self.root.walk():
             for name in type(component).api_methods():
                 end = self._contraction_end(component, name)
@@ -647,8 +758,86 @@ class Builder:
             ACTIVE_BUILDER.reset(token)
 
 
+class _Ambiguous:
+    """The space of a value whose shape follows the batch size outside its leading ranks."""
+
+    def __repr__(self) -> str:
+        return "<no space: shape follows the batch size outside the leading ranks>"
+
+
+_AMBIGUOUS = _Ambiguous()
+_DEFAULT_PAIRS = (
+    {
+        (BUILD_SIZES[0][0], BUILD_SIZES[1][0]),
+        (BUILD_SIZES[0][0] * BUILD_SIZES[0][1], BUILD_SIZES[1][0] * BUILD_SIZES[1][1]),
+    },
+    {(BUILD_SIZES[0][1], BUILD_SIZES[1][1])},
+)
+
+
+def _derive_ranks(
+    first: tuple, second: tuple, pairs: tuple[set, set], batched: bool | None
+) -> tuple[Ranks, int]:
+    """The ranks of a value whose two runs have shapes ``first`` and ``second``, and how many leading
+    axes they take: an axis is a batch (time) rank when its sizes are a pair of batch (time) sizes of the
+    graph function's inputs; ``batched`` (``@graph_fn(batched=...)``) declares the leading axis."""
+    batch_pairs, time_pairs = pairs
+    if batched is False or not first or len(first) != len(second):
+        return NO_RANKS, 0
+    leading = list(zip(first, second))
+    if len(leading) >= 2 and leading[0] in batch_pairs and leading[1] in time_pairs:
+        return (True, True, False), 2
+    if len(leading) >= 2 and leading[0] in time_pairs and leading[1] in batch_pairs:
+        return (True, True, True), 2
+    if batched or leading[0] in batch_pairs:
+        return (True, False, False), 1
+    if leading[0] in time_pairs:
+        return (False, True, False), 1
+    return NO_RANKS, 0
+
+
+def _zip(first: Any, second: Any) -> Any:
+    """The two runs of a value as one structure with :class:`Twin` leaves (equal plain values stay)."""
+    if isinstance(first, dict):
+        if not isinstance(second, dict) or first.keys() != second.keys():
+            raise ValueError(f"{type(first).__name__} and {type(second).__name__}")
+        return {key: _zip(first[key], second[key]) for key in first}
+    if isinstance(first, tuple | list) and not hasattr(first, "shape"):
+        if type(first) is not type(second) or len(first) != len(second):
+            raise ValueError(f"{type(first).__name__} of {len(first)} and {type(second).__name__}")
+        return type(first)(_zip(a, b) for a, b in zip(first, second))
+    if first is second and (first is None or isinstance(first, bool | int | float | str)):
+        return first
+    if isinstance(first, bool | int | float | str) and first == second and type(first) is type(second):
+        return first
+    return Twin(first, second)
+
+
+def _unzip(value: Any, run: int) -> Any:
+    """Run ``run``'s side of a structure with :class:`Twin` leaves; a function argument (a loss of the
+    variables) is wrapped to return its run's side."""
+    if isinstance(value, Twin):
+        return value.values[run]
+    if isinstance(value, dict):
+        return {key: _unzip(item, run) for key, item in value.items()}
+    if isinstance(value, tuple | list) and not hasattr(value, "shape"):
+        return type(value)(_unzip(item, run) for item in value)
+    if callable(value) and not isinstance(value, type):
+
+        def one_run(*args: Any, **kwargs: Any) -> Any:
+            return _unzip(value(*args, **kwargs), run)
+
+        return one_run
+    return value
+
+
+def _relative_scope(component: Component, ancestor: Component) -> str:
+    return component.global_scope.removeprefix(ancestor.global_scope)
+
+
 class _InputSpaces(dict):
-    """A component's input spaces; a missing one is a BuildError naming who could provide it."""
+    """A component's input spaces for ``create_variables``. A space that an API call of the graph brings
+    later defers the completion; one that no API call brings is a BuildError naming who could."""
 
     def __init__(self, component: Component, needed: dict[str, list[str]]) -> None:
         super().__init__(component.input_spaces)
@@ -656,6 +845,9 @@ class _InputSpaces(dict):
         self.needed = needed
 
     def __missing__(self, key: str) -> Any:
+        coming = [f"{name}({key})" for name, params in self.needed.items() if key in params]
+        if coming:
+            raise _NotYet(coming)
         providers = [
             name
             for name, api in type(self.component).api_methods().items()
@@ -679,8 +871,10 @@ def _container_space(kind: type, children: dict[Any, Any]) -> Any:
     None when a child has no space (a None among the values)."""
     if any(child is None for child in children.values()):
         return None
+    if any(child is _AMBIGUOUS for child in children.values()):
+        return _AMBIGUOUS
     ranks = {child._ranks() for child in children.values()}
-    return kind._from_children(children, ranks.pop() if len(ranks) == 1 else (False, False, False))
+    return kind._from_children(children, ranks.pop() if len(ranks) == 1 else NO_RANKS)
 
 
 def _signature(space: Any) -> Any:
@@ -695,18 +889,19 @@ def _signature(space: Any) -> Any:
     return type(space).__name__, tuple(space.shape), str(getattr(space, "dtype", ""))
 
 
-def space_for(shape: tuple, dtype: Any, batch: bool, time_rank: bool, time_major: bool) -> Any:
-    """The leaf space of values with ``shape`` (without ranks) and ``dtype``."""
+def space_for(shape: tuple, dtype: Any, ranks: Ranks = NO_RANKS) -> Any:
+    """The leaf space of values with ``shape`` (without ranks), ``dtype`` and ``ranks``."""
     from rlgraph.spaces import BoolBox, FloatBox, IntBox, TextBox
 
-    ranks = {"add_batch_rank": batch, "add_time_rank": time_rank, "time_major": time_major}
+    batch, time_rank, time_major = ranks
+    ranks_kwargs = {"add_batch_rank": batch, "add_time_rank": time_rank, "time_major": time_major}
     kind = np.dtype(dtype).kind
     if kind == "f":
-        return FloatBox(shape=shape, dtype=dtype, **ranks)
+        return FloatBox(shape=shape, dtype=dtype, **ranks_kwargs)
     if kind in "iu":
-        return IntBox(shape=shape, dtype=dtype, **ranks)
+        return IntBox(shape=shape, dtype=dtype, **ranks_kwargs)
     if kind == "b":
-        return BoolBox(shape=shape, **ranks)
+        return BoolBox(shape=shape, **ranks_kwargs)
     if kind in "USO":
-        return TextBox(shape=shape, **ranks)
+        return TextBox(shape=shape, **ranks_kwargs)
     raise BuildError(f"No space for values of dtype {dtype}.")

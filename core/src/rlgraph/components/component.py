@@ -50,6 +50,8 @@ class Component(Specifiable):
         self.variable_dependencies: list[Component] = []
         #: False: variables are created non-trainable by default (see set_trainable).
         self.trainable = True
+        #: The component whose input spaces this one takes when no API call reaches it (input_spaces_from).
+        object.__setattr__(self, "input_spaces_source", None)
         #: The backend's ops namespace and the Backend, set by the build.
         self.ops: Any = None
         self.backend: Any = None
@@ -82,6 +84,12 @@ class Component(Specifiable):
         variables: for components that use other components' variables (an optimizer, a target-network
         synchronizer). The others stay where they are in the component tree."""
         self.variable_dependencies.extend(components)
+
+    def input_spaces_from(self, source: Component) -> None:
+        """Take ``source``'s input spaces where no API call of the graph reaches this component: a
+        target network kept in step with ``source`` (by a synchronizer) gets its variables from the
+        same spaces. Each sub-component mirrors the one of ``source`` at the same relative scope."""
+        object.__setattr__(self, "input_spaces_source", source)
 
     def set_trainable(self, trainable: bool) -> None:
         """Make the variables of this component and its sub-components trainable or not (a target

@@ -21,15 +21,16 @@ ACTIVE_BUILDER: contextvars.ContextVar[Any] = contextvars.ContextVar("rlgraph_ac
 
 
 class APIMethod:
-    """What :func:`api` records about one API method."""
+    """What :func:`api` records about one API method. ``graph_fn`` is set when the API method is a
+    graph function itself (``@graph_fn(api=True)``)."""
 
-    __slots__ = ("function", "must_be_complete", "name", "signature")
+    __slots__ = ("function", "graph_fn", "name", "signature")
 
-    def __init__(self, function: Callable, name: str, must_be_complete: bool) -> None:
+    def __init__(self, function: Callable, name: str, graph_fn: GraphFunction | None = None) -> None:
         self.function = function
         self.name = name
-        self.signature = inspect.signature(function)
-        self.must_be_complete = must_be_complete
+        self.signature = inspect.signature(graph_fn.function if graph_fn is not None else function)
+        self.graph_fn = graph_fn
 
 
 class GraphFunction:
@@ -68,12 +69,12 @@ def api(function: Callable | None = None, *, must_be_complete: bool = True) -> A
     """Declare a Component method an API method: an edge of the component graph.
 
     API methods call other API methods (their own or a sub-component's) and graph functions;
-    they hold no numeric code. ``must_be_complete=False`` marks a method whose inputs are not
-    needed to create the component's variables.
+    they hold no numeric code. A method whose body is numeric code is a graph function declared
+    an API method: ``@graph_fn(api=True)``.
     """
 
     def decorate(fn: Callable) -> Callable:
-        meta = APIMethod(fn, fn.__name__, must_be_complete)
+        meta = APIMethod(fn, fn.__name__)
 
         @functools.wraps(fn)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -95,14 +96,20 @@ def graph_fn(
     split: bool = False,
     requires_variables: bool = True,
     batched: bool | None = None,
+    api: bool = False,
 ) -> Any:
     """Declare a Component method a graph function: the only place numeric (backend) work happens.
 
     ``returns``: how many values it returns (so API methods can unpack them during assembly).
     ``split``: call it once per leaf of container (Dict/Tuple) arguments and re-nest the results.
     ``requires_variables``: it reads the component's variables, so it runs only once the
-    component is input-complete. ``batched``: True if every output of rank >= 1 has a leading
-    batch rank, False if none has; None lets the build infer it.
+    component has created them. ``batched``: True if every output of rank >= 1 has a leading
+    batch rank, False if none has; None lets the build derive it. ``api``: the graph function is
+    also an API method of that name (an edge of the component graph), so a method whose API is
+    its numeric code needs no pass-through twin.
+
+    A graph function may take a *function* as an argument (a loss as a function of the
+    variables, for an optimizer): assembly calls it once to record the components it uses.
     """
 
     def decorate(fn: Callable) -> Callable:
@@ -116,7 +123,21 @@ def graph_fn(
             return builder.call_graph_fn(self, meta, args, kwargs)
 
         wrapper.__rlgraph_graph_fn__ = meta  # type: ignore[attr-defined]
-        return wrapper
+        if not api:
+            return wrapper
+
+        api_meta = APIMethod(wrapper, fn.__name__, graph_fn=meta)
+
+        @functools.wraps(fn)
+        def api_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            builder = ACTIVE_BUILDER.get()
+            if builder is None:
+                return meta.run(self, args, kwargs)
+            return builder.call_api(self, api_meta, args, kwargs)
+
+        api_wrapper.__rlgraph_api__ = api_meta  # type: ignore[attr-defined]
+        api_wrapper.__rlgraph_graph_fn__ = meta  # type: ignore[attr-defined]
+        return api_wrapper
 
     return decorate(function) if function is not None else decorate
 

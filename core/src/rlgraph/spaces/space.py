@@ -115,6 +115,19 @@ class Space(abc.ABC):
         time = _rank_dim(self._time_rank, with_time_rank)
         return time + batch if (self._time_major if time_major is None else time_major) else batch + time
 
+    def rank_sizes(self, batch_size: int, time_size: int) -> tuple[int, ...]:
+        """The leading dims of values with this space's ranks: ``batch_size`` and ``time_size`` where a
+        rank has any size, its own size where it is fixed; in the space's order (time first if time-major)."""
+        batch = (
+            ()
+            if self._batch_rank is False
+            else (batch_size if self._batch_rank is True else self._batch_rank,)
+        )
+        time = (
+            () if self._time_rank is False else (time_size if self._time_rank is True else self._time_rank,)
+        )
+        return time + batch if self._time_major else batch + time
+
     def with_batch_rank(self, add_batch_rank: Rank = True) -> Space:
         """A copy with the given batch rank."""
         return self._with_ranks(add_batch_rank, self._time_rank, self._time_major)

@@ -243,14 +243,6 @@ def _convert(value: Any, space: Any) -> Any:
     return np.asarray(value, dtype=space.dtype)
 
 
-def _sizes(space: Any, batch_size: int, time_size: int) -> tuple[int, ...]:
-    if space.has_batch_rank and space.has_time_rank:
-        return (time_size, batch_size) if space.time_major else (batch_size, time_size)
-    if space.has_batch_rank:
-        return (batch_size,)
-    return (time_size,) if space.has_time_rank else ()
-
-
 @hookimpl
 def create_ops() -> Any:
     return OPS
@@ -280,7 +272,7 @@ def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: 
         items = space.items() if isinstance(space, Dict) else enumerate(space)
         nested = {key: placeholder_from_space(sub, batch_size, time_size, device) for key, sub in items}
         return nested if isinstance(space, Dict) else tuple(nested[i] for i in range(len(space)))
-    size = _sizes(space, batch_size, time_size)
+    size = space.rank_sizes(batch_size, time_size)
     return space.sample(size or None)
 
 

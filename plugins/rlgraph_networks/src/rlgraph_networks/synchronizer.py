@@ -32,6 +32,7 @@ class Synchronizer(Component):
         object.__setattr__(self, "source", source)
         object.__setattr__(self, "target", target)
         self.needs_variables_of(source, target)
+        target.input_spaces_from(source)  # a target no API method calls still gets its variables
         return self
 
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
@@ -47,13 +48,9 @@ class Synchronizer(Component):
         self._sources = [sources[name] for name in sorted(sources)]
         self._targets = [targets[name] for name in sorted(sources)]
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.graph_fn(api=True)
     def sync(self) -> Any:
         """Move the target's variables toward the source's (copy them when tau is 1)."""
-        return self._graph_fn_sync()
-
-    @rlgraph.graph_fn
-    def _graph_fn_sync(self) -> Any:
         self.ops.assign_lerp(self._targets, self._sources, self.tau)
         return self.ops.constant(True)
 

@@ -72,7 +72,7 @@ class DQNGraph(Component):
     def preprocess_states(self, states):
         return self.preprocessor.preprocess(states)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def reset_preprocessor(self):
         return self.preprocessor.reset()
 
@@ -88,7 +88,7 @@ class DQNGraph(Component):
         }
         return self.memory.insert_records(records)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def update(self):
         sample = self.memory.get_records(self.batch_size)
         records = sample["records"]
@@ -111,7 +111,7 @@ class DQNGraph(Component):
             preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights, None
         )
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def sync_target(self):
         return self.synchronizer.sync()
 
