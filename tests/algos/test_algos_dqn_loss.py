@@ -133,3 +133,172 @@ def test_no_gradient_flows_into_the_target(rlgraph_backend):
     # d mean(0.5 delta^2) / dQ(a) = -delta / 2, summed over the rows that took a.
     expected = np.array([2.0 / 2, 0.0, -2.5 / 2], np.float32)
     np.testing.assert_allclose(grad_q, expected, rtol=1e-6)
+
+
+# -- Multi-dimensional IntBox actions: TD errors averaged over the action dimensions, then the loss -------
+
+
+def numpy_dqn_loss(
+    q, actions, rewards, terminals, discounts, next_target, next_online, weights, double_q, huber
+):
+    """RLgraph's DQN loss for actions of any shape: (mean weighted loss, |TD error averaged over dims|)."""
+    taken = np.take_along_axis(q, actions[..., None], -1)[..., 0]
+    if double_q:
+        next_value = np.take_along_axis(next_target, np.argmax(next_online, -1)[..., None], -1)[..., 0]
+    else:
+        next_value = next_target.max(-1)
+    dims = (1,) * (taken.ndim - 1)
+    bootstrap = (discounts * (1.0 - terminals)).reshape(-1, *dims)
+    delta = (rewards.reshape(-1, *dims) + bootstrap * next_value - taken).reshape(len(q), -1).mean(axis=1)
+    if huber:
+        per_item = np.where(np.abs(delta) <= 1.0, 0.5 * delta**2, np.abs(delta) - 0.5)
+    else:
+        per_item = 0.5 * delta**2
+    return np.mean(weights * per_item), np.abs(delta)
+
+
+def multi_dim_spaces(num_actions: int, shape: tuple[int, ...]) -> dict:
+    q_space = FloatBox(shape=(*shape, num_actions), **B)
+    return {
+        **SPACES,
+        "q_values": q_space,
+        "actions": IntBox(num_actions, shape=shape, **B),
+        "next_q_values_target": q_space,
+        "next_q_values_online": q_space,
+    }
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2)])
+@pytest.mark.parametrize(
+    ("double_q", "huber_loss"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_multi_dim_actions_match_the_numpy_reference(rlgraph_backend, shape, double_q, huber_loss):
+    spaces = multi_dim_spaces(4, shape)
+    rng = np.random.default_rng(7)
+    batch = 6
+    inputs = [
+        rng.uniform(-2.0, 2.0, (batch, *shape, 4)).astype(np.float32),
+        rng.integers(0, 4, (batch, *shape)).astype(np.int32),
+        rng.uniform(-1.0, 1.0, batch).astype(np.float32),
+        np.array([False, True, False, False, True, False]),
+        rng.uniform(0.5, 1.0, batch).astype(np.float32),
+        rng.uniform(-2.0, 2.0, (batch, *shape, 4)).astype(np.float32),
+        rng.uniform(-2.0, 2.0, (batch, *shape, 4)).astype(np.float32),
+        rng.uniform(0.0, 2.0, batch).astype(np.float32),
+    ]
+    test = ComponentTest(DQNLoss(double_q=double_q, huber_loss=huber_loss), spaces, backend=rlgraph_backend)
+    loss, td = test.test(("loss", inputs))
+    expected_loss, expected_td = numpy_dqn_loss(*inputs, double_q=double_q, huber=huber_loss)
+    np.testing.assert_allclose(td, expected_td, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+
+
+def test_errors_of_opposite_sign_cancel_before_the_loss(rlgraph_backend):
+    # Two action dimensions with TD errors +1 and -1: their mean is 0, so is the loss (averaging the
+    # per-dimension losses would give 0.5).
+    spaces = multi_dim_spaces(2, (2,))
+    q = np.array([[[0.0, 1.0], [2.0, 0.0]]], np.float32)  # actions (0, 0) take Q = 0 and 2
+    inputs = [q, np.zeros((1, 2), np.int32), np.float32([1.0]), np.array([True]), np.float32([0.9])]
+    inputs += [np.zeros_like(q), np.zeros_like(q), np.float32([1.0])]
+    loss, td = ComponentTest(DQNLoss(double_q=False), spaces, backend=rlgraph_backend).test(("loss", inputs))
+    np.testing.assert_allclose(td, [0.0], atol=1e-7)
+    np.testing.assert_allclose(loss, 0.0, atol=1e-7)
+
+
+def test_rlgraphs_multi_action_space_numbers(rlgraph_backend):
+    # RLgraph's test_dqn_loss_function_in_multi_action_space: IntBox(4, shape=(3,)), discount 0.8.
+    q = np.array(
+        [
+            [[10.0, -10.0, 9.8, 2.0], [20.2, -0.6, 0.001, 98.1], [10.0, -10.0, 9.8, 2.0]],
+            [[4.1, -11.1, 7.5, 2.1], [21.3, 9.5, -0.101, -90.6], [21.3, 9.5, -0.101, -90.6]],
+        ],
+        np.float32,
+    )
+    next_target = np.array(
+        [
+            [[12.0, -8.0, 7.8, 4.0], [16.2, -2.6, -6.001, 90.1], [12.0, -8.0, 7.8, 4.0]],
+            [[5.1, -12.1, 8.5, 3.1], [22.3, 10.5, 1.098, -89.2], [22.3, 10.5, 1.098, -89.2]],
+        ],
+        np.float32,
+    )
+    inputs = [
+        q,
+        np.array([[0, 3, 2], [1, 2, 0]], np.int32),
+        np.float32([9.4, -1.23]),
+        np.array([False, True]),
+        np.float32([0.8, 0.8]),
+        next_target,
+        next_target,
+        np.ones(2, np.float32),
+    ]
+    test = ComponentTest(DQNLoss(double_q=False), multi_dim_spaces(4, (3,)), backend=rlgraph_backend)
+    loss, td = test.test(("loss", inputs))
+    # RLgraph's loss per item: 0.5 * (mean TD error)^2, the TD errors being (9.0, -16.62, 9.2) and
+    # (9.87, -1.129, -22.53).
+    rlgraph_loss_per_item = np.array([0.138689725, 10.563136], np.float32)
+    np.testing.assert_allclose(td, [1.58 / 3, 13.789 / 3], rtol=1e-5)
+    np.testing.assert_allclose(loss, rlgraph_loss_per_item.mean(), rtol=1e-5)
+
+
+def test_rlgraphs_double_q_multi_int_action_space_numbers(rlgraph_backend):
+    # RLgraph's test_double_dqn_loss_function_on_multi_int_action_space: IntBox(3, shape=(2, 2)), discount 1.
+    base = np.arange(1.0, 13.0, dtype=np.float32).reshape(2, 2, 3)
+    q = np.stack([base + row for row in range(4)])
+    inputs = [
+        q,
+        np.array([[[0, 1], [2, 0]], [[1, 2], [0, 1]], [[2, 0], [1, 2]], [[0, 1], [1, 1]]], np.int32),
+        np.float32([-1.0, -2.0, -3.0, -4.0]),
+        np.array([False, False, True, False]),
+        np.ones(4, np.float32),
+        q + 0.5,
+        q + 0.6,
+        np.ones(4, np.float32),
+    ]
+    test = ComponentTest(DQNLoss(double_q=True), multi_dim_spaces(3, (2, 2)), backend=rlgraph_backend)
+    loss, td = test.test(("loss", inputs))
+    rlgraph_loss_per_item = np.array([0.28125, 0.125, 69.03125, 2.53125], np.float32)
+    np.testing.assert_allclose(td, [0.75, 0.5, 11.75, 2.25], rtol=1e-6)
+    np.testing.assert_allclose(loss, rlgraph_loss_per_item.mean(), rtol=1e-6)  # 17.9921875
+
+
+def test_multi_dim_gradient_is_of_the_averaged_error(rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    import rlgraph
+    from rlgraph.components import Component
+
+    q_row = np.array([[0.0, 1.0], [2.0, 0.0], [0.5, 3.0]], np.float32)  # 3 action dimensions, 2 actions
+
+    class Probe(Component):
+        def __init__(self):
+            super().__init__(scope="probe")
+            self.loss = DQNLoss(double_q=False)
+
+        def create_variables(self, input_spaces, action_space=None):
+            self.q = self.get_variable("q", shape=(3, 2), initializer=q_row)
+
+        @rlgraph.api
+        def gradients(self, actions, rewards, terminals, discounts, importance_weights):
+            q = self._graph_fn_values(rewards)
+            loss, _ = self.loss.loss(q, actions, rewards, terminals, discounts, q, q, importance_weights)
+            return self._graph_fn_gradient(loss)
+
+        @rlgraph.graph_fn
+        def _graph_fn_values(self, rewards):
+            return self.ops.zeros_like(rewards)[:, None, None] + self.q
+
+        @rlgraph.graph_fn
+        def _graph_fn_gradient(self, loss):
+            return self.backend.compute_gradients(loss, [self.q])[0]
+
+    spaces = {
+        "actions": IntBox(2, shape=(3,), **B),
+        **{k: SPACES[k] for k in ("rewards", "terminals", "discounts", "importance_weights")},
+    }
+    actions = np.array([[0, 0, 1]], np.int32)  # Q taken: 0, 2, 3; terminal, reward 1: errors 1, -1, -2
+    inputs = [actions, np.float32([1.0]), np.array([True]), np.float32([0.9]), np.float32([2.0])]
+    grad = ComponentTest(Probe(), spaces, backend=rlgraph_backend).test(("gradients", inputs))
+    # loss = w * 0.5 * mean_k(delta_k)^2 with mean delta = -2/3: d loss / dQ(a_k) = -w * mean delta / K.
+    expected = np.zeros((3, 2), np.float32)
+    expected[[0, 1, 2], [0, 0, 1]] = -2.0 * (-2.0 / 3.0) / 3.0
+    np.testing.assert_allclose(grad, expected, rtol=1e-5)

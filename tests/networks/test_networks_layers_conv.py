@@ -10,6 +10,7 @@ import pytest
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_networks.layers import Conv2D, MaxPool2D
+from rlgraph_networks.neural_network import NeuralNetwork
 
 
 def tf_same_pads(size: tuple[int, int], window: tuple[int, int], strides: tuple[int, int]) -> list[int]:
@@ -118,3 +119,79 @@ def test_conv_on_non_images_and_too_small_images_is_a_build_error(component_test
         component_test(Conv2D(2, 3), input_spaces={"inputs": FloatBox(shape=(4,), add_batch_rank=True)})
     with pytest.raises(BuildError, match=r"a \(5, 5\) window does not fit \(4, 4\) images"):
         component_test(Conv2D(2, 5), input_spaces={"inputs": FloatBox(shape=(4, 4, 1), add_batch_rank=True)})
+
+
+# -- RLgraph's keys: biases_spec=False (no bias), activation_params ----------------------------------------
+
+# RLgraph's test_conv2d_layer: two 2x2x3 images, a 2x2 window of 0.5s, four filters, no biases.
+RLGRAPH_IMAGES = np.array(
+    [
+        [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]],
+        [[[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], [[0.7, 0.8, 0.9], [1.0, 1.1, 1.2]]],
+    ],
+    np.float32,
+)
+
+
+def test_conv2d_biases_spec_false_means_no_bias_with_rlgraphs_numbers(component_test):
+    layer = Conv2D(4, 2, biases_spec=False, weights_spec=0.5)
+    test = component_test(layer, input_spaces={"inputs": FloatBox(shape=(2, 2, 3), add_batch_rank=True)})
+    assert set(test.variable_values()) == {"conv2d/kernel"}
+    expected = np.array([[[[39.0] * 4]], [[[3.9] * 4]]], np.float32)
+    test.test(("call", RLGRAPH_IMAGES), expected_outputs=expected, decimals=5)
+
+
+def test_conv2d_without_bias_is_the_plain_convolution(component_test):
+    # A 1x1 convolution without bias is x @ kernel at every pixel.
+    space = FloatBox(shape=(3, 4, 2), add_batch_rank=True)
+    test = component_test(Conv2D(3, 1, biases_spec=False), input_spaces={"inputs": space}, seed=1)
+    kernel = test.variable_values("kernel")
+    x = space.sample(2)
+    test.test(("call", x), expected_outputs=x @ kernel[0, 0], decimals=5)
+
+
+@pytest.mark.parametrize(("params", "slope"), [(None, 0.2), ([0.05], 0.05)])
+def test_conv2d_leaky_relu_slope(component_test, params, slope):
+    layer = Conv2D(
+        4, 2, biases_spec=False, weights_spec=0.5, activation="leaky_relu", activation_params=params
+    )
+    test = component_test(layer, input_spaces={"inputs": FloatBox(shape=(2, 2, 3), add_batch_rank=True)})
+    images = RLGRAPH_IMAGES * np.array([1.0, -1.0], np.float32)[:, None, None, None]
+    expected = np.array([[[[39.0] * 4]], [[[-3.9 * slope] * 4]]], np.float32)
+    test.test(("call", images), expected_outputs=expected, decimals=5)
+
+
+def test_rlgraph_conv_keys_load_from_specs():
+    spec = {
+        "type": "conv2d",
+        "filters": 2,
+        "kernel_size": 3,
+        "strides": 1,
+        "biases_spec": False,
+        "activation": "lrelu",
+        "activation_params": [0.1],
+    }
+    layer = Conv2D.from_spec(spec)
+    assert (layer.use_bias, layer.activation_params) == (False, [0.1])
+    assert NeuralNetwork.from_spec([spec, {"type": "flatten"}]).layers[0].use_bias is False
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "message"),
+    [
+        (
+            {"use_bias": True, "biases_spec": False},
+            "biases_spec",
+            "use_bias=True and biases_spec=False contradict",
+        ),
+        (
+            {"activation": "elu", "activation_params": [1.0]},
+            "activation_params",
+            r"activation 'elu' takes no parameters, got \[1.0\]",
+        ),
+    ],
+)
+def test_bad_rlgraph_conv_keys_name_the_key(spec, path, message):
+    with pytest.raises(SpecError, match=message) as caught:
+        Conv2D.from_spec({"type": "conv2d", "filters": 2, "kernel_size": 3, **spec})
+    assert caught.value.path == path

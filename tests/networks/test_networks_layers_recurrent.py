@@ -8,6 +8,7 @@ import pytest
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.spaces import FloatBox, Tuple
 from rlgraph_networks.layers import LSTM
+from rlgraph_networks.neural_network import NeuralNetwork
 
 
 def torch_lstm(torch, x, weights, units, initial_state=None):
@@ -69,3 +70,78 @@ def test_lstm_refuses_other_activations():
     with pytest.raises(SpecError, match="only the activation 'tanh'") as caught:
         LSTM.from_spec({"type": "lstm", "units": 64, "activation": "linear"})
     assert caught.value.path == "activation"
+
+
+# -- RLgraph's time_major key: the input space decides, a declared layout must agree -----------------------
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def numpy_lstm(x: np.ndarray, weights: dict, units: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Batch-major ``x`` through an LSTM (gates i, f, g, o) from zero states: outputs, h, c."""
+    h = c = np.zeros((x.shape[0], units))
+    outputs = []
+    for t in range(x.shape[1]):
+        z = x[:, t] @ weights["kernel"] + h @ weights["recurrent_kernel"] + weights["bias"]
+        i, f, g, o = (z[:, k * units : (k + 1) * units] for k in range(4))
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h, c
+
+
+@pytest.mark.parametrize("time_major", [True, False])
+def test_declared_time_major_that_agrees_with_the_space(component_test, time_major):
+    space = FloatBox(shape=(3,), add_batch_rank=True, add_time_rank=True, time_major=time_major)
+    layer = LSTM.from_spec({"type": "lstm", "units": 4, "time_major": time_major})
+    test = component_test(layer, input_spaces={"inputs": space}, seed=3)
+    x = space.sample((5, 2))  # (time, batch, 3) if time-major, else (batch, time, 3)
+    batch_major = np.swapaxes(x, 0, 1) if time_major else x
+    outputs, h, c = numpy_lstm(batch_major, lstm_weights(test), 4)
+    expected_outputs = np.swapaxes(outputs, 0, 1) if time_major else outputs
+    test.test(("call", x), expected_outputs=(expected_outputs, (h, c)), decimals=5)
+
+
+def test_time_major_key_loads_in_a_network():
+    network = NeuralNetwork.from_spec(
+        [
+            {"type": "dense", "units": 4},
+            {"type": "lstm", "units": 2, "time_major": True, "activation_params": []},
+        ]
+    )
+    assert network.layers[1].declared_time_major is True
+    assert LSTM.from_spec({"type": "lstm", "units": 2}).declared_time_major is None
+
+
+TIME_MAJOR = r"time-major \(time, batch, \.\.\.\)"
+BATCH_MAJOR = r"batch-major \(batch, time, \.\.\.\)"
+
+
+@pytest.mark.parametrize(
+    ("declared", "space_time_major", "message"),
+    [
+        (
+            True,
+            False,
+            rf"was given time_major=True \({TIME_MAJOR} inputs\), but its input space is {BATCH_MAJOR}",
+        ),
+        (
+            False,
+            True,
+            rf"was given time_major=False \({BATCH_MAJOR} inputs\), but its input space is {TIME_MAJOR}",
+        ),
+    ],
+)
+def test_time_major_against_the_space_is_a_build_error(component_test, declared, space_time_major, message):
+    space = FloatBox(shape=(3,), add_batch_rank=True, add_time_rank=True, time_major=space_time_major)
+    with pytest.raises(BuildError, match=message) as caught:
+        component_test(LSTM(2, time_major=declared, scope="memory"), input_spaces={"inputs": space})
+    assert str(caught.value).startswith("LSTM 'memory' was given") and caught.value.component == "memory"
+
+
+def test_lstm_refuses_activation_params():
+    with pytest.raises(SpecError, match=r"activation 'tanh' takes no parameters, got \[0.5\]") as caught:
+        LSTM.from_spec({"type": "lstm", "units": 4, "activation_params": [0.5]})
+    assert caught.value.path == "activation_params"

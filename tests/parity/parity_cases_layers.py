@@ -1,9 +1,11 @@
-"""Parity cases of the layers and NeuralNetwork of rlgraph-networks: Dense (every activation, no bias,
-int inputs, time ranks), Conv2D and MaxPool2D ('valid'/'same' padding with odd sizes, strides,
-rectangular windows, folded batch/time ranks, negative and int inputs), LSTM (zero and given
-states, time-major, rank-2 samples), Concat (containers, several inputs, axes), Residual,
-Reshape/Flatten (new shapes, one-hot categories, containers) and NeuralNetwork (MLPs, conv nets,
-Dict inputs through per-leaf flatten and concat, recurrent networks with their internal states)."""
+"""Parity cases of the layers and NeuralNetwork of rlgraph-networks: Dense (every activation, no bias
+from use_bias and from RLgraph's biases_spec=False, leaky ReLU slopes from activation_params, int
+inputs, time ranks), Conv2D and MaxPool2D ('valid'/'same' padding with odd sizes, strides,
+rectangular windows, folded batch/time ranks, negative and int inputs, no bias with a leaky slope),
+LSTM (zero and given states, time-major from the space or declared, rank-2 samples), Concat
+(containers, several inputs, axes), Residual, Reshape/Flatten (new shapes, one-hot categories,
+containers) and NeuralNetwork (MLPs, conv nets, Dict inputs through per-leaf flatten and concat,
+recurrent networks with their internal states)."""
 
 from __future__ import annotations
 
@@ -69,6 +71,24 @@ DENSE_CASES = [
         _call(),
     ),
     ParityCase(
+        "layer-dense-no-bias-biases-spec-false",
+        lambda: Dense.from_spec({"type": "dense", "units": 4, "activation": "tanh", "biases_spec": False}),
+        {"inputs": _box(5)},
+        _call(),
+    ),
+    ParityCase(
+        "layer-dense-leaky-relu-activation-params-slope",
+        lambda: Dense(5, activation="leaky_relu", activation_params=[0.05], biases_spec=-0.2),
+        {"inputs": _box(3, low=-3.0, high=3.0)},
+        _call(),
+    ),
+    ParityCase(
+        "layer-dense-lrelu-activation-params-steep-slope",
+        lambda: Dense(3, activation="lrelu", activation_params=[1.5]),
+        {"inputs": _box(4, low=-3.0, high=3.0)},
+        _call(),
+    ),
+    ParityCase(
         "layer-dense-tanh-batch-time",
         lambda: Dense(3, activation="tanh", biases_spec=0.5),
         {"inputs": _box(4, time=True)},
@@ -114,6 +134,12 @@ CONV_CASES = [
         "layer-conv2d-valid-rect-strides-no-bias",
         lambda: Conv2D(3, (3, 2), strides=(2, 1), use_bias=False, activation="leaky_relu"),
         {"inputs": _box(8, 5, 1)},
+        _call(),
+    ),
+    ParityCase(
+        "layer-conv2d-no-bias-leaky-relu-activation-params",
+        lambda: Conv2D(3, 2, biases_spec=False, activation="leaky_relu", activation_params=[0.3]),
+        {"inputs": _box(5, 4, 2, low=-2.0, high=2.0)},
         _call(),
     ),
     ParityCase(
@@ -180,6 +206,12 @@ LSTM_CASES = [
     ParityCase(
         "layer-lstm-time-major",
         lambda: LSTM(3),
+        {"inputs": _box(2, time=True, time_major=True)},
+        _call(),
+    ),
+    ParityCase(
+        "layer-lstm-time-major-declared",
+        lambda: LSTM.from_spec({"type": "lstm", "units": 3, "time_major": True}),
         {"inputs": _box(2, time=True, time_major=True)},
         _call(),
     ),

@@ -15,14 +15,18 @@ class DQNLoss(Component):
 
     * target: ``y = r + gamma_n * (1 - d) * Q_target(s', a*)`` with ``a* = argmax_a Q_online(s', a)``
       (double Q) or ``a* = argmax_a Q_target(s', a)``; no gradient flows into ``y``.
-    * per item: ``0.5 * delta^2`` for ``delta = y - Q_online(s, a)``, or the Huber loss (quadratic
-      within 1, linear outside) with ``huber_loss``; weighted by importance weights (prioritized
-      replay); the loss is their mean.
+    * TD error: ``delta = y - Q_online(s, a)``. For IntBox actions with a shape (several discrete
+      action dimensions k = 1..K, each with its own Q-values), RLgraph's convention: the errors are
+      averaged over the action dimensions first, ``delta = mean_k (y_k - Q_online(s, a)_k)``.
+    * per item: ``0.5 * delta^2`` (as RLgraph's own tests expect; some RLgraph versions left out the
+      0.5), or the Huber loss (``0.5 * delta^2`` within 1, ``|delta| - 0.5`` outside) with
+      ``huber_loss``; weighted by importance weights (prioritized replay); the loss is their mean
+      over the batch.
 
-    ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return. For
-    multi-dimensional IntBox actions, the per-dimension errors are averaged.
+    ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return.
 
-    API: ``loss(...) -> (loss, abs_td_errors)``; the absolute TD errors are the new priorities.
+    API: ``loss(...) -> (loss, abs_td_errors)``; ``|delta|`` per transition (unweighted) are the new
+    priorities. RLgraph returned the weighted per-item loss instead, and used it as priorities.
     """
 
     def __init__(self, double_q: bool = True, huber_loss: bool = False, scope: str = "dqn-loss") -> None:
@@ -73,13 +77,11 @@ class DQNLoss(Component):
             rewards, continuing = ops.expand_dims(rewards, -1), ops.expand_dims(continuing, -1)
         target = ops.stop_gradient(rewards + continuing * next_value)
         delta = target - taken
+        if extra_dims:
+            delta = ops.mean(delta, axis=tuple(range(1, extra_dims + 1)))
+        magnitude = ops.abs(delta)
         if self.huber_loss:
-            magnitude = ops.abs(delta)
             per_item = ops.where(magnitude <= 1.0, 0.5 * ops.square(delta), magnitude - 0.5)
         else:
             per_item = 0.5 * ops.square(delta)
-        abs_delta = ops.abs(delta)
-        if extra_dims:
-            axes = tuple(range(1, extra_dims + 1))
-            per_item, abs_delta = ops.mean(per_item, axis=axes), ops.mean(abs_delta, axis=axes)
-        return ops.mean(importance_weights * per_item), ops.stop_gradient(abs_delta)
+        return ops.mean(importance_weights * per_item), ops.stop_gradient(magnitude)

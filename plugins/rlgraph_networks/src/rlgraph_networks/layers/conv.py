@@ -12,6 +12,7 @@ from rlgraph_networks.layers.layer import (
     box_input,
     check_initializer,
     check_positive,
+    resolve_bias,
 )
 
 Padding = Literal["valid", "same"]
@@ -89,9 +90,11 @@ class Conv2D(_ImageLayer):
         strides: An int or (height, width).
         padding: ``"valid"`` or ``"same"`` (output size ``ceil(size / stride)``, as TensorFlow).
         activation: An activation name; None or ``"linear"`` for none.
-        use_bias: Whether to add a bias per filter.
+        use_bias: Whether to add a bias per filter; None (default): unless ``biases_spec`` is False.
         weights_spec: Kernel initializer ``(kh, kw, in, filters)`` (default glorot_uniform).
-        biases_spec: Bias initializer (default zeros).
+        biases_spec: Bias initializer (default zeros). As in RLgraph, False means no bias and True a
+            constant 1.0 (RLgraph read it as the number 1).
+        activation_params: The activation's parameters (RLgraph's list, e.g. a leaky ReLU's slope).
 
     Variables: ``kernel`` and, with ``use_bias``, ``bias``.
     """
@@ -103,9 +106,10 @@ class Conv2D(_ImageLayer):
         strides: int | tuple[int, int] = 1,
         padding: Padding = "valid",
         activation: str | None = None,
-        use_bias: bool = True,
+        use_bias: bool | None = None,
         weights_spec: str | float | None = None,
-        biases_spec: str | float | None = None,
+        biases_spec: str | float | bool | None = None,
+        activation_params: list[float] | None = None,
         scope: str = "conv2d",
         **kwargs: Any,
     ) -> None:
@@ -115,11 +119,11 @@ class Conv2D(_ImageLayer):
         self.strides = _pair(strides, "strides")
         self.padding = _check_padding(padding)
         self.activation = activation
-        self.make_activation = get_activation(activation)
+        self.activation_params = activation_params
+        self.make_activation = get_activation(activation, activation_params)
         self.activate: Any = None
-        self.use_bias = use_bias
+        self.use_bias, self.biases_spec = resolve_bias(use_bias, biases_spec)
         self.weights_spec = check_initializer(weights_spec, "weights_spec")
-        self.biases_spec = check_initializer(biases_spec, "biases_spec")
         self.kernel: Any = None
         self.bias: Any = None
 

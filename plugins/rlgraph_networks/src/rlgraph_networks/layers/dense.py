@@ -6,7 +6,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph_networks.activations import get_activation
-from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive
+from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive, resolve_bias
 
 
 class Dense(Layer):
@@ -15,9 +15,12 @@ class Dense(Layer):
     Args:
         units: Output size.
         activation: An activation name (``"relu"``, ``"tanh"``, ...); None or ``"linear"`` for none.
-        use_bias: Whether to add a bias.
+        use_bias: Whether to add a bias; None (default): unless ``biases_spec`` is False.
         weights_spec: Initializer of the kernel ``(in, units)``: a name or a number (default glorot_uniform).
-        biases_spec: Initializer of the bias ``(units,)``: a name or a number (default zeros).
+        biases_spec: Initializer of the bias ``(units,)``: a name or a number (default zeros). As in
+            RLgraph, False means no bias and True a constant 1.0 (RLgraph read it as the number 1).
+        activation_params: The activation's parameters (RLgraph's list, e.g. ``[0.1]``: a leaky
+            ReLU's slope); those left out take their defaults.
         scope: The layer's name.
 
     Variables: ``kernel`` and, with ``use_bias``, ``bias``. Non-float32 inputs are cast to float32.
@@ -27,20 +30,21 @@ class Dense(Layer):
         self,
         units: int,
         activation: str | None = None,
-        use_bias: bool = True,
+        use_bias: bool | None = None,
         weights_spec: str | float | None = None,
-        biases_spec: str | float | None = None,
+        biases_spec: str | float | bool | None = None,
+        activation_params: list[float] | None = None,
         scope: str = "dense",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         self.units = check_positive(units, "units")
         self.activation = activation
-        self.make_activation = get_activation(activation)
+        self.activation_params = activation_params
+        self.make_activation = get_activation(activation, activation_params)
         self.activate: Any = None
-        self.use_bias = use_bias
+        self.use_bias, self.biases_spec = resolve_bias(use_bias, biases_spec)
         self.weights_spec = check_initializer(weights_spec, "weights_spec")
-        self.biases_spec = check_initializer(biases_spec, "biases_spec")
         self.kernel: Any = None
         self.bias: Any = None
         self.cast_inputs = False

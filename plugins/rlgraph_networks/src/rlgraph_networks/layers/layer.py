@@ -45,6 +45,26 @@ def check_initializer(spec: Any, key: str) -> Any:
     return spec
 
 
+def resolve_bias(use_bias: bool | None, biases_spec: Any) -> tuple[bool, Any]:
+    """``(whether to add a bias, its initializer)`` from ``use_bias`` and RLgraph's ``biases_spec``.
+
+    ``biases_spec=False`` means no bias, as in RLgraph; ``use_bias=None`` follows it (a bias unless
+    ``biases_spec`` is False). ``biases_spec=True`` is a constant bias of 1.0: RLgraph read the bool
+    as the number 1. ``use_bias=True`` with ``biases_spec=False`` is a SpecError.
+    """
+    if biases_spec is False:
+        if use_bias:
+            raise SpecError(
+                "use_bias=True and biases_spec=False contradict: biases_spec=False means no bias. "
+                "Give one of them.",
+                "biases_spec",
+            )
+        return False, None
+    if biases_spec is True:
+        biases_spec = 1.0
+    return use_bias is not False, check_initializer(biases_spec, "biases_spec")
+
+
 def box_input(
     component: Component, input_spaces: dict[str, Any], name: str = "inputs", min_rank: int = 0
 ) -> Any:

@@ -8,6 +8,7 @@ import numpy as np
 
 import rlgraph
 from rlgraph.errors import BuildError, SpecError
+from rlgraph_networks.activations import get_activation
 from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive
 
 
@@ -26,6 +27,10 @@ class LSTM(Layer):
         forget_bias: Initial bias of the forget gate.
         weights_spec: Initializer of the input kernel ``(in, 4 units)`` (default glorot_uniform).
         recurrent_weights_spec: Initializer of the recurrent kernel ``(units, 4 units)`` (default orthogonal).
+        time_major: Whether the inputs are time-major (RLgraph's key). The input space is the source
+            of truth for the layout: None follows it, and True or False must agree with it (the
+            build fails otherwise).
+        activation_params: Accepted for RLgraph's specs; tanh takes none, so only empty or None.
 
     Variables: ``kernel``, ``recurrent_kernel``, ``bias``.
     """
@@ -39,12 +44,15 @@ class LSTM(Layer):
         forget_bias: float = 1.0,
         weights_spec: str | float | None = None,
         recurrent_weights_spec: str | float | None = None,
+        time_major: bool | None = None,
+        activation_params: list[float] | None = None,
         scope: str = "lstm",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         if activation != "tanh":
             raise SpecError(f"LSTM supports only the activation 'tanh', got {activation!r}", "activation")
+        get_activation(activation, activation_params)  # tanh takes no parameters: refuse any given
         self.units = check_positive(units, "units")
         self.forget_bias = float(forget_bias)
         self.weights_spec = check_initializer(weights_spec, "weights_spec")
@@ -52,6 +60,7 @@ class LSTM(Layer):
         self.kernel: Any = None
         self.recurrent_kernel: Any = None
         self.bias: Any = None
+        self.declared_time_major = time_major
         self.time_major = False
         self.cast_inputs = False
 
@@ -62,7 +71,7 @@ class LSTM(Layer):
                 f"LSTM {self.global_scope!r} needs inputs with a batch and a time rank, got {space}.",
                 component=self.global_scope,
             )
-        self.time_major = space.time_major
+        self.time_major = self._layout_of(space)
         self.cast_inputs = space.dtype != "float32"
         units = self.units
         self.kernel = self.get_variable(
@@ -78,6 +87,18 @@ class LSTM(Layer):
         bias = np.zeros(4 * units, np.float32)
         bias[units : 2 * units] = self.forget_bias
         self.bias = self.get_variable("bias", shape=(4 * units,), initializer=bias)
+
+    def _layout_of(self, space: Any) -> bool:
+        """Whether ``space`` is time-major, checked against the declared ``time_major``."""
+        declared = self.declared_time_major
+        if declared is not None and declared != space.time_major:
+            raise BuildError(
+                f"LSTM {self.global_scope!r} was given time_major={declared} ({_layout(declared)} inputs), "
+                f"but its input space is {_layout(space.time_major)} ({space}). The input space decides "
+                "the layout: make time_major agree with it, or leave it out.",
+                component=self.global_scope,
+            )
+        return space.time_major
 
     @rlgraph.api
     def call(self, inputs: Any, initial_state: Any = None) -> tuple[Any, tuple[Any, Any]]:
@@ -100,3 +121,7 @@ class LSTM(Layer):
         if self.time_major:
             outputs = ops.transpose(outputs, (1, 0, 2))
         return outputs, h, c
+
+
+def _layout(time_major: bool) -> str:
+    return "time-major (time, batch, ...)" if time_major else "batch-major (batch, time, ...)"

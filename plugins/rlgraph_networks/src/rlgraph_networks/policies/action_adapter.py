@@ -39,7 +39,7 @@ class ActionAdapter(Component):
         action_space: Space | None = None,
         pre_network_spec: Any = None,
         weights_spec: str | float | None = None,
-        biases_spec: str | float | None = None,
+        biases_spec: str | float | bool | None = None,
         bounded_distribution: str = "squashed_normal",
         scope: str = "action-adapter",
         **kwargs: Any,
