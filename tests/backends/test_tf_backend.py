@@ -46,4 +46,4 @@ def test_gradients_need_a_scalar_loss():
     backend = load_backend("tf")
     weight = tf.Variable([1.0, 1.0])
     with pytest.raises(ValueError, match="scalar loss"):
-        backend.compute_gradients(weight * 2, [weight])
+        backend.compute_gradients(lambda: weight * 2, [weight])

@@ -64,8 +64,9 @@ def fake_backend(api_version):
     ("declared", "message"),
     [
         (None, "does not declare the plugin API"),
-        ("2.0", "written for plugin API 2.0"),
-        ("1.9", "plugin API 1.9"),
+        ("3.0", "written for plugin API 3.0"),
+        ("2.9", "plugin API 2.9"),
+        ("1.0", "written for plugin API 1.0"),
     ],
 )
 def test_backends_for_another_plugin_api_are_refused(declared, message):

@@ -37,7 +37,7 @@ from rlgraph.plugins import (
 )
 
 AGENTS = "rlgraph.agents"
-RLGRAPH_PLUGIN_API = "1.0"  # this module declares the plugin API, for check_plugin_api's tests
+RLGRAPH_PLUGIN_API = "2.0"  # this module declares the plugin API, for check_plugin_api's tests
 
 
 def install(root, distribution, entry_points, modules=None, version="1.0", requires=()):
@@ -487,11 +487,11 @@ def test_registered_plugin_conflicts_with_an_installed_one(site):
 
 
 class Declares:
-    RLGRAPH_PLUGIN_API = "1.0"
+    RLGRAPH_PLUGIN_API = "2.0"
 
 
 def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
-    assert PLUGIN_API_VERSION == (1, 0)
+    assert PLUGIN_API_VERSION == (2, 0)
     check_plugin_api(Declares, "rlgraph-x")
     check_plugin_api(sys.modules[__name__], "this module")  # a module declaring it
     check_plugin_api(Scale, "Scale")  # a class whose module declares it
@@ -500,9 +500,9 @@ def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
 @pytest.mark.parametrize(
     ("declared", "match"),
     [
-        ("2.0", "written for plugin API 2.0.*provides plugin API 1.0"),
-        ("1.1", "written for plugin API 1.1.*provides plugin API 1.0"),
-        ("0.9", "written for plugin API 0.9"),
+        ("3.0", "written for plugin API 3.0.*provides plugin API 2.0"),
+        ("2.1", "written for plugin API 2.1.*provides plugin API 2.0"),
+        ("1.0", "written for plugin API 1.0.*provides plugin API 2.0"),
         ("1", "must be a 'MAJOR.MINOR' string"),
         (1.0, "must be a 'MAJOR.MINOR' string"),
     ],
@@ -514,5 +514,5 @@ def test_check_plugin_api_refuses_other_versions(declared, match):
 
 
 def test_check_plugin_api_refuses_an_undeclared_plugin():
-    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "1.0"'):
+    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "2.0"'):
         check_plugin_api(object(), "rlgraph-x")

@@ -324,9 +324,12 @@ class SampleGradients(Component):
     def _graph_fn_samples_and_gradients(self, rows):
         ops = self.ops
         zeros = ops.zeros_like(rows)
-        samples = self.distribution.sample((zeros + self.mean, zeros + self.log_std))
-        loss = ops.sum(samples) / ops.cast(ops.shape(rows)[0], "float32")
-        gradients = self.backend.compute_gradients(loss, [self.mean, self.log_std])
+
+        def loss():
+            samples = self.distribution.sample((zeros + self.mean, zeros + self.log_std))
+            return ops.sum(samples) / ops.cast(ops.shape(rows)[0], "float32"), samples
+
+        _, samples, gradients = self.backend.compute_gradients(loss, [self.mean, self.log_std])
         return samples, gradients[0], gradients[1]
 
 

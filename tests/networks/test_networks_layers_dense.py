@@ -86,11 +86,12 @@ def test_dense_gradient_of_output_sum_is_x_transposed_ones(rlgraph_backend):
 
         @rlgraph.api
         def gradient(self, inputs):
-            return self._graph_fn_gradient(self.dense.call(inputs))
+            return self._graph_fn_gradient(lambda: self.dense.call(inputs))
 
         @rlgraph.graph_fn
         def _graph_fn_gradient(self, outputs):
-            return self.backend.compute_gradients(self.ops.sum(outputs), [self.dense.kernel])[0]
+            loss = lambda: self.ops.sum(outputs())
+            return self.backend.compute_gradients(loss, [self.dense.kernel])[2][0]
 
     space = FloatBox(shape=(4,), add_batch_rank=True)
     test = ComponentTest(KernelGradient(), input_spaces={"inputs": space}, backend=rlgraph_backend)

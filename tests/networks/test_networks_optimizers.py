@@ -29,7 +29,8 @@ class Regression(Component):
 
     @rlgraph.api
     def update(self, x, y):
-        return self.optimizer.step(self._graph_fn_loss(self.model.predict(x), y))
+        loss, _ = self.optimizer.step(lambda: self._graph_fn_loss(self.model.predict(x), y))
+        return loss
 
     @rlgraph.graph_fn
     def _graph_fn_loss(self, prediction, y):

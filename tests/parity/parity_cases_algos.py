@@ -101,17 +101,19 @@ class QLearner(Component):
 
     @rlgraph.api
     def update(self, states, actions, rewards, terminals, discounts, next_states, importance_weights):
-        loss, td_errors = self.dqn_loss.loss(
-            self.online.predict(states),
-            actions,
-            rewards,
-            terminals,
-            discounts,
-            (self.online if self.bootstrap_from_online else self.target).predict(next_states),
-            self.online.predict(next_states),
-            importance_weights,
-        )
-        return self.optimizer.step(loss), td_errors
+        def td_loss():
+            return self.dqn_loss.loss(
+                self.online.predict(states),
+                actions,
+                rewards,
+                terminals,
+                discounts,
+                (self.online if self.bootstrap_from_online else self.target).predict(next_states),
+                self.online.predict(next_states),
+                importance_weights,
+            )
+
+        return self.optimizer.step(td_loss)
 
     @rlgraph.api
     def sync(self):
@@ -244,8 +246,10 @@ class Regression(Component):
 
     @rlgraph.api
     def update(self, x, y):
-        prediction = self._graph_fn_sum(*[model.predict(x) for model in self.models])
-        return self.optimizer.step(self._graph_fn_loss(prediction, y))
+        def loss():
+            return self._graph_fn_loss(self._graph_fn_sum(*[model.predict(x) for model in self.models]), y)
+
+        return self.optimizer.step(loss)[0]
 
     @rlgraph.graph_fn
     def _graph_fn_sum(self, *predictions):

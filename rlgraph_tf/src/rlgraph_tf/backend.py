@@ -4,15 +4,15 @@ The build runs eagerly (graph functions on eager tensors, variables as ``tf.Vari
 API method is then compiled into ``tf.function``s whose input signature comes from the input
 spaces (batch and time ranks are ``None`` dimensions: one trace serves every batch size), one per
 combination of its Python-constant arguments (``use_exploration=True``/``False``), traced on first
-use. A method that computes gradients runs under a ``tf.GradientTape``; ``compute_gradients`` asks
-the innermost one.
+use. ``compute_gradients`` runs a loss function under a ``tf.GradientTape`` of its own, inside the
+compiled function or eagerly during the build.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,12 +30,9 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from rlgraph_tf.ops import OPS, numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
-RLGRAPH_PLUGIN_API = "1.0"
+RLGRAPH_PLUGIN_API = "2.0"
 
 tf.get_logger().setLevel("ERROR")
-
-#: The gradient tapes of the API calls in progress (innermost last).
-_TAPES: list[tf.GradientTape] = []
 
 
 def device_name(device: str | None) -> str | None:
@@ -106,22 +103,19 @@ def place_graph_fn(function: Any, device: str) -> Any:
 
 @hookimpl
 def compile_api_method(
-    name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool, device: str | None
+    name: str, function: Any, input_spaces: dict[str, Any], device: str | None
 ) -> Callable[..., Any]:
-    return CompiledAPIMethod(name, function, list(input_spaces.values()), needs_gradients, device)
+    return CompiledAPIMethod(name, function, list(input_spaces.values()), device)
 
 
 @hookimpl
-def compute_gradients(loss: Any, variables: list[tf.Variable]) -> list[Any]:
+def compute_gradients(loss_fn: Any, variables: list[tf.Variable]) -> tuple[Any, Any, list[Any]]:
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(variables)
+        loss, extras = loss_fn()
     if loss.shape.rank != 0:
         raise ValueError(f"compute_gradients needs a scalar loss, got shape {loss.shape}.")
-    if not _TAPES:
-        # Outside a compiled call: the build's dry run, whose effects on variables (optimizer slots
-        # included) are undone after the build. Zeros keep its shapes right.
-        return [tf.zeros_like(variable) for variable in variables]
-    tape = _TAPES[-1]
-    with tape.stop_recording():
-        return list(tape.gradient(loss, variables))
+    return loss, extras, list(tape.gradient(loss, variables))
 
 
 @hookimpl
@@ -148,13 +142,10 @@ class CompiledAPIMethod:
     the others are baked into the trace. Results come back as NumPy (nested as returned).
     """
 
-    def __init__(
-        self, name: str, function: Any, spaces: list[Any], needs_gradients: bool, device: str | None
-    ) -> None:
+    def __init__(self, name: str, function: Any, spaces: list[Any], device: str | None) -> None:
         self.name = name
         self.function = function
         self.spaces = spaces
-        self.needs_gradients = needs_gradients
         self.device = device_name(device)
         self.tensor_positions = [i for i, space in enumerate(spaces) if space is not None]
         self.signature = [_signature(spaces[i]) for i in self.tensor_positions]
@@ -181,7 +172,7 @@ class CompiledAPIMethod:
             self.trace_count += 1  # Python runs only while tracing
             args = dict(constants)
             args.update(zip(positions, tensors))
-            with _on_device(self.device), _tape(self.needs_gradients):
+            with _on_device(self.device):
                 return self.function(*(args[i] for i in range(count)))
 
         signature = [self.signature[self.tensor_positions.index(i)] for i in positions]
@@ -195,19 +186,6 @@ class CompiledAPIMethod:
         return lambda tensors: call_flat(
             [tf.convert_to_tensor(t) for t in tf.nest.flatten(tensors)], captured
         )
-
-
-@contextlib.contextmanager
-def _tape(needed: bool) -> Iterator[None]:
-    if not needed:
-        yield
-        return
-    with tf.GradientTape(persistent=True, watch_accessed_variables=True) as tape:
-        _TAPES.append(tape)
-        try:
-            yield
-        finally:
-            _TAPES.pop()
 
 
 def _on(device: str | None) -> Any:

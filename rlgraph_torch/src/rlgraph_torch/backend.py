@@ -2,8 +2,8 @@
 
 Define-by-run: variables are tensors (trainable ones require gradients), graph functions run
 eagerly, and a root API method is its bound Python function wrapped in input conversion (NumPy
-to tensors without copies where dtypes match), a gradient-mode switch (off unless the method
-computes gradients) and output conversion back to NumPy.
+to tensors without copies where dtypes match), autograd switched off (``compute_gradients`` switches
+it on only while a loss function runs) and output conversion back to NumPy.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rlgraph_torch import devices
 from rlgraph_torch.ops import OPS, numpy_dtype, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "1.0"
+RLGRAPH_PLUGIN_API = "2.0"
 
 Converter = Callable[[Any], Any]
 
@@ -80,7 +80,7 @@ def place_graph_fn(function: Any, device: str) -> Any:
 
 @hookimpl
 def compile_api_method(
-    name: str, function: Any, input_spaces: dict[str, Any], needs_gradients: bool, device: str | None
+    name: str, function: Any, input_spaces: dict[str, Any], device: str | None
 ) -> Callable[..., Any]:
     target = devices.resolve(device)
     converters = [None if space is None else converter_for(space, target) for space in input_spaces.values()]
@@ -91,7 +91,7 @@ def compile_api_method(
     def run(*args: Any) -> Any:
         inputs = [arg if convert is None else convert(arg) for arg, convert in zip(args, converters)]
         previous = torch.is_grad_enabled()
-        set_grad(needs_gradients)
+        set_grad(False)  # autograd records only inside compute_gradients, around a loss function
         try:
             return to_numpy(function(*inputs))
         finally:
@@ -102,10 +102,23 @@ def compile_api_method(
 
 
 @hookimpl
-def compute_gradients(loss: torch.Tensor, variables: list[torch.Tensor]) -> list[torch.Tensor | None]:
+def compute_gradients(loss_fn: Any, variables: list[torch.Tensor]) -> tuple[Any, Any, list[Any]]:
+    with torch.enable_grad():
+        loss, extras = loss_fn()
     if loss.dim() != 0:
         raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(loss.shape)}.")
-    return list(torch.autograd.grad(loss, variables, allow_unused=True))
+    gradients = list(torch.autograd.grad(loss, variables, allow_unused=True))
+    return loss.detach(), _detached(extras), gradients
+
+
+def _detached(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(_detached(item) for item in value)
+    return value
 
 
 @hookimpl

@@ -309,9 +309,25 @@ class Builder:
 
     # -- called by the decorators ---------------------------------------------------------------
     def call_api(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
+        if self._stack:  # a function argument runs where it was written: in the caller's API method
+            caller = self._stack[-1]
+            args = tuple(self._in_frame(a, caller) if _is_function(a) else a for a in args)
+            kwargs = {k: self._in_frame(v, caller) if _is_function(v) else v for k, v in kwargs.items()}
         if self._phase == "assembly":
             return self._assemble_api_call(component, api, args, kwargs)
         return self._build_api_call(component, api, args, kwargs)
+
+    def _in_frame(self, function: Callable[..., Any], frame: _Frame) -> Callable[..., Any]:
+        """``function`` running as part of the API call ``frame`` (its graph functions may be called)."""
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            self._stack.append(frame)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._stack.pop()
+
+        return run
 
     def call_graph_fn(self, component: Component, graph_fn: GraphFunction, args: tuple, kwargs: dict) -> Any:
         frame = self._stack[-1] if self._stack else None
@@ -325,7 +341,7 @@ class Builder:
         if self._phase == "assembly":
             frame.graph_fns += 1
             for argument in (*args, *kwargs.values()):
-                if callable(argument) and not isinstance(argument, Record):
+                if _is_function(argument):
                     argument()  # a function of the variables (a loss): record what it calls
             label = f"{component.global_scope}.{graph_fn.name}"
             if graph_fn.returns == 1:
@@ -604,6 +620,9 @@ class Builder:
     def _run_graph_fn(
         self, component: Component, api: APIMethod, graph_fn: GraphFunction, args: tuple, kwargs: dict
     ) -> Any:
+        for argument in (*args, *kwargs.values()):
+            if _is_function(argument):
+                argument()  # a loss of the variables: the components it uses complete first
         if graph_fn.requires_variables and not component.variables_created:
             missing = self._try_complete(component)
             if missing:
@@ -822,13 +841,18 @@ def _unzip(value: Any, run: int) -> Any:
         return {key: _unzip(item, run) for key, item in value.items()}
     if isinstance(value, tuple | list) and not hasattr(value, "shape"):
         return type(value)(_unzip(item, run) for item in value)
-    if callable(value) and not isinstance(value, type):
+    if _is_function(value):
 
         def one_run(*args: Any, **kwargs: Any) -> Any:
             return _unzip(value(*args, **kwargs), run)
 
         return one_run
     return value
+
+
+def _is_function(value: Any) -> bool:
+    """Whether a graph function's argument is a function (a loss of the variables), not a value."""
+    return callable(value) and not isinstance(value, Record | Twin | type)
 
 
 def _relative_scope(component: Component, ancestor: Component) -> str:

@@ -109,7 +109,8 @@ def graph_fn(
     its numeric code needs no pass-through twin.
 
     A graph function may take a *function* as an argument (a loss as a function of the
-    variables, for an optimizer): assembly calls it once to record the components it uses.
+    variables, for an optimizer): assembly calls it once to record the components it uses, and the
+    build once more before the graph function runs, so that those components are completed first.
     """
 
     def decorate(fn: Callable) -> Callable:

@@ -87,9 +87,15 @@ class Backend:
         placed = self.hook.place_graph_fn(function=function, device=device)
         return function if placed is None else placed
 
-    def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
+    def compute_gradients(self, loss_fn: Any, variables: list[Any]) -> tuple[Any, Any, list[Any]]:
+        """``(loss, extras, gradients)`` of ``loss_fn`` (which returns the scalar loss, or ``(loss, extras)``)."""
         self.gradient_calls += 1
-        return self._require("compute_gradients", loss=loss, variables=variables)
+
+        def loss_and_extras() -> tuple[Any, Any]:
+            output = loss_fn()
+            return output if isinstance(output, tuple) else (output, None)
+
+        return self._require("compute_gradients", loss_fn=loss_and_extras, variables=variables)
 
     def create_optimizer(
         self,

@@ -24,7 +24,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (1, 0)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 0)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -96,8 +96,8 @@ class BackendHooks:
         """Return a callable that runs the root API method ``function``.
 
         ``needs_gradients`` says whether the method computes gradients (it called
-        ``compute_gradients`` during the build); a backend may run the others without recording
-        what autodiff would need.
+        ``compute_gradients`` during the build): a hint; gradients are only ever asked for through
+        ``compute_gradients``, around the loss function.
 
         ``input_spaces`` maps every parameter, in order, to its space, or to None for a plain
         Python parameter (passed through unchanged). The callable takes NumPy (or Python)
@@ -108,8 +108,16 @@ class BackendHooks:
         """
 
     @hookspec(firstresult=True)
-    def compute_gradients(self, loss: Any, variables: list[Any]) -> list[Any]:
-        """Return d loss / d variable for each of ``variables`` (same order)."""
+    def compute_gradients(self, loss_fn: Any, variables: list[Any]) -> tuple[Any, Any, list[Any]]:
+        """Evaluate a loss *as a function of the variables* and differentiate it.
+
+        ``loss_fn()`` takes no arguments and returns ``(loss, extras)``: a scalar tensor, and any
+        nested values computed with it that need no gradient (TD errors, say). Return ``(loss,
+        extras, gradients)``: ``gradients`` holds d loss / d variable for each of ``variables``
+        (same order; None where the loss does not depend on one). A define-by-run backend records
+        only while ``loss_fn`` runs, a static-graph backend opens its tape around it, and a
+        functional backend may call ``loss_fn`` with the variables' values substituted.
+        """
 
     @hookspec(firstresult=True)
     def create_optimizer(

@@ -16,7 +16,7 @@ import numpy as np
 from rlgraph.errors import BackendError
 from rlgraph.plugins.hookspecs import hookimpl
 
-RLGRAPH_PLUGIN_API = "1.0"
+RLGRAPH_PLUGIN_API = "2.0"
 NAME = "numpy"
 
 _rng = np.random.default_rng(0)
@@ -294,7 +294,7 @@ def compile_api_method(
 
 
 @hookimpl
-def compute_gradients(loss: Any, variables: list[Any]) -> list[Any]:
+def compute_gradients(loss_fn: Any, variables: list[Any]) -> Any:
     raise BackendError("The NumPy reference backend has no automatic differentiation; use torch or tf.")
 
 

@@ -8,6 +8,7 @@ build, and moves between backends like any weight.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import rlgraph
@@ -17,7 +18,8 @@ from rlgraph.execution.optimizers import OPTIMIZERS
 
 
 class Optimizer(Component):
-    """Base class: ``attach(*components)``, then the API method ``step(loss)`` descends on ``loss``.
+    """Base class: ``attach(*components)``, then the API method ``step(loss_fn)`` descends on the loss
+    that the function ``loss_fn`` computes from the attached components' variables.
 
     Args:
         learning_rate: Step size.
@@ -85,16 +87,17 @@ class Optimizer(Component):
             f"{slot}/{name}", shape=() if slot == "step" else shape, initializer=initial, trainable=False
         )
 
-    @rlgraph.api
-    def step(self, loss: Any) -> Any:
-        """One descent step on ``loss`` (a scalar); returns the loss."""
-        return self._graph_fn_step(loss)
+    @rlgraph.graph_fn(api=True, returns=2)
+    def step(self, loss_fn: Callable[[], Any]) -> Any:
+        """One descent step on the loss *function* ``loss_fn``: it takes no arguments and returns the
+        scalar loss, or ``(loss, extras)`` with values computed alongside that need no gradient.
 
-    @rlgraph.graph_fn
-    def _graph_fn_step(self, loss: Any) -> Any:
-        gradients = self.backend.compute_gradients(loss, self._variables)
+        Returns ``(loss, extras)`` as computed before the step (``extras`` None if there are none).
+        The backend differentiates the function itself (see the ``compute_gradients`` hook).
+        """
+        loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
         self.backend.apply_gradients(self._optimizer, gradients, self._variables)
-        return loss
+        return loss, extras
 
 
 class Adam(Optimizer):

@@ -116,13 +116,14 @@ class DQNGraph(Component):
         return self.synchronizer.sync()
 
     def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
-        q_values = self.policy.get_q_values(states)
         next_target = self.target_policy.get_q_values(next_states)
         next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
-        loss, td_errors = self.loss.loss(
-            q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
-        )
-        self.optimizer.step(loss)
+
+        def td_loss():
+            q_values = self.policy.get_q_values(states)
+            return self.loss.loss(q_values, actions, rewards, terminals, discounts, next_target, next_online, weights)
+
+        loss, td_errors = self.optimizer.step(td_loss)
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
         return {"loss": loss, "td_errors": td_errors}
