@@ -54,3 +54,27 @@ def test_every_deterministic_op_has_a_contract_case():
     tested_by_each_backend = {"read", "to_numpy", "shape", "unstack", "zeros_like", "ones_like"}
     untested = set(CONTRACT) - {case[1] for case in CASES} - random_or_stateful - tested_by_each_backend
     assert not untested, f"ops without a contract case: {sorted(untested)}"
+
+
+def test_discounted_cumsum_by_hand():
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    discounts = np.array([0.5, 0.5, 0.0], np.float32)
+    # y[t] = x[t] + d[t] * y[t - 1]: 1; 2 + 0.5 * 1; 3 + 0 * 2.5 (a zero cuts the sum).
+    np.testing.assert_allclose(OPS.discounted_cumsum(x, discounts), [1.0, 2.5, 3.0])
+    # y[t] = x[t] + d[t] * y[t + 1]: 3; 2 + 0.5 * 3; 1 + 0.5 * 3.5.
+    np.testing.assert_allclose(OPS.discounted_cumsum(x, discounts, reverse=True), [2.75, 3.5, 3.0])
+    np.testing.assert_allclose(OPS.discounted_cumsum(x, 0.1), [1.0, 2.1, 3.21], rtol=1e-6)
+    columns = np.stack([x, 2 * x])  # along axis 1
+    np.testing.assert_allclose(
+        OPS.discounted_cumsum(columns, 0.5, axis=1, reverse=True), [[2.75, 3.5, 3.0], [5.5, 7.0, 6.0]]
+    )
+    assert OPS.discounted_cumsum(x.astype(np.float64), 0.5).dtype == np.float64
+    assert OPS.discounted_cumsum(np.zeros((0, 2), np.float32), 0.5).shape == (0, 2)
+
+
+def test_argsort_is_stable_by_hand():
+    x = np.array([3, 1, 3, 2, 1])
+    assert OPS.argsort(x).tolist() == [1, 4, 3, 0, 2]
+    assert OPS.argsort(x, descending=True).tolist() == [0, 2, 3, 1, 4]
+    assert OPS.argsort(np.array([[1, 0], [0, 1]]), axis=0).tolist() == [[1, 0], [0, 1]]
+    assert OPS.argsort(x).dtype == np.int64

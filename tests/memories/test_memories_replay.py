@@ -82,10 +82,13 @@ def test_get_records_needs_a_count(numbered_memory):
         test.test(("get_records", -1))
 
 
-def test_records_with_a_time_rank_are_refused(component_test):
+def test_records_with_a_time_rank_of_any_length_are_refused(component_test):
     space = Dict(values=FloatBox(), add_batch_rank=True, add_time_rank=True)
-    with pytest.raises(BuildError, match="batch rank only; values has a time rank"):
+    with pytest.raises(
+        BuildError, match="values has a time rank of any length; give it a fixed length"
+    ) as error:
         component_test(ReplayMemory(capacity=4), input_spaces={"records": space})
+    assert "'replay-memory'" in str(error.value) and error.value.component == "replay-memory"
 
 
 def test_storage_has_one_variable_per_leaf(component_test):

@@ -27,6 +27,11 @@ def test_specs_build_their_classes(spec, cls):
     assert type(Component.from_spec(spec)) is cls
 
 
+def test_ring_buffer_keys():
+    memory = rlgraph.from_spec({"type": "ring_buffer", "capacity": 64, "num_environments": 4})
+    assert (memory.capacity, memory.num_environments) == (64, 4)
+
+
 def test_prioritized_replay_keys():
     memory = rlgraph.from_spec({"type": "prioritized_replay", "capacity": 100, "alpha": 0.6, "beta": 0.4})
     assert (memory.alpha, memory.beta, memory.scope) == (0.6, 0.4, "prioritized-replay")
@@ -43,6 +48,10 @@ def test_prioritized_replay_keys():
         ({"type": "prioritized_replay", "alpha": -1.0}, r"^alpha: expected a number >= 0, got -1.0"),
         ({"type": "prioritized_replay", "beta": "high"}, r"^beta: expected float, got 'high' \(str\)"),
         ({"type": "prioritized_replay", "epsilon": 0.0}, r"^epsilon: expected a number > 0, got 0.0"),
+        (
+            {"type": "ring_buffer", "num_environments": 0},
+            r"^num_environments: expected a positive int, got 0",
+        ),
         (
             {"type": "replay", "capasity": 10},
             r"unknown key 'capasity' for ReplayMemory. Did you mean 'capacity'\?",

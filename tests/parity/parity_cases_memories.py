@@ -1,5 +1,6 @@
-"""Parity cases of rlgraph-memories: inserts, sizes, wrap-around, priorities and episode reads agree
-exactly; random draws are checked to be rows of what was inserted."""
+"""Parity cases of rlgraph-memories: inserts, sizes, wrap-around, priorities, episode reads (of one and of
+several environments), sequence records (batch- and time-major) and clear() agree exactly; random draws
+are checked to be rows of what was inserted."""
 
 from __future__ import annotations
 
@@ -103,6 +104,160 @@ CASES = [
             ("insert_records", (SECOND,)),
             ("get_size", ()),
             ("get_records", (5,)),
+        ],
+    ),
+]
+
+
+# -- sequences, clear() and several environments ----------------------------------------------------------
+def _sequence_records(steps: int, time_major: bool) -> Dict:
+    """One sequence per record: steps with a fixed time rank next to a per-sequence initial state."""
+    sequence = Dict(
+        observations=FloatBox(shape=(2,)),
+        terminals=BoolBox(),
+        add_batch_rank=True,
+        add_time_rank=steps,
+        time_major=time_major,
+    )
+    # Dict(...) gives every child its ranks: a record mixing ranks is made of its children.
+    return Dict._from_children(
+        {"initial_state": FloatBox(shape=(3,), add_batch_rank=True), "steps": sequence}, (False, False, False)
+    )
+
+
+def _sequences(size: int, steps: int, time_major: bool, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    lead = (steps, size) if time_major else (size, steps)
+    return {
+        "initial_state": rng.normal(size=(size, 3)).astype(np.float32),
+        "steps": {
+            "observations": rng.normal(size=(*lead, 2)).astype(np.float32),
+            "terminals": rng.uniform(size=lead) < 0.3,
+        },
+    }
+
+
+def _sequence_rows(batches: list, capacity: int, time_major: bool):
+    """A check: drawn sequences are the rows their indices name, in the inserted layout."""
+    axis = int(time_major)
+    inserted = {
+        "initial_state": np.concatenate([b["initial_state"] for b in batches]),
+        "steps": {k: np.concatenate([b["steps"][k] for b in batches], axis) for k in batches[0]["steps"]},
+    }
+    count = len(inserted["initial_state"])
+    held = [count - capacity + ((r - count) % capacity) if count > capacity else r for r in range(capacity)]
+
+    def check(outputs, args):
+        indices = np.asarray(outputs["indices"])
+        sequences = np.asarray(held)[indices]
+        records = outputs["records"]
+        np.testing.assert_array_equal(records["initial_state"], inserted["initial_state"][sequences])
+        for key, leaf in inserted["steps"].items():
+            expected = leaf[:, sequences] if time_major else leaf[sequences]
+            np.testing.assert_array_equal(records["steps"][key], expected, err_msg=key)
+
+    return check
+
+
+_SEQ_FIRST, _SEQ_SECOND = _sequences(3, 4, True, 11), _sequences(2, 4, True, 12)
+_SEQ_BATCH_MAJOR = _sequences(5, 3, False, 13)
+_ENVS = IntBox(3, dtype="int64", add_batch_rank=True)
+_STEPS = Dict(values=FloatBox(), terminals=BoolBox(), add_batch_rank=True)
+
+
+def _steps(values: list, terminals: list) -> dict:
+    return {"values": np.asarray(values, np.float32), "terminals": np.asarray(terminals, bool)}
+
+
+def _rows_of_second(outputs, args):
+    """After clear() and one insert of SECOND, draws are rows of SECOND only."""
+    indices = np.asarray(outputs["indices"])
+    assert indices.max() < len(SECOND["rewards"])
+    np.testing.assert_allclose(outputs["records"]["rewards"], SECOND["rewards"][indices])
+
+
+CASES += [
+    ParityCase(
+        "replay-sequences-time-major",
+        lambda: ReplayMemory(capacity=4),
+        {"records": _sequence_records(4, time_major=True)},
+        [
+            ("insert_records", (_SEQ_FIRST,)),
+            ("insert_records", (_SEQ_SECOND,)),  # wraps: row 0 holds sequence 4
+            ("get_size", ()),
+            Call("get_records", (6,), random=True, check=_sequence_rows([_SEQ_FIRST, _SEQ_SECOND], 4, True)),
+        ],
+    ),
+    ParityCase(
+        "prioritized-replay-sequences-batch-major",
+        lambda: PrioritizedReplay(capacity=8, alpha=0.6, beta=0.4),
+        {
+            "records": _sequence_records(3, time_major=False),
+            "indices": IntBox(8, dtype="int64", add_batch_rank=True),
+            "priorities": FloatBox(add_batch_rank=True),
+        },
+        [
+            ("insert_records", (_SEQ_BATCH_MAJOR,)),
+            ("update_records", (np.array([0, 2, 4]), np.array([0.5, 3.0, 1.5], np.float32))),
+            Call("get_records", (6,), random=True, check=_sequence_rows([_SEQ_BATCH_MAJOR], 8, False)),
+        ],
+    ),
+    ParityCase(
+        "fifo-queue-sequences-and-clear",
+        lambda: FIFOQueue(capacity=4),
+        {"records": _sequence_records(4, time_major=True)},
+        [
+            ("insert_records", (_SEQ_FIRST,)),
+            ("get_records", (2,)),
+            ("insert_records", (_SEQ_SECOND,)),
+            ("get_records", (5,)),
+            ("insert_records", (_SEQ_FIRST,)),
+            ("clear", ()),
+            ("get_size", ()),
+            ("insert_records", (_SEQ_SECOND,)),
+            ("get_records", (3,)),
+        ],
+    ),
+    ParityCase(
+        "replay-clear",
+        lambda: ReplayMemory(capacity=8),
+        {"records": RECORDS},
+        [
+            *_sampling(8),
+            ("clear", ()),
+            ("get_size", ()),
+            ("insert_records", (SECOND,)),
+            Call("get_records", (7,), random=True, check=_rows_of_second),
+        ],
+    ),
+    ParityCase(
+        "prioritized-replay-clear",
+        lambda: PrioritizedReplay(capacity=8, alpha=0.6, beta=0.4),
+        PRIORITY_SPACES,
+        [
+            *_sampling(8),
+            ("update_records", (np.array([0, 3, 5, 7]), np.array([0.5, 2.0, 0.1, 4.0], np.float32))),
+            ("clear", ()),
+            ("get_size", ()),
+            ("insert_records", (SECOND,)),
+            Call("get_records", (7,), random=True, check=_rows_of_second),
+        ],
+    ),
+    ParityCase(
+        "ring-buffer-environments-and-clear",
+        lambda: RingBuffer(capacity=8, num_environments=3),
+        {"records": _STEPS, "env_indices": _ENVS},
+        [
+            ("insert_records", (_steps([0, 1, 2], [0, 0, 1]), np.array([0, 1, 2]))),
+            ("insert_records", (_steps([3, 4, 5, 6], [0, 1, 0, 1]), np.array([1, 1, 0, 0]))),
+            ("get_episodes", (2,)),
+            ("get_records", (5,)),
+            ("insert_records", (_steps([7, 8, 9, 10], [1, 0, 0, 1]), np.array([2, 1, 0, 1]))),  # wraps
+            ("get_episodes", (3,)),
+            ("get_records", (8,)),
+            ("clear", ()),
+            ("insert_records", (_steps([11, 12], [0, 1]), np.array([2, 2]))),
+            ("get_episodes", (3,)),
         ],
     ),
 ]

@@ -400,3 +400,97 @@ def test_lstm_gradients_flow_to_every_weight():
         loss = OPS.sum(outputs)
     gradients = tape.gradient(loss, weights)
     assert all(g is not None and np.abs(g.numpy()).sum() > 0 for g in gradients)
+
+
+# -- discounted sums ------------------------------------------------------------------------------------------------
+def analytic_discounted_cumsum_gradients(x, discounts, weights):
+    """d sum(weights * y) / d (x, discounts) for y[t] = x[t] + discounts[t] * y[t - 1] along axis 0.
+
+    g[t] = dL/dy[t] (through every later step) = weights[t] + discounts[t + 1] * g[t + 1];
+    dL/dx[t] = g[t] and dL/ddiscounts[t] = g[t] * y[t - 1] (y[-1] = 0).
+    """
+    steps = len(x)
+    y, carry = np.zeros_like(x), np.zeros_like(x[0])
+    for t in range(steps):
+        carry = x[t] + discounts[t] * carry
+        y[t] = carry
+    g, later = np.zeros_like(x), np.zeros_like(x[0])
+    for t in reversed(range(steps)):
+        later = weights[t] + (discounts[t + 1] * later if t + 1 < steps else 0.0)
+        g[t] = later
+    previous = np.concatenate([np.zeros_like(y[:1]), y[:-1]])
+    return g, g * previous
+
+
+def test_discounted_cumsum_gradients_by_hand():
+    x, discounts = tf.Variable([1.0, 2.0, 3.0]), tf.Variable([0.5, 0.5, 0.25])
+    # y = [1, 2.5, 3.625]; dL/dy = g = [1 + 0.5 * 1.25, 1 + 0.25, 1] for L = sum(y).
+    with tf.GradientTape() as tape:
+        loss = OPS.sum(OPS.discounted_cumsum(x, discounts))
+    x_grad, discounts_grad = tape.gradient(loss, [x, discounts])
+    np.testing.assert_allclose(x_grad.numpy(), [1.625, 1.25, 1.0])
+    np.testing.assert_allclose(discounts_grad.numpy(), [0.0, 1.25, 2.5])  # g[t] * y[t - 1]
+    # Reversed: y = [2.75, 3.5, 3]; g = [1, 1 + 0.5, 1 + 0.5 * 1.5]; dL/dd[t] = g[t] * y[t + 1].
+    with tf.GradientTape() as tape:
+        loss = OPS.sum(OPS.discounted_cumsum(x, discounts, reverse=True))
+    x_grad, discounts_grad = tape.gradient(loss, [x, discounts])
+    np.testing.assert_allclose(x_grad.numpy(), [1.0, 1.5, 1.75])
+    np.testing.assert_allclose(discounts_grad.numpy(), [3.5, 4.5, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_discounted_cumsum_gradients_match_the_analytic_ones_in_tf_function(dtype):
+    rng = np.random.default_rng(11)
+    x_np = rng.normal(size=(37, 3))  # 37 steps: six scan steps, the last one partial
+    discounts_np = 0.95 * (rng.uniform(size=(37, 3)) > 0.2)
+    weights_np = rng.normal(size=(37, 3))
+    spec = tf.TensorSpec((3, None), tf_dtype(dtype))
+
+    @tf.function(input_signature=[spec, spec, spec], autograph=False)
+    def gradients(x, discounts, weights):  # along axis 1, whose length is unknown when traced
+        with tf.GradientTape() as tape:
+            tape.watch([x, discounts])
+            loss = OPS.sum(weights * OPS.discounted_cumsum(x, discounts, axis=1))
+        return tape.gradient(loss, [x, discounts])
+
+    x_grad, discounts_grad = gradients(*(a.T.astype(dtype) for a in (x_np, discounts_np, weights_np)))
+    expected_x, expected_discounts = analytic_discounted_cumsum_gradients(x_np, discounts_np, weights_np)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(x_grad.numpy().T, expected_x, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(discounts_grad.numpy().T, expected_discounts, rtol=tolerance, atol=tolerance)
+
+
+def test_discounted_cumsum_serves_every_length_from_one_trace():
+    rng = np.random.default_rng(12)
+    spec = tf.TensorSpec((None, 4), tf.float32)
+    traced = tf.function(
+        lambda x, discounts: (
+            OPS.discounted_cumsum(x, discounts, reverse=True),
+            OPS.discounted_cumsum(x, 0.9),
+        ),
+        input_signature=[spec, spec],
+        autograph=False,
+    )
+    for steps in (0, 1, 5, 64, 300):  # T unknown at trace time; the scan's step count follows it
+        x = rng.normal(size=(steps, 4)).astype(np.float32)
+        discounts = (0.97 * (rng.uniform(size=(steps, 4)) > 0.1)).astype(np.float32)
+        backward, forward = traced(x, discounts)
+        np.testing.assert_allclose(
+            backward.numpy(), REFERENCE.discounted_cumsum(x, discounts, reverse=True), rtol=1e-5, atol=1e-5
+        )
+        np.testing.assert_allclose(forward.numpy(), REFERENCE.discounted_cumsum(x, 0.9), rtol=1e-5, atol=1e-5)
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_argsort_is_stable_with_unknown_lengths():
+    traced = tf.function(
+        lambda x: (OPS.argsort(x), OPS.argsort(x, descending=True), OPS.argsort(x, axis=0)),
+        input_signature=[tf.TensorSpec((None, None), tf.int64)],
+        autograph=False,
+    )
+    x = np.array([[3, 1, 3, 2, 1], [0, 0, 0, 0, 0]], np.int64)
+    ascending, descending, columns = (r.numpy() for r in traced(x))
+    assert ascending.dtype == np.int64
+    assert ascending.tolist() == [[1, 4, 3, 0, 2], [0, 1, 2, 3, 4]]
+    assert descending.tolist() == [[0, 2, 3, 1, 4], [0, 1, 2, 3, 4]]
+    assert columns.tolist() == [[1, 1, 1, 1, 1], [0, 0, 0, 0, 0]]

@@ -327,6 +327,56 @@ def cumsum(x: Any, axis: int = 0, reverse: bool = False) -> Tensor:
     return tf.math.cumsum(x, axis=axis, reverse=reverse)
 
 
+def discounted_cumsum(x: Any, discounts: Any, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``y[t] = x[t] + discounts[t] * y[t - 1]`` along ``axis`` (``reverse``: ``y[t + 1]``), for any T.
+
+    Computed as a scan of ceil(log2 T) vectorized steps (Hillis and Steele) in a ``tf.while_loop``,
+    so T may be unknown when traced; differentiable in x and discounts.
+    """
+    x = _t(x)
+    factors = _t(discounts, x.dtype) + tf.zeros_like(x)  # a Python float or a tensor: x's shape
+    rank = x.shape.rank
+    axis = axis % rank
+    perm = [axis, *(i for i in range(rank) if i != axis)]
+    x, factors = tf.transpose(x, perm), tf.transpose(factors, perm)
+    if reverse:
+        x, factors = tf.reverse(x, [0]), tf.reverse(factors, [0])
+    sums = _linear_scan(x, factors)
+    if reverse:
+        sums = tf.reverse(sums, [0])
+    return tf.transpose(sums, np.argsort(perm))
+
+
+def _linear_scan(values: Tensor, factors: Tensor) -> Tensor:
+    """The inclusive scan of ``y[t] = values[t] + factors[t] * y[t - 1]`` over axis 0.
+
+    After the step with offset k, position t holds the recurrence over its last 2k steps: its sum,
+    and the product of their factors (what the sum before them would be multiplied by).
+    """
+    steps = tf.shape(values)[0]
+    positions = tf.reshape(tf.range(steps), [-1] + [1] * (values.shape.rank - 1))
+
+    def shift(tensor: Tensor, offset: Tensor) -> Tensor:
+        shifted = tf.where(positions >= offset, tf.roll(tensor, offset, axis=0), tf.zeros_like(tensor))
+        shifted.set_shape(tensor.shape)
+        return shifted
+
+    def step(offset: Tensor, values: Tensor, factors: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        return offset * 2, values + factors * shift(values, offset), factors * shift(factors, offset)
+
+    _, values, _ = tf.while_loop(lambda offset, *_: offset < steps, step, (tf.constant(1), values, factors))
+    return values
+
+
+def argsort(x: Any, axis: int = -1, descending: bool = False) -> Tensor:
+    """Stable in both directions (TensorFlow sorts with ``top_k``, which keeps ties in index order)."""
+    x = _t(x)
+    if x.dtype == tf.bool:
+        x = tf.cast(x, tf.int32)
+    order = tf.argsort(x, axis=axis, direction="DESCENDING" if descending else "ASCENDING", stable=True)
+    return tf.cast(order, tf.int64)
+
+
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return tf.reduce_logsumexp(_float(x), axis=_axes(axis), keepdims=keepdims)
 
@@ -581,12 +631,14 @@ OPS = types.SimpleNamespace(
     where=where,
     argmax=_arg(tf.argmax),
     argmin=_arg(tf.argmin),
+    argsort=argsort,
     sum=sum_,
     mean=mean,
     max=max_,
     min=min_,
     prod=prod,
     cumsum=cumsum,
+    discounted_cumsum=discounted_cumsum,
     logsumexp=logsumexp,
     any=any_,
     all=all_,

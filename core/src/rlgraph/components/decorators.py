@@ -65,7 +65,7 @@ class GraphFunction:
         return run_split
 
 
-def api(function: Callable | None = None, *, must_be_complete: bool = True) -> Any:
+def api(function: Callable | None = None) -> Any:
     """Declare a Component method an API method: an edge of the component graph.
 
     API methods call other API methods (their own or a sub-component's) and graph functions;

@@ -46,6 +46,10 @@ OPS: dict[str, str] = {
     "where": "where(condition, x, y)",
     "argmax": "argmax(x, axis=-1)",
     "argmin": "argmin(x, axis=-1)",
+    "argsort": (
+        "argsort(x, axis=-1, descending=False): int64 indices that sort x along axis; stable (equal "
+        "keys keep their order, descending too)"
+    ),
     # reductions
     "sum": "sum(x, axis=None, keepdims=False)",
     "mean": "mean(x, axis=None, keepdims=False)",
@@ -53,6 +57,12 @@ OPS: dict[str, str] = {
     "min": "min(x, axis=None, keepdims=False)",
     "prod": "prod(x, axis=None, keepdims=False)",
     "cumsum": "cumsum(x, axis=0, reverse=False)",
+    "discounted_cumsum": (
+        "discounted_cumsum(x, discounts, axis=0, reverse=False): y[t] = x[t] + discounts[t] * y[t - 1] "
+        "along axis (y[0] = x[0]); reverse: y[t] = x[t] + discounts[t] * y[t + 1] (y[T - 1] = x[T - 1]). "
+        "discounts is a Python float or a tensor of x's shape (zeros cut the sum: episode ends). "
+        "Differentiable in x and discounts; T may be unknown inside compiled functions"
+    ),
     "logsumexp": "logsumexp(x, axis=None, keepdims=False)",
     "any": "any(x, axis=None)",
     "all": "all(x, axis=None)",

@@ -44,6 +44,30 @@ def _cumsum(x: np.ndarray, axis: int = 0, reverse: bool = False) -> np.ndarray:
     return np.cumsum(x, axis=axis)
 
 
+def _discounted_cumsum(x: np.ndarray, discounts: Any, axis: int = 0, reverse: bool = False) -> np.ndarray:
+    """The recurrence step by step: y[t] = x[t] + discounts[t] * y[t -/+ 1], in x's dtype."""
+    x = np.asarray(x)
+    steps = np.moveaxis(x, axis, 0)
+    factors = np.moveaxis(np.broadcast_to(np.asarray(discounts, x.dtype), x.shape), axis, 0)
+    out = np.zeros_like(steps)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    carry = np.zeros(steps.shape[1:], x.dtype)
+    for t in order:
+        carry = (steps[t] + factors[t] * carry).astype(x.dtype)
+        out[t] = carry
+    return np.moveaxis(out, 0, axis)
+
+
+def _argsort(x: np.ndarray, axis: int = -1, descending: bool = False) -> np.ndarray:
+    """Stable: equal keys keep their order, in either direction."""
+    x = np.asarray(x)
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
+    # Sorting the reversed array and reversing the result puts ties back in their first order.
+    reversed_order = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    return (x.shape[axis] - 1 - reversed_order).astype(np.int64)
+
+
 def _windows(
     x: np.ndarray, size: tuple[int, int], strides: tuple[int, int], padding: str, fill: float
 ) -> np.ndarray:
@@ -175,12 +199,14 @@ OPS = types.SimpleNamespace(
     where=np.where,
     argmax=lambda x, axis=-1: np.argmax(x, axis),
     argmin=lambda x, axis=-1: np.argmin(x, axis),
+    argsort=_argsort,
     sum=lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
     mean=lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     max=lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
     min=lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
     prod=lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
     cumsum=_cumsum,
+    discounted_cumsum=_discounted_cumsum,
     logsumexp=_logsumexp,
     any=lambda x, axis=None: np.any(x, axis=axis),
     all=lambda x, axis=None: np.all(x, axis=axis),

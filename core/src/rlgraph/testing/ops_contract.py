@@ -29,10 +29,20 @@ def _i(high: int, *shape: int) -> np.ndarray:
     return _rng.integers(0, high, size=shape).astype(np.int64)
 
 
+_discount_rng = np.random.default_rng(4)  # its own stream: the arrays drawn from _rng stay as they were
+
+
+def _discounts(*shape: int) -> np.ndarray:
+    """Per-element discount factors 0.9 * (1 - terminal), about one in four of them 0 (an episode end)."""
+    return (0.9 * (_discount_rng.uniform(size=shape) > 0.25)).astype(np.float32)
+
+
 _X = _f(3, 4)
 _CUBE = _f(2, 3, 4)
 _IMAGE = _f(2, 6, 7, 3)
 _KERNEL = _f(3, 3, 3, 5)
+_DISCOUNTS = _discounts(9, 2)
+_TIES = np.array([[2, 0, 2, 1, 0, 2, 1, 1, 0], [5, 5, 5, 5, 5, 5, 5, 5, 5], [1, 3, 1, 3, 2, 2, 1, 3, 2]])
 
 #: (case id, op name, args, kwargs). Arrays in args become backend tensors (lists of arrays: lists of tensors).
 CASES: list[tuple[str, str, tuple, dict]] = [
@@ -139,6 +149,37 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("conv2d-same-even-kernel", "conv2d", (_IMAGE, _f(2, 2, 3, 4)), {"padding": "same"}),
     ("max_pool2d-same-stride1", "max_pool2d", (_IMAGE, 2), {"strides": 1, "padding": "same"}),
     ("resize-bilinear-up", "resize_images", (_IMAGE, (11, 13)), {}),
+    # discounted sums (GAE, n-step returns, V-trace): discounts a float or per element, zeros cut the sum
+    ("discounted_cumsum", "discounted_cumsum", (_f(7, 3), 0.9), {}),
+    ("discounted_cumsum-reverse", "discounted_cumsum", (_f(7, 3), 0.95), {"reverse": True}),
+    ("discounted_cumsum-1d", "discounted_cumsum", (_f(10), 0.5), {"reverse": True}),
+    ("discounted_cumsum-one-step", "discounted_cumsum", (_f(1, 4), 0.9), {}),
+    ("discounted_cumsum-per-element", "discounted_cumsum", (_f(9, 2), _DISCOUNTS), {}),
+    ("discounted_cumsum-per-element-reverse", "discounted_cumsum", (_f(9, 2), _DISCOUNTS), {"reverse": True}),
+    ("discounted_cumsum-axis1-3d", "discounted_cumsum", (_f(2, 6, 3), _discounts(2, 6, 3)), {"axis": 1}),
+    (
+        "discounted_cumsum-axis1-3d-reverse",
+        "discounted_cumsum",
+        (_f(2, 6, 3), _discounts(2, 6, 3)),
+        {"axis": 1, "reverse": True},
+    ),
+    ("discounted_cumsum-last-axis", "discounted_cumsum", (_f(3, 5), 0.8), {"axis": -1, "reverse": True}),
+    (
+        "discounted_cumsum-float64",
+        "discounted_cumsum",
+        (_f(12, 2).astype(np.float64), _discounts(12, 2).astype(np.float64)),
+        {"reverse": True},
+    ),
+    ("discounted_cumsum-float64-scalar", "discounted_cumsum", (_f(6, 2).astype(np.float64), 0.99), {}),
+    ("discounted_cumsum-empty", "discounted_cumsum", (_f(0, 3), 0.9), {"reverse": True}),
+    ("discounted_cumsum-empty-per-element", "discounted_cumsum", (_f(0, 3), _discounts(0, 3)), {}),
+    # stable sorts: ties keep their order in both directions
+    ("argsort", "argsort", (_X,), {}),
+    ("argsort-int-ties", "argsort", (_TIES,), {}),
+    ("argsort-int-ties-descending", "argsort", (_TIES,), {"descending": True}),
+    ("argsort-float-ties-axis0", "argsort", (np.round(_f(8, 3)),), {"axis": 0}),
+    ("argsort-float-ties-descending-3d", "argsort", (np.round(_CUBE),), {"axis": 1, "descending": True}),
+    ("argsort-bool-descending", "argsort", (_X > 0,), {"descending": True}),
 ]
 
 

@@ -18,6 +18,10 @@ class FIFOQueue(Memory):
     * underflow: ``get_records(n)`` with fewer than ``n`` records held returns (and removes)
       all of them, so its output has ``min(n, size)`` rows; an empty queue gives empty records.
 
+    Records may hold sequences (leaves with a fixed time rank, see
+    :class:`~rlgraph_memories.memory.Memory`): each batch row is one record, returned in its space's
+    layout (batch-major or time-major). ``clear()`` empties the queue.
+
     Args:
         capacity: How many records the queue holds.
         scope: The component's name within its parent.
@@ -31,7 +35,7 @@ class FIFOQueue(Memory):
         super().create_variables(input_spaces, action_space)
         self.removed = self.get_variable("removed", shape=(), dtype="int64", trainable=False)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def get_records(self, num_records: int = 1) -> Any:
         """Remove and return the ``num_records`` oldest records (all held, if fewer), oldest first."""
         return self._graph_fn_get_records(num_records)
@@ -53,3 +57,7 @@ class FIFOQueue(Memory):
 
     def _size(self) -> Any:
         return self.inserted - self.removed
+
+    def _clear(self) -> None:
+        super()._clear()
+        self.ops.assign(self.removed, self.ops.zeros_like(self.removed))

@@ -26,6 +26,13 @@ def check_count(num_records: Any) -> int:
     return int(num_records)
 
 
+def record_leaves(space: Any) -> dict[str, Any]:
+    """``{path: leaf space}`` of a records space (a single leaf space has the path ``""``)."""
+    if isinstance(space, ContainerSpace):
+        return space.flatten()
+    return {"": space}
+
+
 class Memory(Component):
     """Stores up to ``capacity`` records of the space its ``insert_records`` input has.
 
@@ -33,6 +40,14 @@ class Memory(Component):
     holds one variable per leaf with ``capacity`` rows, written in a ring: the record inserted
     as the ``k``-th (counting from 0) lives in row ``k % capacity``. ``inserted`` counts every
     record inserted so far. Subclasses decide how records are read.
+
+    **Sequences.** A leaf with a time rank of fixed length ``T`` (``add_time_rank=T``) stores one
+    sequence per record: each batch row of an insert is one record, kept as ``(capacity, T, ...)``,
+    next to the leaves without a time rank (``(capacity, ...)``: a recurrent initial state per
+    sequence, say). Records go in, and come back, in the layout of their space: batch-major
+    ``(B, T, ...)`` or time-major ``(T, B, ...)``. A time rank of any length is a BuildError.
+
+    ``clear()`` empties the memory: size 0, and the next insert starts a fresh ring.
 
     Args:
         capacity: How many records the memory holds (a positive int).
@@ -45,23 +60,55 @@ class Memory(Component):
         self.storage: Any = None
         self.inserted: Any = None
         self._storage_leaves: list[Any] = []
+        #: Per storage leaf: the axes that swap a time-major value with its batch-major rows, or None.
+        self._swaps: list[tuple[int, ...] | None] = []
 
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
         space = input_spaces["records"]
-        leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
-        timed = [path or "records" for path, leaf in leaves.items() if leaf.has_time_rank]
-        if timed:
-            raise BuildError(
-                f"{self.global_scope!r} stores records with a batch rank only; {', '.join(timed)} "
-                "has a time rank (fold time into the batch before inserting).",
-                component=self.global_scope,
-                api_method="insert_records",
+        leaves = record_leaves(space)
+        for path, leaf in leaves.items():
+            self._check_time_rank(path or "records", leaf)
+        variables = {
+            path: self.get_variable(
+                f"records/{path}" if path else "records",
+                shape=self._row_shape(leaf),
+                dtype=leaf.dtype,
+                add_batch_rank=self.capacity,
+                trainable=False,
             )
-        self.storage = self.get_variable(
-            "records", from_space=space, add_batch_rank=self.capacity, trainable=False
-        )
+            for path, leaf in leaves.items()
+        }
+        self.storage = space.unflatten(variables)
         self.inserted = self.get_variable("inserted", shape=(), dtype="int64", trainable=False)
-        self._storage_leaves = nested.flatten(self.storage)
+        stored = nested.flatten_with_paths(self.storage)  # the order in which records' leaves flatten
+        self._storage_leaves = list(stored.values())
+        self._swaps = [self._swap_axes(leaves[path]) for path in stored]
+
+    def _check_time_rank(self, path: str, leaf: Any) -> None:
+        """A BuildError unless the leaf has no time rank, or a fixed one next to a batch rank."""
+        if leaf.add_time_rank is True:
+            problem = "has a time rank of any length; give it a fixed length (add_time_rank=T, an int)"
+        elif leaf.has_time_rank and not leaf.has_batch_rank:
+            problem = "has a time rank but no batch rank; give it a batch rank"
+        else:
+            return
+        raise BuildError(
+            f"{self.global_scope!r} stores each batch row of a leaf with a time rank as one sequence of a "
+            f"known length: {path} {problem}.",
+            component=self.global_scope,
+            api_method="insert_records",
+        )
+
+    @staticmethod
+    def _row_shape(leaf: Any) -> tuple[int, ...]:
+        """The shape of one stored record of ``leaf``: a sequence ``(T, ...)`` or a step ``(...)``."""
+        return ((leaf.add_time_rank,) if leaf.has_time_rank else ()) + tuple(leaf.shape)
+
+    @staticmethod
+    def _swap_axes(leaf: Any) -> tuple[int, ...] | None:
+        if not (leaf.has_time_rank and leaf.time_major):
+            return None
+        return (1, 0, *range(2, 2 + len(leaf.shape)))
 
     @rlgraph.api
     def insert_records(self, records: Any) -> Any:
@@ -73,6 +120,11 @@ class Memory(Component):
         """The number of records the memory holds (int64 scalar)."""
         return self._graph_fn_get_size()
 
+    @rlgraph.api
+    def clear(self) -> Any:
+        """Empty the memory: its size becomes 0, and the next insert starts a fresh ring."""
+        return self._graph_fn_clear()
+
     @rlgraph.graph_fn
     def _graph_fn_insert_records(self, records: Any) -> Any:
         self._write(records)
@@ -82,9 +134,27 @@ class Memory(Component):
     def _graph_fn_get_size(self) -> Any:
         return self._size()
 
+    @rlgraph.graph_fn
+    def _graph_fn_clear(self) -> None:
+        self._clear()
+
     # -- helpers for graph functions ------------------------------------------------------------
     def _size(self) -> Any:
         return self.ops.minimum(self.inserted, self.capacity)
+
+    def _clear(self) -> None:
+        """Reset the memory's state variables to empty; subclasses extend it with their own."""
+        ops = self.ops
+        for variable in self._storage_leaves:  # an empty memory reads rows of zeros
+            ops.assign(variable, ops.zeros_like(variable))
+        ops.assign(self.inserted, ops.zeros_like(self.inserted))
+
+    def _keep_last(self, value: Any, count: Any) -> Any:
+        """The last ``capacity`` rows of a batch of ``count`` rows: what an insert keeps."""
+        # Only a batch longer than the memory needs cutting (known here when the batch size is static).
+        if not isinstance(count, int) or count > self.capacity:
+            return value[-self.capacity :]
+        return value
 
     def _write(self, records: Any) -> Any:
         """Write a batch into the ring after the last record; returns the rows written (int64).
@@ -92,18 +162,20 @@ class Memory(Component):
         A batch longer than ``capacity`` keeps its last ``capacity`` records.
         """
         ops = self.ops
-        values = nested.flatten(records)
+        values = self._to_rows(nested.flatten(records))
         count = ops.shape(values[0])[0]
-        rows = (ops.arange(count) + self.inserted) % self.capacity
-        # Only a batch longer than the memory needs cutting (known here when the batch size is static).
-        if not isinstance(count, int) or count > self.capacity:
-            rows, values = rows[-self.capacity :], [value[-self.capacity :] for value in values]
+        rows = self._keep_last((ops.arange(count) + self.inserted) % self.capacity, count)
         for variable, value in zip(self._storage_leaves, values, strict=True):
-            ops.scatter_update(variable, rows, value)
+            ops.scatter_update(variable, rows, self._keep_last(value, count))
         ops.assign_add(self.inserted, count)
         return rows
 
     def _read(self, rows: Any) -> Any:
-        """The records in storage ``rows``, nested like the inserted records."""
+        """The records in storage ``rows``, nested like the inserted records (in their layout)."""
         gather = self.ops.gather
-        return nested.unflatten(self.storage, [gather(variable, rows) for variable in self._storage_leaves])
+        return nested.unflatten(self.storage, self._to_rows([gather(v, rows) for v in self._storage_leaves]))
+
+    def _to_rows(self, values: list[Any]) -> list[Any]:
+        """Time-major leaves as batch-major rows, and back (the swap is its own inverse)."""
+        transpose = self.ops.transpose
+        return [value if axes is None else transpose(value, axes) for value, axes in zip(values, self._swaps)]

@@ -35,7 +35,12 @@ class PrioritizedReplay(Memory):
 
     New records get the largest priority passed so far (1 before any ``update_records``).
     ``update_records(indices, priorities)`` stores ``|priority| + epsilon`` (TD errors, say): the
-    epsilon keeps every record drawable.
+    epsilon keeps every record drawable. ``clear()`` empties the memory and both trees, and the
+    largest priority is 1 again.
+
+    Records may hold sequences (leaves with a fixed time rank, see
+    :class:`~rlgraph_memories.memory.Memory`): each batch row is one record with one priority,
+    read back in its space's layout (batch-major or time-major).
 
     Args:
         capacity: How many records the memory holds; older ones are overwritten.
@@ -68,7 +73,7 @@ class PrioritizedReplay(Memory):
         self.min_tree = SegmentTree(self, "min-tree", self.capacity, "min", TREE_FANOUT)
         self.max_priority = self.get_variable("max-priority", shape=(), initializer=1.0, trainable=False)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def get_records(self, num_records: int = 1) -> Any:
         """``num_records`` records drawn with replacement in proportion to ``priority^alpha``.
 
@@ -78,7 +83,7 @@ class PrioritizedReplay(Memory):
         """
         return self._graph_fn_get_records(num_records)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def update_records(self, indices: Any, priorities: Any) -> Any:
         """Give the records at ``indices`` (from ``get_records``) the priorities ``|priorities| + epsilon``.
 
@@ -93,6 +98,12 @@ class PrioritizedReplay(Memory):
         priority = ops.zeros(ops.shape(rows)) + self.max_priority**self.alpha
         segment_tree.update(ops, (self.sum_tree, self.min_tree), rows, (priority, priority), unique=True)
         return self._size()
+
+    def _clear(self) -> None:
+        super()._clear()
+        self.sum_tree.clear(self.ops)
+        self.min_tree.clear(self.ops)
+        self.ops.assign(self.max_priority, self.ops.ones_like(self.max_priority))
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_get_records(self, num_records: int) -> Any:

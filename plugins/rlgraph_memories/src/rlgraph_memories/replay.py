@@ -15,6 +15,10 @@ class ReplayMemory(Memory):
     :class:`~rlgraph_memories.prioritized.PrioritizedReplay` does (the weights are all ones), so an
     agent reads either memory the same way.
 
+    Records may hold sequences (leaves with a fixed time rank, see
+    :class:`~rlgraph_memories.memory.Memory`): each batch row is one record, drawn whole and
+    returned in its space's layout (batch-major or time-major). ``clear()`` empties the memory.
+
     Args:
         capacity: How many records the memory holds; older ones are overwritten.
         scope: The component's name within its parent.
@@ -23,7 +27,7 @@ class ReplayMemory(Memory):
     def __init__(self, capacity: int = 1000, scope: str = "replay-memory", **kwargs: Any) -> None:
         super().__init__(capacity=capacity, scope=scope, **kwargs)
 
-    @rlgraph.api(must_be_complete=False)
+    @rlgraph.api
     def get_records(self, num_records: int = 1) -> Any:
         """``num_records`` records drawn uniformly with replacement from the records held.
 

@@ -56,6 +56,10 @@ class SegmentTree:
             name, shape=(sum(self.slots),), dtype="float32", initializer=_NEUTRAL[reduce], trainable=False
         )
 
+    def clear(self, ops: Any) -> None:
+        """Every node back to the reduction's neutral value: the tree of an empty memory."""
+        ops.assign(self.nodes, ops.full(ops.shape(self.nodes), _NEUTRAL[self.reduce]))
+
     def total(self) -> Any:
         """The reduction over all leaves (the root's value)."""
         return self.nodes[0]

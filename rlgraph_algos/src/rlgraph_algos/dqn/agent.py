@@ -121,7 +121,9 @@ class DQNGraph(Component):
 
         def td_loss():
             q_values = self.policy.get_q_values(states)
-            return self.loss.loss(q_values, actions, rewards, terminals, discounts, next_target, next_online, weights)
+            return self.loss.loss(
+                q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
+            )
 
         loss, td_errors = self.optimizer.step(td_loss)
         if self.prioritized and indices is not None:
