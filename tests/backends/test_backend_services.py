@@ -38,13 +38,31 @@ def test_weights_leave_as_copies_and_enter_in_place(rlgraph_backend):
 def test_the_seed_fixes_random_ops_and_initial_weights(rlgraph_backend):
     x = np.zeros((5, 3), np.float32)
     first = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=11)
-    draws = first.test(("noisy", x))
-    assert not np.array_equal(first.test(("noisy", x)), draws), "each call draws anew"
-    # Seeds are process-wide (torch.manual_seed, tf.random.set_seed): a second build with the same
-    # seed starts the same random streams again.
+    draws = [first.test(("noisy", x)) for _ in range(3)]
+    assert not np.array_equal(draws[0], draws[1]), "each call draws anew"
     second = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=11)
-    np.testing.assert_array_equal(second.test(("noisy", x)), draws)
     np.testing.assert_array_equal(second.variable_values("weight"), first.variable_values("weight"))
+    np.testing.assert_array_equal(second.test(("noisy", x)), draws[0])
+
+
+def test_each_graph_draws_from_streams_of_its_own(rlgraph_backend):
+    """Two seeded graphs in one process draw as each would alone, however their calls interleave (and
+    building one does not restart the other's streams, as a process-wide seed would)."""
+    x = np.zeros((4, 3), np.float32)
+    alone = [ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=seed) for seed in (1, 2)]
+    expected = [[test.test(("noisy", x)) for _ in range(3)] for test in alone]
+    one = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=1)
+    first_draw = one.test(("noisy", x))
+    other = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=2)
+    interleaved = [[first_draw], []]
+    for _ in range(2):
+        interleaved[1].append(other.test(("noisy", x)))
+        interleaved[0].append(one.test(("noisy", x)))
+    interleaved[1].append(other.test(("noisy", x)))
+    for got, want in zip(interleaved, expected):
+        np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    unseeded = [ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend, seed=None) for _ in range(2)]
+    assert not np.array_equal(unseeded[0].test(("noisy", x)), unseeded[1].test(("noisy", x)))
 
 
 def test_container_inputs_are_converted_leaf_by_leaf(rlgraph_backend):

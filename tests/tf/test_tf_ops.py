@@ -12,7 +12,7 @@ tf = pytest.importorskip("tensorflow")
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import CASES, check_case
-from rlgraph_tf.ops import OPS, numpy_dtype, tf_dtype
+from rlgraph_tf.ops import OPS, create_ops, numpy_dtype, tf_dtype
 
 CASE_IDS = [case[0] for case in CASES]
 CASE_ARGS = [case[1:] for case in CASES]
@@ -342,17 +342,30 @@ def test_random_ops_have_the_right_shapes_dtypes_moments_and_bounds(mode):
     )
 
 
-def test_random_ops_follow_the_global_seed():
-    def draw():
-        return OPS.random_uniform((3,)).numpy(), OPS.random_int((3,), 0, 100).numpy()
+def test_random_ops_draw_from_the_graphs_own_seeded_stream():
+    def draw(ops):
+        return (
+            ops.random_uniform((3,)).numpy(),
+            ops.random_int((3,), 0, 100).numpy(),
+            ops.random_gamma(tf.fill((3,), 2.0)).numpy(),
+        )
 
-    tf.random.set_seed(7)
-    first = draw()
-    tf.random.set_seed(7)
-    second = draw()
-    np.testing.assert_array_equal(first[0], second[0])
-    np.testing.assert_array_equal(first[1], second[1])
-    assert not np.array_equal(first[0], draw()[0])
+    one, other = create_ops(7), create_ops(7)
+    first = draw(one)
+    tf.random.set_seed(123)  # TensorFlow's global seed does not touch a graph's stream
+    for got, want in zip(draw(other), first):
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(draw(one)[0], first[0])
+    one.reseed(7)
+    for got, want in zip(draw(one), first):
+        np.testing.assert_array_equal(got, want)
+
+    @tf.function
+    def compiled():
+        return one.random_uniform((3,))
+
+    one.reseed(7)
+    np.testing.assert_array_equal(compiled().numpy(), first[0])
 
 
 # -- recurrence ----------------------------------------------------------------------------------------------------

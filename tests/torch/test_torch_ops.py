@@ -9,7 +9,7 @@ import torch
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import CASES, check_case
-from rlgraph_torch.ops import OPS
+from rlgraph_torch.ops import OPS, create_ops
 
 
 def test_every_contract_op_is_provided():
@@ -55,7 +55,7 @@ def test_variable_ops_leave_no_gradient_trace_on_trainable_variables():
 
 
 def test_random_ops_have_the_right_shapes_dtypes_and_moments():
-    torch.manual_seed(0)
+    OPS.reseed(0)
     uniform = OPS.random_uniform((20000,), 2.0, 4.0)
     normal = OPS.random_normal((20000,), 1.0, 2.0)
     ints = OPS.random_int((20000,), 3, 7)
@@ -153,3 +153,20 @@ def test_discounted_cumsum_is_exact_to_float32_at_long_horizons(steps):
     actual = OPS.discounted_cumsum(torch.from_numpy(x), torch.from_numpy(discounts), reverse=True).numpy()
     ulps = np.abs(actual - exact) / (np.finfo(np.float32).eps * magnitude)
     assert ulps.max() < 8, ulps.max()  # measured: about 3 (a float32 loop step by step: about 1.6)
+
+
+def test_random_ops_draw_from_the_graphs_own_seeded_streams():
+    def draw(ops):
+        return ops.random_uniform((3,)), ops.random_int((3,), 0, 100), ops.random_gamma(torch.full((3,), 2.0))
+
+    one, other = create_ops(7), create_ops(7)
+    first = draw(one)
+    torch.manual_seed(123)  # torch's global seed does not touch a graph's streams
+    global_state = torch.random.get_rng_state()
+    for got, want in zip(draw(other), first):
+        torch.testing.assert_close(got, want)
+    assert torch.equal(torch.random.get_rng_state(), global_state), "Gamma draws leave the global generator"
+    assert not torch.equal(draw(one)[0], first[0])
+    one.reseed(7)
+    for got, want in zip(draw(one), first):
+        torch.testing.assert_close(got, want)

@@ -27,7 +27,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
     ) from error
 
-from rlgraph_tf.ops import OPS, numpy_dtype, tf_dtype
+from rlgraph_tf.ops import create_ops as ops_for_graph
+from rlgraph_tf.ops import numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
 RLGRAPH_PLUGIN_API = "2.0"
@@ -45,8 +46,8 @@ def device_name(device: str | None) -> str | None:
 
 
 @hookimpl
-def create_ops() -> Any:
-    return OPS
+def create_ops(seed: int | None) -> Any:
+    return ops_for_graph(seed)
 
 
 @hookimpl
@@ -128,11 +129,6 @@ def create_optimizer(
 @hookimpl
 def apply_gradients(optimizer: TFOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
     return optimizer.step(gradients)
-
-
-@hookimpl
-def seed(seed: int) -> None:
-    tf.random.set_seed(seed)
 
 
 class CompiledAPIMethod:

@@ -526,38 +526,69 @@ def lstm(
     return tf.transpose(hs, (1, 0, 2)), (hs[-1], cs[-1])
 
 
-# -- random (seeded by tf.random's global seed) ------------------------------------------------------------------
-def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
-    dtype = tf_dtype(dtype)
-    values = tf.random.uniform(_shape_arg(shape), dtype=dtype)
-    if _is_tensor(low) or _is_tensor(high) or (low, high) != (0.0, 1.0):
-        low = _t(low, dtype)
-        return values * (_t(high, dtype) - low) + low
-    return values
+# -- random: each graph draws from a stream of its own ---------------------------------------------------------
+class RandomStream:
+    """One graph's random numbers: a ``tf.random.Generator`` seeded from the graph's seed (None: from
+    the operating system's entropy), its state a variable the compiled functions capture.
+    ``reseed`` restarts it."""
+
+    def __init__(self, seed: int | None) -> None:
+        with tf.device("/CPU:0"), tf.init_scope():
+            self.generator = (
+                tf.random.Generator.from_non_deterministic_state()
+                if seed is None
+                else tf.random.Generator.from_seed(int(seed))
+            )
+
+    def reseed(self, seed: int | None) -> None:
+        if seed is None:
+            self.generator.reset(tf.random.Generator.from_non_deterministic_state().state)
+        else:
+            self.generator.reset_from_seed(int(seed))
 
 
-def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
-    dtype = tf_dtype(dtype)
-    values = tf.random.normal(_shape_arg(shape), dtype=dtype)
-    if _is_tensor(mean) or _is_tensor(std) or (mean, std) != (0.0, 1.0):
-        return values * _t(std, dtype) + _t(mean, dtype)
-    return values
+def random_ops(stream: RandomStream) -> dict[str, Any]:
+    """The random ops of the contract, drawing from ``stream``."""
+    generator = stream.generator
 
+    def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
+        dtype = tf_dtype(dtype)
+        values = generator.uniform(_shape_arg(shape), dtype=dtype)
+        if _is_tensor(low) or _is_tensor(high) or (low, high) != (0.0, 1.0):
+            low = _t(low, dtype)
+            return values * (_t(high, dtype) - low) + low
+        return values
 
-def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
-    """Uniform integers in [low, high); bounds may be Python ints or (broadcastable) tensors."""
-    dtype = tf_dtype(dtype)
-    scalar_bounds = all(not _is_tensor(b) or b.shape.rank == 0 for b in (low, high))
-    if scalar_bounds and dtype in (tf.int32, tf.int64):
-        return tf.random.uniform(_shape_arg(shape), _t(low, dtype), _t(high, dtype), dtype=dtype)
-    # Per-element bounds: scale uniform draws in float64 (exact for ranges below 2 ** 52).
-    low = _t(low, tf.float64)
-    uniform = tf.random.uniform(_shape_arg(shape), dtype=tf.float64)
-    return tf.cast(tf.floor(uniform * (_t(high, tf.float64) - low) + low), dtype)
+    def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
+        dtype = tf_dtype(dtype)
+        values = generator.normal(_shape_arg(shape), dtype=dtype)
+        if _is_tensor(mean) or _is_tensor(std) or (mean, std) != (0.0, 1.0):
+            return values * _t(std, dtype) + _t(mean, dtype)
+        return values
 
+    def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
+        """Uniform integers in [low, high); bounds may be Python ints or (broadcastable) tensors."""
+        dtype = tf_dtype(dtype)
+        scalar_bounds = all(not _is_tensor(b) or b.shape.rank == 0 for b in (low, high))
+        if scalar_bounds and dtype in (tf.int32, tf.int64):
+            return generator.uniform(_shape_arg(shape), _t(low, dtype), _t(high, dtype), dtype=dtype)
+        # Per-element bounds: scale uniform draws in float64 (exact for ranges below 2 ** 52).
+        low = _t(low, tf.float64)
+        uniform = generator.uniform(_shape_arg(shape), dtype=tf.float64)
+        return tf.cast(tf.floor(uniform * (_t(high, tf.float64) - low) + low), dtype)
 
-def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
-    return tf.random.gamma((), _t(alpha, tf_dtype(dtype)), dtype=tf_dtype(dtype))
+    def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
+        alpha = _t(alpha, tf_dtype(dtype))
+        seed = generator.make_seeds(1)[:, 0]
+        return tf.random.stateless_gamma(tf.shape(alpha), seed, alpha=alpha, dtype=alpha.dtype)
+
+    return {
+        "random_uniform": random_uniform,
+        "random_normal": random_normal,
+        "random_int": random_int,
+        "random_gamma": random_gamma,
+        "reseed": stream.reseed,
+    }
 
 
 # -- variables ------------------------------------------------------------------------------------------------------
@@ -677,13 +708,15 @@ OPS = types.SimpleNamespace(
     resize_images=resize_images,
     lstm=lstm,
     stop_gradient=tf.stop_gradient,
-    random_uniform=random_uniform,
-    random_normal=random_normal,
-    random_int=random_int,
-    random_gamma=random_gamma,
+    **random_ops(RandomStream(None)),
     assign=assign,
     assign_add=assign_add,
     assign_lerp=assign_lerp,
     scatter_update=scatter_update,
     read=read,
 )
+
+
+def create_ops(seed: int | None) -> types.SimpleNamespace:
+    """The ops of one graph: :data:`OPS` with random ops drawing from the graph's own stream."""
+    return types.SimpleNamespace(**{**vars(OPS), **random_ops(RandomStream(seed))})

@@ -16,7 +16,8 @@ import torch
 
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_torch import devices
-from rlgraph_torch.ops import OPS, numpy_dtype, torch_dtype
+from rlgraph_torch.ops import create_ops as ops_for_graph
+from rlgraph_torch.ops import numpy_dtype, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
 RLGRAPH_PLUGIN_API = "2.0"
@@ -25,8 +26,8 @@ Converter = Callable[[Any], Any]
 
 
 @hookimpl
-def create_ops() -> Any:
-    return OPS
+def create_ops(seed: int | None) -> Any:
+    return ops_for_graph(seed)
 
 
 @hookimpl
@@ -131,11 +132,6 @@ def create_optimizer(
 @hookimpl
 def apply_gradients(optimizer: TorchOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
     return optimizer.step(gradients)
-
-
-@hookimpl
-def seed(seed: int) -> None:
-    torch.manual_seed(seed)
 
 
 # -- conversion between NumPy and torch --------------------------------------------------------------

@@ -7,9 +7,11 @@ Each op is a thin function over one or two torch calls, resolved once per build 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -351,31 +353,101 @@ def lstm(
     return outputs, (h_n.squeeze(0), c_n.squeeze(0))
 
 
-# -- random -------------------------------------------------------------------------------------------------
-def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
-    values = torch.rand(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
-    if isinstance(low, Tensor) or isinstance(high, Tensor) or (low, high) != (0.0, 1.0):
-        return values * (high - low) + low
-    return values
+# -- random: each graph draws from streams of its own ------------------------------------------------------
+class RandomStreams:
+    """One graph's random number generators: a ``torch.Generator`` per device, seeded from the graph's
+    seed (None: from the operating system's entropy). ``reseed`` restarts them."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = seed
+        self._generators: dict[Any, torch.Generator] = {}
+
+    def reseed(self, seed: int | None) -> None:
+        self.seed = seed
+        self._generators.clear()
+
+    def generator(self, device: torch.device | None) -> torch.Generator:
+        found = self._generators.get(device)
+        if found is None:
+            found = self._generators[device] = torch.Generator(device=device or "cpu")
+            if self.seed is None:
+                found.seed()
+            else:  # each device its own stream, all from the graph's seed
+                index = 0 if device is None or device.type == "cpu" else 1 + (device.index or 0)
+                found.manual_seed((int(self.seed) * 1_000_003 + index) % 2**63)
+        return found
 
 
-def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
-    values = torch.randn(_shape(shape), dtype=torch_dtype(dtype), device=current_device())
-    if isinstance(mean, Tensor) or isinstance(std, Tensor) or (mean, std) != (0.0, 1.0):
-        return values * std + mean
-    return values
+def random_ops(streams: RandomStreams) -> dict[str, Any]:
+    """The random ops of the contract, drawing from ``streams``."""
+
+    def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
+        device = current_device()
+        values = torch.rand(
+            _shape(shape), dtype=torch_dtype(dtype), device=device, generator=streams.generator(device)
+        )
+        if isinstance(low, Tensor) or isinstance(high, Tensor) or (low, high) != (0.0, 1.0):
+            return values * (high - low) + low
+        return values
+
+    def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
+        device = current_device()
+        values = torch.randn(
+            _shape(shape), dtype=torch_dtype(dtype), device=device, generator=streams.generator(device)
+        )
+        if isinstance(mean, Tensor) or isinstance(std, Tensor) or (mean, std) != (0.0, 1.0):
+            return values * std + mean
+        return values
+
+    def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
+        device = current_device()
+        if isinstance(low, Tensor) or isinstance(high, Tensor):
+            # Tensor bounds: scale uniform draws (no device-to-host sync to read the bounds).
+            uniform = torch.rand(
+                _shape(shape), dtype=torch.float64, device=device, generator=streams.generator(device)
+            )
+            return (uniform * (high - low)).floor().to(torch_dtype(dtype)) + low
+        return torch.randint(
+            low,
+            high,
+            _shape(shape),
+            dtype=torch_dtype(dtype),
+            device=device,
+            generator=streams.generator(device),
+        )
+
+    def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
+        alpha = _t(alpha).to(torch_dtype(dtype))
+        # torch draws Gamma variates from the default generator only: run it on the graph's stream.
+        generator = streams.generator(current_device())
+        with _default_generator_as(generator, alpha.device):
+            return torch._standard_gamma(alpha)
+
+    return {
+        "random_uniform": random_uniform,
+        "random_normal": random_normal,
+        "random_int": random_int,
+        "random_gamma": random_gamma,
+        "reseed": streams.reseed,
+    }
 
 
-def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
-    if isinstance(low, Tensor) or isinstance(high, Tensor):
-        # Tensor bounds: scale uniform draws (no device-to-host sync to read the bounds).
-        uniform = torch.rand(_shape(shape), dtype=torch.float64, device=current_device())
-        return (uniform * (high - low)).floor().to(torch_dtype(dtype)) + low
-    return torch.randint(low, high, _shape(shape), dtype=torch_dtype(dtype), device=current_device())
-
-
-def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
-    return torch._standard_gamma(_t(alpha).to(torch_dtype(dtype)))
+@contextlib.contextmanager
+def _default_generator_as(generator: torch.Generator, device: torch.device) -> Iterator[None]:
+    """Torch's default generator for ``device`` in ``generator``'s state meanwhile; ``generator``
+    advances as it would have."""
+    cuda = device.type == "cuda"
+    get_state = functools.partial(torch.cuda.get_rng_state, device) if cuda else torch.random.get_rng_state
+    set_state = (
+        functools.partial(torch.cuda.set_rng_state, device=device) if cuda else torch.random.set_rng_state
+    )
+    saved = get_state()
+    set_state(generator.get_state())
+    try:
+        yield
+    finally:
+        generator.set_state(get_state())
+        set_state(saved)
 
 
 # -- variables ---------------------------------------------------------------------------------------------------
@@ -497,13 +569,15 @@ OPS = types.SimpleNamespace(
     resize_images=resize_images,
     lstm=lstm,
     stop_gradient=lambda x: x.detach(),
-    random_uniform=random_uniform,
-    random_normal=random_normal,
-    random_int=random_int,
-    random_gamma=random_gamma,
+    **random_ops(RandomStreams(None)),
     assign=assign,
     assign_add=assign_add,
     assign_lerp=assign_lerp,
     scatter_update=scatter_update,
     read=read,
 )
+
+
+def create_ops(seed: int | None) -> types.SimpleNamespace:
+    """The ops of one graph: :data:`OPS` with random ops drawing from the graph's own streams."""
+    return types.SimpleNamespace(**{**vars(OPS), **random_ops(RandomStreams(seed))})

@@ -228,7 +228,7 @@ class Builder:
         self.root = root
         self.input_spaces = dict(input_spaces)
         self.backend = backend
-        self.ops = ops if ops is not None else backend.ops
+        self.ops = ops if ops is not None else backend.create_ops(seed)
         self.action_space = action_space
         self.seed = 0 if seed is None else int(seed)
         self.device_map = dict(device_map or {})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -30,10 +29,10 @@ class Backend:
         #: How often graph functions asked for gradients: tells the build which API methods do.
         self.gradient_calls = 0
 
-    @functools.cached_property
-    def ops(self) -> Any:
-        """The ops namespace graph functions use as ``self.ops``."""
-        return self._require("create_ops")
+    def create_ops(self, seed: int | None = None) -> Any:
+        """The ops namespace of one graph (``self.ops`` of its components), its random streams seeded
+        with ``seed``."""
+        return self._require("create_ops", seed=seed)
 
     def _require(self, hook: str, **kwargs: Any) -> Any:
         result = getattr(self.hook, hook)(**kwargs)
@@ -110,9 +109,6 @@ class Backend:
 
     def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
         return self.hook.apply_gradients(optimizer=optimizer, gradients=gradients, variables=variables)
-
-    def seed(self, seed: int) -> None:
-        self.hook.seed(seed=seed)
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"

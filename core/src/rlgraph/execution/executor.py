@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, BuildError, NotApplicableError
 from rlgraph.execution import checkpoint
 from rlgraph.execution.backend import Backend, EventBus, load_backend
+from rlgraph.execution.checks import InputCheck
 from rlgraph.utils.naming import suggestion_text
 
 
@@ -26,7 +27,7 @@ class GraphExecutor:
         input_spaces: Space of every tensor parameter of the root's API methods, by name.
         backend: A backend name, a :class:`Backend`, or None for the configured one.
         action_space: Passed to every component's ``create_variables``.
-        seed: Seeds variable initializers and the backend's random ops.
+        seed: Seeds variable initializers and the graph's own random streams (None: from entropy).
         device_map: Global scope (or scope) -> device; ``""`` sets the default.
         observers: Plugins implementing :class:`~rlgraph.plugins.hookspecs.EventHooks`.
         validate_inputs: Check every API call's inputs against their spaces.
@@ -53,20 +54,20 @@ class GraphExecutor:
         self.validate_inputs = validate_inputs
         self.builder: Builder | None = None
         self._functions: dict[str, Callable[..., Any]] = {}
-        self._checks: dict[str, list[tuple[int, str, _InputCheck]]] = {}
+        self._checks: dict[str, list[tuple[int, str, InputCheck]]] = {}
 
     # -- build ------------------------------------------------------------------------------
     def build(self) -> BuildReport:
         """Assemble and build the graph; compile one callable per root API method."""
         if self.builder is not None:
             raise BuildError(f"{self.root.global_scope!r} is already built.")
-        if self.seed is not None:
-            self.backend.seed(self.seed)
         self.events.hook.before_build(root=self.root, input_spaces=self.input_spaces)
+        ops = self.backend.create_ops(self.seed)
         builder = Builder(
-            self.root, self.input_spaces, self.backend, self.action_space, self.seed, self.device_map
+            self.root, self.input_spaces, self.backend, self.action_space, self.seed, self.device_map, ops
         )
         report = builder.run()
+        ops.reseed(self.seed)  # the build's dry runs drew random numbers: start the streams afresh
         start = time.perf_counter()
         for name, record in builder.api_registry.items():
             api = type(self.root).api_methods()[name]
@@ -76,7 +77,7 @@ class GraphExecutor:
                 name, getattr(self.root, name), spaces, record.needs_gradients, self.root.device
             )
             self._checks[name] = [
-                (i, p, _InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None
+                (i, p, InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None
             ]
         report.backend_seconds += time.perf_counter() - start
         report.build_seconds += time.perf_counter() - start
@@ -173,69 +174,3 @@ class GraphExecutor:
     def terminate(self) -> None:
         """Release what the executor holds."""
         self._functions.clear()
-
-
-class _InputCheck:
-    """A cheap shape/dtype check of one API input against its space."""
-
-    __slots__ = ("leaves", "space")
-
-    _KINDS: ClassVar[dict[str, str]] = {
-        "f": "fiub",
-        "i": "iub",
-        "u": "iub",
-        "b": "b",
-        "U": "USO",
-        "S": "USO",
-        "O": "USO",
-    }
-
-    def __init__(self, space: Any) -> None:
-        self.space = space
-        from rlgraph.spaces import ContainerSpace
-
-        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
-        self.leaves = [(key, self._expectation(leaf)) for key, leaf in flat.items()]
-
-    @classmethod
-    def _expectation(cls, leaf: Any) -> tuple[tuple[int, ...], set[int], str]:
-        shape = tuple(leaf.shape)
-        ranks = int(bool(leaf.has_batch_rank)) + int(bool(leaf.has_time_rank))
-        allowed_ndim = {len(shape) + ranks}
-        return shape, allowed_ndim, cls._KINDS.get(np.dtype(leaf.dtype).kind, "fiubUSO")
-
-    def __call__(self, api_method: str, param: str, value: Any) -> None:
-        for key, (shape, ndims, kinds) in self.leaves:
-            leaf = _get_path(value, key, api_method, param)
-            array = leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf)
-            fits = array.ndim in ndims and (not shape or array.shape[array.ndim - len(shape) :] == shape)
-            if not fits or array.dtype.kind not in kinds:
-                where = f"{param}/{key}" if key else param
-                raise APICallError(
-                    f"{api_method}: input {where!r} expects {self.space if not key else key} "
-                    f"(shape {_shape_text(shape, ndims)}, dtype kind {kinds!r}); "
-                    f"got shape {array.shape} dtype {array.dtype}."
-                )
-
-
-def _shape_text(shape: tuple[int, ...], ndims: set[int]) -> str:
-    lead = max(ndims) - len(shape)
-    return (
-        "("
-        + ", ".join(["N"] * lead + [str(size) for size in shape])
-        + ("," if lead + len(shape) == 1 else "")
-        + ")"
-    )
-
-
-def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:
-    if not key:
-        return value
-    for part in key.split("/"):
-        try:
-            value = value[int(part)] if isinstance(value, (tuple, list)) else value[part]
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise APICallError(
-                f"{api_method}: input {param!r} lacks the entry {key!r} its space has."
-            ) from None
-    return value

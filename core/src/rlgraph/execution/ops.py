@@ -110,11 +110,15 @@ OPS: dict[str, str] = {
     ),
     # gradients and control
     "stop_gradient": "stop_gradient(x)",
-    # random (seeded by the backend's seed hook)
+    # random: each graph's own streams (create_ops(seed)), so graphs in one process draw independently
     "random_uniform": "random_uniform(shape, low=0.0, high=1.0, dtype='float32')",
     "random_normal": "random_normal(shape, mean=0.0, std=1.0, dtype='float32')",
     "random_int": "random_int(shape, low, high, dtype='int64'): uniform over [low, high)",
     "random_gamma": "random_gamma(alpha, dtype='float32'): Gamma(alpha, 1) draws, shaped like alpha",
+    "reseed": (
+        "reseed(seed): restart the graph's random streams from seed (None: from entropy); not for graph "
+        "functions: the executor calls it after the build"
+    ),
     # variables (in-graph state)
     "assign": "assign(variable, value): write value into variable; returns the variable's new value",
     "assign_add": "assign_add(variable, value): add value to variable; returns the new value",

@@ -35,11 +35,13 @@ class BackendHooks:
     """Services a backend (``rlgraph.backends`` entry point) implements."""
 
     @hookspec(firstresult=True)
-    def create_ops(self) -> Any:
-        """Return the ops namespace graph functions use as ``self.ops``.
+    def create_ops(self, seed: int | None) -> Any:
+        """Return the ops namespace of one graph, which its graph functions use as ``self.ops``.
 
         A NumPy-like set of functions (see :mod:`rlgraph.execution.ops` for the names and
-        semantics every backend provides). Called once per build.
+        semantics every backend provides). Called once per build. Its random ops draw from
+        streams of this graph's own, seeded with ``seed`` (None: from entropy), so two graphs in
+        one process draw as they would in two; ``reseed(seed)`` restarts them.
         """
 
     @hookspec(firstresult=True)
@@ -141,10 +143,6 @@ class BackendHooks:
     def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
         """Apply one optimizer step with ``gradients`` to ``variables``; return the gradients' global
         norm before clipping (or None)."""
-
-    @hookspec(firstresult=True)
-    def seed(self, seed: int) -> None:
-        """Seed the backend's random number generators."""
 
 
 class EventHooks:

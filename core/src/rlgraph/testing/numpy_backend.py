@@ -19,8 +19,6 @@ from rlgraph.plugins.hookspecs import hookimpl
 RLGRAPH_PLUGIN_API = "2.0"
 NAME = "numpy"
 
-_rng = np.random.default_rng(0)
-
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))
@@ -66,6 +64,25 @@ def _argsort(x: np.ndarray, axis: int = -1, descending: bool = False) -> np.ndar
     # Sorting the reversed array and reversing the result puts ties back in their first order.
     reversed_order = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
     return (x.shape[axis] - 1 - reversed_order).astype(np.int64)
+
+
+def _random_ops(rng: np.random.Generator) -> dict[str, Any]:
+    """The random ops drawing from ``rng``; ``reseed`` replaces its state."""
+
+    def reseed(seed: int | None) -> None:
+        rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
+
+    return {
+        "random_uniform": lambda shape, low=0.0, high=1.0, dtype="float32": rng.uniform(
+            low, high, shape
+        ).astype(dtype),
+        "random_normal": lambda shape, mean=0.0, std=1.0, dtype="float32": rng.normal(
+            mean, std, shape
+        ).astype(dtype),
+        "random_int": lambda shape, low, high, dtype="int64": rng.integers(low, high, shape).astype(dtype),
+        "random_gamma": lambda alpha, dtype="float32": rng.gamma(np.asarray(alpha)).astype(dtype),
+        "reseed": reseed,
+    }
 
 
 def _windows(
@@ -245,14 +262,7 @@ OPS = types.SimpleNamespace(
     resize_images=_resize_images,
     lstm=_lstm,
     stop_gradient=lambda x: x,
-    random_uniform=lambda shape, low=0.0, high=1.0, dtype="float32": _rng.uniform(low, high, shape).astype(
-        dtype
-    ),
-    random_normal=lambda shape, mean=0.0, std=1.0, dtype="float32": _rng.normal(mean, std, shape).astype(
-        dtype
-    ),
-    random_int=lambda shape, low, high, dtype="int64": _rng.integers(low, high, shape).astype(dtype),
-    random_gamma=lambda alpha, dtype="float32": _rng.gamma(np.asarray(alpha)).astype(dtype),
+    **_random_ops(np.random.default_rng()),
     assign=_assign,
     assign_add=_assign_add,
     assign_lerp=_assign_lerp,
@@ -270,8 +280,8 @@ def _convert(value: Any, space: Any) -> Any:
 
 
 @hookimpl
-def create_ops() -> Any:
-    return OPS
+def create_ops(seed: int | None) -> Any:
+    return types.SimpleNamespace(**{**vars(OPS), **_random_ops(np.random.default_rng(seed))})
 
 
 @hookimpl
@@ -327,12 +337,6 @@ def compute_gradients(loss_fn: Any, variables: list[Any]) -> Any:
 @hookimpl
 def create_optimizer(kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
     raise BackendError("The NumPy reference backend has no optimizers; use torch or tf.")
-
-
-@hookimpl
-def seed(seed: int) -> None:
-    global _rng
-    _rng = np.random.default_rng(seed)
 
 
 def register() -> str:

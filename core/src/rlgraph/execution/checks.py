@@ -1,0 +1,75 @@
+"""Cheap checks of NumPy (or Python) values against spaces: an API call's inputs, an agent's records."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rlgraph.errors import APICallError
+
+
+class InputCheck:
+    """A cheap shape/dtype check of one input (an API method's, a record field's) against its space."""
+
+    __slots__ = ("leaves", "space")
+
+    _KINDS: ClassVar[dict[str, str]] = {
+        "f": "fiub",
+        "i": "iub",
+        "u": "iub",
+        "b": "b",
+        "U": "USO",
+        "S": "USO",
+        "O": "USO",
+    }
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+        from rlgraph.spaces import ContainerSpace
+
+        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+        self.leaves = [(key, self._expectation(leaf)) for key, leaf in flat.items()]
+
+    @classmethod
+    def _expectation(cls, leaf: Any) -> tuple[tuple[int, ...], set[int], str]:
+        shape = tuple(leaf.shape)
+        ranks = int(bool(leaf.has_batch_rank)) + int(bool(leaf.has_time_rank))
+        allowed_ndim = {len(shape) + ranks}
+        return shape, allowed_ndim, cls._KINDS.get(np.dtype(leaf.dtype).kind, "fiubUSO")
+
+    def __call__(self, api_method: str, param: str, value: Any) -> None:
+        for key, (shape, ndims, kinds) in self.leaves:
+            leaf = _get_path(value, key, api_method, param)
+            array = leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf)
+            fits = array.ndim in ndims and (not shape or array.shape[array.ndim - len(shape) :] == shape)
+            if not fits or array.dtype.kind not in kinds:
+                where = f"{param}/{key}" if key else param
+                raise APICallError(
+                    f"{api_method}: input {where!r} expects {self.space if not key else key} "
+                    f"(shape {_shape_text(shape, ndims)}, dtype kind {kinds!r}); "
+                    f"got shape {array.shape} dtype {array.dtype}."
+                )
+
+
+def _shape_text(shape: tuple[int, ...], ndims: set[int]) -> str:
+    lead = max(ndims) - len(shape)
+    return (
+        "("
+        + ", ".join(["N"] * lead + [str(size) for size in shape])
+        + ("," if lead + len(shape) == 1 else "")
+        + ")"
+    )
+
+
+def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:
+    if not key:
+        return value
+    for part in key.split("/"):
+        try:
+            value = value[int(part)] if isinstance(value, (tuple, list)) else value[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise APICallError(
+                f"{api_method}: input {param!r} lacks the entry {key!r} its space has."
+            ) from None
+    return value
