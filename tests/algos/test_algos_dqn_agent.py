@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -45,7 +46,8 @@ def test_rlgraph_cartpole_configs_build_act_observe_and_learn(name, rlgraph_back
         state = env.reset() if terminal or truncated else next_state
     agent.flush_buffers()
     assert int(agent.executor.execute("get_size") if agent.has_api("get_size") else 40) >= 0
-    assert np.isfinite(agent.update())
+    loss, td_errors = agent.update()
+    assert np.isfinite(loss) and td_errors.shape == (16,) and np.all(td_errors >= 0)
 
 
 def test_the_rlgraph_dueling_policy_config_builds_a_dueling_network(rlgraph_backend):
@@ -171,3 +173,76 @@ def test_n_step_transitions_reach_the_memory_with_their_discounts(rlgraph_backen
     assert weights[f"{scope}/records/rewards"][0] == pytest.approx(1 + 0.5 + 0.25)
     assert weights[f"{scope}/records/discounts"][0] == pytest.approx(0.125)
     np.testing.assert_array_equal(weights[f"{scope}/records/next_states"][0], state[0] + 3)
+
+
+# -- frame stacking per environment, inside the agent ----------------------------------------------------
+FRAME_STACK = {
+    "type": "dqn",
+    "preprocessing_spec": [{"type": "sequence", "sequence_length": 3, "batch_size": 4}],
+    "network_spec": [{"type": "dense", "units": 8}],
+    "memory_spec": {"type": "replay", "capacity": 500},
+    "update_spec": {"update_interval": 8, "batch_size": 16, "steps_before_update": 32},
+    "execution_spec": {"seed": 1},
+}
+
+
+def test_a_frame_stacking_dqn_keeps_one_stack_per_environment_when_some_restart(rlgraph_backend):
+    """A DQN agent with a sequence preprocessor builds, and in a worker of 4 CartPoles whose episodes end
+    at different times every observed stack holds its own environment's frames (it failed to build; and
+    the preprocessor restarted environment i's stack from row i of the restarted ones alone, mixing
+    environments)."""
+    from rlgraph.workers import SingleThreadedWorker
+
+    agent = make(FRAME_STACK, rlgraph_backend)
+    assert agent.preprocessed_state_space == FloatBox(shape=(12,)) and agent.max_environments == 4
+    seen = []
+    observe = agent.observe
+
+    def recording(
+        preprocessed_states, actions, internals, rewards, next_states, terminals, env_id=None, truncateds=None
+    ):
+        seen.append((np.copy(preprocessed_states), np.copy(next_states), terminals | truncateds))
+        observe(preprocessed_states, actions, internals, rewards, next_states, terminals, env_id, truncateds)
+
+    agent.observe = recording
+    worker = SingleThreadedWorker(agent, "CartPole-v1", num_environments=4, seed=3)
+    worker.execute_timesteps(4 * 60)
+    assert worker.episodes >= 8, "episodes must end (and environments restart) during the run"
+
+    def frames(stacks):  # (rows, 3 frames oldest first, 4)
+        return stacks.reshape(len(stacks), 3, 4)
+
+    for (states, next_states, ended), (later, _, _) in itertools.pairwise(seen):
+        current, following = frames(states), frames(next_states)
+        np.testing.assert_array_equal(following[:, :2], current[:, 1:])  # the stack moved on by one frame
+        restarted = frames(later)[ended]  # a new episode's stack is its first frame three times
+        np.testing.assert_array_equal(restarted, np.repeat(restarted[:, -1:], 3, axis=1))
+        np.testing.assert_array_equal(frames(later)[~ended], following[~ended])  # continued as observed
+    assert agent.update().loss >= 0
+
+
+def test_more_environments_than_a_frame_stack_keeps_apart_are_refused(rlgraph_backend):
+    from rlgraph.workers import SingleThreadedWorker
+
+    agent = make(FRAME_STACK, rlgraph_backend)
+    with pytest.raises(SpecError, match="at most 4 environments.*worker steps 6"):
+        SingleThreadedWorker(agent, "CartPole-v1", num_environments=6)
+    with pytest.raises(APICallError, match="at most 4 environments"):
+        agent.get_action(np.zeros((5, 4), np.float32))
+
+
+def test_an_evaluation_leaves_the_training_stacks_as_they_were(rlgraph_backend):
+    from rlgraph.training.evaluation import GreedyEvaluator
+    from rlgraph.workers import SingleThreadedWorker
+
+    agent = make(FRAME_STACK, rlgraph_backend)
+    worker = SingleThreadedWorker(agent, "CartPole-v1", num_environments=4, seed=3)
+    worker.execute_timesteps(40)
+    before = agent.preprocessing_state()
+    evaluator = GreedyEvaluator(agent, "CartPole-v1", episodes=6, seed=9)
+    assert evaluator.width == 4  # no more environments than the frame stack keeps apart
+    evaluator.run()
+    after = agent.preprocessing_state()
+    assert before.keys() == after.keys() and before
+    for name in before:
+        np.testing.assert_array_equal(after[name], before[name])

@@ -10,7 +10,7 @@ from rlgraph_algos.n_step import NStepBuffer
 
 def step(buffer, env_ids, states, rewards, terminals, next_states, truncated=None):
     fields = {
-        "preprocessed_states": np.asarray(states, dtype=np.float32),
+        "states": np.asarray(states, dtype=np.float32),
         "actions": np.asarray(states, dtype=np.int64) * 10,
         "rewards": np.asarray(rewards, dtype=np.float32),
         "terminals": np.asarray(terminals, dtype=bool),
@@ -29,7 +29,7 @@ def test_three_step_returns_wait_for_their_successors():
     out = step(buffer, ["a"], [2], [4.0], [False], [3])
     # s0 -> s3: 1 + 0.5 * 2 + 0.25 * 4 = 3, bootstrapped with 0.5 ** 3.
     np.testing.assert_allclose(out["rewards"], [3.0])
-    np.testing.assert_array_equal(out["preprocessed_states"], [0])
+    np.testing.assert_array_equal(out["states"], [0])
     np.testing.assert_array_equal(out["actions"], [0])
     np.testing.assert_array_equal(out["next_states"], [3])
     np.testing.assert_allclose(out["discounts"], [0.125])
@@ -43,13 +43,13 @@ def test_an_ended_episode_flushes_shorter_returns_and_envs_stay_apart():
     out = step(buffer, ["a", "b"], [1, 11], [2.0, 200.0], [True, False], [2, 12])
     # env a ends after two steps: s0 -> 1 + 0.5 * 2, s1 -> 2; both terminal; env b still waits.
     np.testing.assert_allclose(out["rewards"], [2.0, 2.0])
-    np.testing.assert_array_equal(out["preprocessed_states"], [0, 1])
+    np.testing.assert_array_equal(out["states"], [0, 1])
     np.testing.assert_array_equal(out["next_states"], [2, 2])
     np.testing.assert_allclose(out["discounts"], [0.25, 0.5])
     assert out["terminals"].all()
     out = step(buffer, ["b"], [12], [400.0], [False], [13])
     np.testing.assert_allclose(out["rewards"], [100.0 + 100.0 + 100.0])
-    np.testing.assert_array_equal(out["preprocessed_states"], [10])
+    np.testing.assert_array_equal(out["states"], [10])
 
 
 def test_a_truncated_episode_bootstraps_its_last_transitions():
@@ -100,7 +100,7 @@ def test_many_environments_at_once_match_a_direct_computation():
         out = step_fields(buffer, list(range(envs)), state, rewards, terminals, next_state, truncated)
         if out is not None:
             rows = zip(
-                out["preprocessed_states"],
+                out["states"],
                 out["rewards"],
                 out["terminals"],
                 out["next_states"],
@@ -123,7 +123,7 @@ def test_many_environments_at_once_match_a_direct_computation():
 
 def step_fields(buffer, env_ids, states, rewards, terminals, next_states, truncated):
     fields = {
-        "preprocessed_states": np.asarray(states, dtype=np.float32),
+        "states": np.asarray(states, dtype=np.float32),
         "actions": np.zeros(len(env_ids), dtype=np.int64),
         "rewards": np.asarray(rewards, dtype=np.float32),
         "terminals": np.asarray(terminals, dtype=bool),
@@ -135,7 +135,7 @@ def step_fields(buffer, env_ids, states, rewards, terminals, next_states, trunca
 def test_an_environment_twice_in_one_call_is_taken_in_order():
     buffer = NStepBuffer(2, discount=0.5)
     out = step(buffer, ["a", "a", "a"], [0, 1, 2], [1.0, 2.0, 4.0], [False, False, True], [1, 2, 3])
-    np.testing.assert_array_equal(out["preprocessed_states"], [0, 1, 2])
+    np.testing.assert_array_equal(out["states"], [0, 1, 2])
     np.testing.assert_allclose(out["rewards"], [2.0, 4.0, 4.0])
     np.testing.assert_allclose(out["discounts"], [0.25, 0.25, 0.5])
     np.testing.assert_array_equal(out["next_states"], [2, 3, 3])

@@ -22,7 +22,7 @@ def test_intbox_actions_are_uniform(rlgraph_backend):
     actions = agent.get_action(np.zeros((6000, 4), np.float32))
     counts = np.bincount(actions, minlength=3)
     assert stats.chisquare(counts).pvalue > 1e-3
-    assert agent.update() == 0.0
+    assert agent.update().loss == 0.0
 
 
 def test_container_and_bounded_float_actions(rlgraph_backend):

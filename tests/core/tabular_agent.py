@@ -110,8 +110,14 @@ class TabularRoot(Component):
         return {"actions": self.table.act(states, use_exploration)}
 
     @rlgraph.api
-    def observe(self, preprocessed_states, actions, rewards, terminals, next_states):
-        return self.table.insert(preprocessed_states, actions, rewards, terminals, next_states)
+    def observe(self, records):
+        return self.table.insert(
+            records["states"],
+            records["actions"],
+            records["rewards"],
+            records["terminals"],
+            records["next_states"],
+        )
 
     @rlgraph.api
     def update(self):

@@ -70,7 +70,34 @@ def test_observe_buffers_per_env_until_full_or_terminal(registered):
     assert memory_size(agent) == 6  # a: full (3 rows), b: terminal (3 rows)
     agent.observe(preprocessed_states=4, actions=1, internals=[], rewards=0.5, next_states=0, terminals=True)
     assert memory_size(agent) == 7  # single transition, default env, terminal
-    assert agent.timesteps == 7
+    assert agent.episodes == 2
+    assert agent.timesteps == 0, "time steps count acting (as RLgraph's get_action did), not observing"
+
+
+def test_time_steps_count_exploring_actions(registered):
+    agent = make_agent(registered)
+    agent.get_action(np.array([0, 1, 2]))
+    agent.get_action(4)
+    agent.get_action(np.array([0, 1]), use_exploration=False)  # a greedy evaluation is no training step
+    assert agent.timesteps == 4
+
+
+def test_observe_checks_the_record_fields(registered):
+    agent = make_agent(registered)
+    step = {"preprocessed_states": 1, "actions": 0, "internals": None, "rewards": 1.0, "next_states": 2}
+    with pytest.raises(APICallError, match=r"observe: unknown field\(s\) \['log_probs'\]"):
+        agent.observe(**step, terminals=False, log_probs=0.5)
+    with pytest.raises(APICallError, match=r"observe: missing field\(s\) \['actions'\]"):
+        agent.observe(**{**step, "actions": None}, terminals=False)
+    batch = {
+        "preprocessed_states": [1],
+        "actions": [0],
+        "internals": None,
+        "rewards": [1.0],
+        "next_states": [2],
+    }
+    with pytest.raises(APICallError, match="input 'rewards'"):
+        agent.observe(**{**batch, "rewards": np.ones((1, 2))}, terminals=np.array([False]))
 
 
 def test_update_learns_the_q_learning_target(registered):

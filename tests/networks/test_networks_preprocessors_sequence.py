@@ -78,3 +78,33 @@ def test_sequence_needs_a_batch_rank_and_no_time_rank(component_test):
         component_test(
             Sequence(), input_spaces={"inputs": FloatBox(shape=(2,), add_batch_rank=True, add_time_rank=True)}
         )
+
+
+def test_each_environment_keeps_its_own_stack_when_some_restart(component_test):
+    """Rows name their environments: restarting some environments (reset and preprocess their rows
+    alone) leaves the others' stacks as they were (the preprocessor used to map a call's rows 0.. to
+    stacks 0.., so preprocessing the restarted rows alone clobbered environments 0.. instead)."""
+    space = FloatBox(shape=(2,), add_batch_rank=True)
+    spaces = {"inputs": space, "env_rows": IntBox(4, dtype=np.int64, add_batch_rank=True)}
+    test = component_test(Sequence(sequence_length=3, batch_size=4), input_spaces=spaces)
+    reference = FrameStacks(3, 4)
+
+    def push(frames, rows):
+        expected = []
+        for frame, row in zip(frames, rows):
+            stack = reference.stacks[row]
+            stack.extend([frame] * 3) if not stack else stack.append(frame)
+            expected.append(np.concatenate(stack, axis=-1))
+        return np.stack(expected)
+
+    for _ in range(3):
+        frames = space.sample(4)
+        test.test(("call", [frames, np.arange(4)]), expected_outputs=push(frames, range(4)), decimals=6)
+    restarted = np.array([1, 3])
+    test.test(("reset", restarted))
+    for row in restarted:
+        reference.stacks[row].clear()
+    firsts = space.sample(2)
+    test.test(("call", [firsts, restarted]), expected_outputs=push(firsts, restarted), decimals=6)
+    frames = space.sample(4)
+    test.test(("call", [frames, np.arange(4)]), expected_outputs=push(frames, range(4)), decimals=6)

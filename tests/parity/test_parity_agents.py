@@ -85,8 +85,17 @@ def test_dqn_updates_give_the_same_losses_and_weights_on_both_backends(parity_ba
             "discounts": np.full(32, 0.99**3, np.float32),
             "importance_weights": rng.uniform(0.2, 1.0, 32).astype(np.float32),
         }
-        losses = [agent.update(batch) for agent in (reference, other)]
-        np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4, err_msg=f"loss of update {step}")
+        results = [agent.update(batch) for agent in (reference, other)]
+        np.testing.assert_allclose(
+            results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss of update {step}"
+        )
+        np.testing.assert_allclose(
+            results[1].loss_per_item,
+            results[0].loss_per_item,
+            rtol=1e-4,
+            atol=1e-5,
+            err_msg=f"TD errors {step}",
+        )
     expected, actual = reference.get_weights(), other.get_weights()
     assert expected.keys() == actual.keys()
     for name in expected:

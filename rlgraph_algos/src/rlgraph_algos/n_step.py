@@ -9,7 +9,7 @@ import numpy as np
 
 from rlgraph.utils import nested
 
-_STORED = ("preprocessed_states", "actions")
+_STORED = ("states", "actions")
 
 
 class NStepBuffer:
@@ -136,7 +136,7 @@ class NStepBuffer:
             )
 
         return {
-            "preprocessed_states": stored("preprocessed_states"),
+            "states": stored("states"),
             "actions": stored("actions"),
             "rewards": np.asarray(returns, dtype=np.float32),
             "terminals": np.asarray(terminals, dtype=bool),

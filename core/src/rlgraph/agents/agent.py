@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rlgraph.agents.observation_buffer import ObservationBuffer
+from rlgraph.agents.records import INTERNALS, RecordCheck, UpdateResult, environment_record
 from rlgraph.agents.specs import ExecutionSpec, ObserveSpec, SaverSpec, SummarySpec, UpdateSpec, coerce
 from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, CheckpointError, RLGraphError
@@ -25,13 +26,14 @@ _CHECKPOINT = re.compile(r"model-(\d+)\.npz$")
 class Agent(Specifiable):
     """An RL agent: acts, observes, updates; its numeric work runs in a component graph.
 
-    Subclasses build the root component in :meth:`build_root` and name its input spaces in
-    :meth:`input_spaces`. The root's API methods the base class uses are ``get_actions``
-    (returning a dict with at least ``"actions"``; optionally ``"preprocessed_states"`` and
-    ``"internal_states"``), ``observe`` (inserting observations, if the agent has a memory),
-    ``update`` and, where present, ``get_preprocessed_actions`` (acting on states already
-    preprocessed, which may have another space: ``preprocessed_state_space``),
-    ``preprocess_states`` and ``reset_preprocessor``.
+    Subclasses build the root component in :meth:`build_root` and may add to the record it stores per
+    step (:meth:`record_space`). The root's API methods the base class uses are ``get_actions``
+    (returning a dict with at least ``"actions"``; optionally ``"preprocessed_states"``,
+    ``"internal_states"`` and the record fields the algorithm adds), ``observe(records)`` (storing a
+    batch of records, if the agent keeps them in its graph), ``update`` and, where present,
+    ``get_preprocessed_actions`` (acting on states already preprocessed, which may have another
+    space: ``preprocessed_state_space``), ``preprocess_states`` and ``reset_preprocessor``
+    (both with an optional ``env_rows`` input: the environments a batch's rows belong to).
 
     Args mirror RLgraph's: ``state_space``/``action_space`` are spaces or space specs; the
     ``*_spec`` arguments configure components (interpreted by subclasses) or the base
@@ -71,7 +73,7 @@ class Agent(Specifiable):
         self.preprocessed_state_space = self.state_space
         self.action_space = space_from_spec(action_space).strip_ranks()
         self.internal_states_space = (
-            None if internal_states_space is None else space_from_spec(internal_states_space)
+            None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
         self.discount = float(discount)
         self.preprocessing_spec = preprocessing_spec
@@ -87,12 +89,16 @@ class Agent(Specifiable):
         self.saver_spec = coerce(saver_spec, SaverSpec, "saver_spec")
         self.backend = backend
         self.name = name
+        #: Time steps acted with exploration (training steps), episodes observed, updates made.
         self.timesteps = 0
         self.episodes = 0
         self.updates = 0
         self.last_loss: Any = None
         self.root: Component | None = None
         self.executor: GraphExecutor | None = None
+        #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
+        self.max_environments: int | None = None
+        self.record_check: RecordCheck | None = None
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
         self.buffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
@@ -105,8 +111,22 @@ class Agent(Specifiable):
         """Compose and return the root component (with its API methods)."""
         raise NotImplementedError(f"{type(self).__name__} must implement build_root().")
 
+    def record_space(self) -> dict[str, Any]:
+        """The record the agent stores per step, field name -> space (no batch rank): the environment's
+        fields, ``internals`` when the agent has internal states, and what the algorithm adds (a
+        subclass extends this dict; those fields come from ``get_actions``' outputs)."""
+        return environment_record(
+            self.preprocessed_state_space, self.action_space, self.internal_states_space
+        )
+
+    def graph_record_space(self) -> dict[str, Any]:
+        """The fields of the records the root's ``observe`` API method receives (the record by default)."""
+        return self.record_space()
+
     def input_spaces(self) -> dict[str, Any]:
         """Spaces of the root API methods' tensor parameters, by name."""
+        from rlgraph.spaces import Dict, IntBox
+
         preprocessed = self.preprocessed_state_space.with_batch_rank()
         spaces = {
             "states": self.state_space.with_batch_rank(),
@@ -115,6 +135,8 @@ class Agent(Specifiable):
             "rewards": _float_batch(),
             "terminals": _bool_batch(),
             "next_states": preprocessed,
+            "records": Dict(self.graph_record_space(), add_batch_rank=True),
+            "env_rows": IntBox(dtype=np.int64, add_batch_rank=True),
         }
         if self.internal_states_space is not None:
             spaces["internals"] = self.internal_states_space.with_batch_rank()
@@ -145,6 +167,9 @@ class Agent(Specifiable):
             **options,
         )
         self.backend = self.executor.backend.name
+        self.record_check = RecordCheck(self.record_space(), type(self).__name__)
+        limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
+        self.max_environments = min(limits) if limits else None
         return self.executor.build()
 
     def _execute(self, api_method: str, *args: Any) -> Any:
@@ -173,11 +198,9 @@ class Agent(Specifiable):
         preprocessed = not apply_preprocessing and self.preprocessing_spec
         single = self._is_single(states, self.preprocessed_state_space if preprocessed else self.state_space)
         batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
-        inputs = self.action_inputs(batch, internals)
-        if not apply_preprocessing and self.has_api("get_preprocessed_actions"):
-            outputs = self._execute("get_preprocessed_actions", *inputs, use_exploration)
-        else:
-            outputs = self._execute("get_actions", *inputs, use_exploration, apply_preprocessing)
+        if single and internals is not None:
+            internals = nested.map_structure(lambda s: np.asarray(s)[None], internals)
+        outputs = self.act(batch, internals, use_exploration, apply_preprocessing)
         if single:
             outputs = nested.map_structure(lambda x: x[0] if np.ndim(x) else x, outputs)
         actions = outputs["actions"]
@@ -189,6 +212,28 @@ class Agent(Specifiable):
             raise APICallError(f"get_action: unknown extra_returns {missing}; available: {sorted(outputs)}")
         extras = [outputs.get(n, states) for n in names]
         return (actions, *extras)
+
+    def act(
+        self,
+        states: Any,
+        internals: Any = None,
+        use_exploration: bool = True,
+        apply_preprocessing: bool = True,
+    ) -> dict[str, Any]:
+        """Every output of the root's ``get_actions`` for a *batch* of states: ``"actions"``, and
+        ``"preprocessed_states"``, ``"internal_states"`` and the record fields the algorithm adds (the
+        behaviour policy's log-probabilities, say) where the agent has them. With exploration, the
+        batch counts as that many time steps."""
+        if apply_preprocessing:
+            self._check_environments(states, "act")
+        inputs = self.action_inputs(states, internals)
+        if not apply_preprocessing and self.has_api("get_preprocessed_actions"):
+            outputs = self._execute("get_preprocessed_actions", *inputs, use_exploration)
+        else:
+            outputs = self._execute("get_actions", *inputs, use_exploration, apply_preprocessing)
+        if use_exploration:
+            self.timesteps += len(nested.flatten(outputs["actions"])[0])
+        return outputs
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and
@@ -202,60 +247,89 @@ class Agent(Specifiable):
         first_state = nested.flatten(states)[0]
         return np.ndim(first_state) == len(first_space.shape)
 
-    def preprocess_states(self, states: Any) -> Any:
-        """Apply the agent's preprocessor to ``states``; identity if it has none."""
+    def preprocess_states(self, states: Any, env_rows: np.ndarray | None = None) -> Any:
+        """Apply the agent's preprocessor to ``states``; identity if it has none.
+
+        ``env_rows``: the environment of each row, for stateful preprocessors (a frame stack keeps one
+        stack per environment); default: row ``i`` is environment ``i``.
+        """
         if not self.preprocessing_spec or not self.has_api("preprocess_states"):
             return states
         single = self._is_single(states, self.state_space)
         batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
-        result = self._execute("preprocess_states", batch)
+        self._check_environments(batch, "preprocess_states", env_rows)
+        args = (batch,) if env_rows is None else (batch, np.asarray(env_rows, np.int64))
+        result = self._execute("preprocess_states", *args)
         return nested.map_structure(lambda x: x[0], result) if single else result
+
+    def reset_preprocessor(self, env_rows: np.ndarray | None = None) -> None:
+        """Clear stateful preprocessors (frame stacks): for the environments ``env_rows``, or all."""
+        if self.has_api("reset_preprocessor"):
+            args = () if env_rows is None else (np.asarray(env_rows, np.int64),)
+            self._execute("reset_preprocessor", *args)
+
+    def _check_environments(self, states: Any, method: str, env_rows: Any = None) -> None:
+        """A clear error where rows would exceed the environments a stateful preprocessor keeps apart."""
+        if self.max_environments is None:
+            return
+        rows = np.asarray(env_rows) if env_rows is not None else np.arange(nested.batch_size(states))
+        if rows.size and int(rows.max()) >= self.max_environments:
+            raise APICallError(
+                f"{method}: the stateful preprocessing of {self.name!r} keeps the state of at most "
+                f"{self.max_environments} environments (a sequence preprocessor's batch_size), but rows of "
+                f"environment {int(rows.max())} arrived: raise that batch_size to the number of environments."
+            )
 
     # -- observing ------------------------------------------------------------------------------------
     def observe(
         self,
-        preprocessed_states: Any,
-        actions: Any,
-        internals: Any,
-        rewards: Any,
-        next_states: Any,
-        terminals: Any,
+        preprocessed_states: Any = None,
+        actions: Any = None,
+        internals: Any = None,
+        rewards: Any = None,
+        next_states: Any = None,
+        terminals: Any = None,
         env_id: Hashable | Sequence[Hashable] | None = None,
         truncateds: Any = None,
+        **fields: Any,
     ) -> None:
-        """Observe one transition or a batch (one ``env_id`` per row, or one id for all rows).
+        """Observe one step or a batch (one ``env_id`` per row, or one id for all rows).
 
-        ``terminals`` mark episodes that ended in a terminal state; ``truncateds`` those cut short
-        (a time limit), whose next state still has a value. Rows are buffered per environment and
-        passed to the graph, each environment's rows in order, when its buffer is full or its
-        episode ended either way.
+        The arguments are the fields of the agent's record (:meth:`record_space`): RLgraph's
+        ``(preprocessed_states, actions, internals, rewards, next_states, terminals)``, ``truncateds``
+        (episodes cut short, whose next state still has a value; default False), and by name those
+        the algorithm adds (``log_probs=...``). Each is checked against its space. Rows are kept per
+        environment, each environment's rows in order.
         """
-        terminals = np.asarray(terminals, dtype=bool)
-        single = terminals.ndim == 0
-        fields = {
-            "preprocessed_states": preprocessed_states,
+        record = {
+            "states": preprocessed_states,
             "actions": actions,
-            "rewards": np.asarray(rewards, dtype=np.float32),
+            "rewards": rewards,
             "terminals": terminals,
+            "truncateds": truncateds,
             "next_states": next_states,
+            **fields,
         }
-        if internals is not None and not (isinstance(internals, (list, tuple)) and len(internals) == 0):
-            fields["internals"] = internals
-        if single:
-            fields = {k: nested.map_structure(lambda v: np.asarray(v)[None], v) for k, v in fields.items()}
-        rows = len(fields["terminals"])
-        env_ids = self._env_ids(env_id, rows)
-        ended = (
-            fields["terminals"] if truncateds is None else fields["terminals"] | np.reshape(truncateds, rows)
-        )
-        self.timesteps += rows
+        if not (internals is None or (isinstance(internals, list | tuple) and len(internals) == 0)):
+            record[INTERNALS] = internals
+        self.observe_record(record, env_id)
+
+    def observe_record(self, record: Mapping[str, Any], env_id: Any = None) -> None:
+        """Observe a record (field name -> one step or a batch of steps) as :meth:`observe` does."""
+        record = self._built_record_check()("observe", dict(record))
+        rows = len(record["terminals"])
+        ended = record["terminals"] | record["truncateds"]
         self.episodes += int(np.count_nonzero(ended))
+        self.store_record(self._env_ids(env_id, rows), record, ended)
+
+    def store_record(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
+        """Keep a checked batch of records: by default through the observe buffers into the graph."""
         if self.buffer_passes_through:
-            self._observe_graph(**fields)
+            self._observe_graph(record)
             return
-        ready = self.buffer.add(env_ids, fields, ended)
+        ready = self.buffer.add(env_ids, record, ended)
         if ready is not None:
-            self._observe_graph(**ready)
+            self._observe_graph(ready)
 
     @staticmethod
     def _env_ids(env_id: Any, rows: int) -> Sequence[Hashable]:
@@ -267,65 +341,57 @@ class Agent(Specifiable):
             return env_id
         return [env_id] * rows
 
-    def _observe_graph(
-        self,
-        preprocessed_states: Any,
-        actions: Any,
-        rewards: Any,
-        terminals: Any,
-        next_states: Any,
-        internals: Any = None,
-    ) -> None:
-        """Pass buffered observations to the graph (the root's ``observe`` API method)."""
+    def _observe_graph(self, records: dict[str, Any]) -> None:
+        """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one."""
         if self.has_api("observe"):
-            self._execute("observe", preprocessed_states, actions, rewards, terminals, next_states)
+            fields = self.graph_record_space()
+            self._execute("observe", {name: records[name] for name in fields})
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""
         pending = self.buffer.pop_all()
         if pending is not None:
-            self._observe_graph(**pending)
+            self._observe_graph(pending)
 
     def reset_env_buffers(self, env_id: Hashable | None = None) -> None:
         """Drop the buffered observations of ``env_id`` (of every env if None)."""
         self.buffer.reset(env_id)
 
     def import_observations(self, observations: dict[str, Any]) -> None:
-        """Observe a batch of external data (keys as :meth:`observe`'s parameters) and flush it."""
-        unknown = set(observations) - {
-            "states",
-            "preprocessed_states",
-            "actions",
-            "internals",
-            "rewards",
-            "next_states",
-            "terminals",
-            "env_id",
-        }
-        if unknown:
-            raise APICallError(f"import_observations: unknown keys {sorted(unknown)}")
-        states = observations.get("preprocessed_states", observations.get("states"))
-        self.observe(
-            preprocessed_states=states,
-            actions=observations["actions"],
-            internals=observations.get("internals"),
-            rewards=observations["rewards"],
-            next_states=observations["next_states"],
-            terminals=observations["terminals"],
-            env_id=observations.get("env_id"),
-        )
+        """Observe a batch of external data (keys: the record's fields, ``preprocessed_states`` for
+        ``states`` as RLgraph, and ``env_id``) and flush it."""
+        data = dict(observations)
+        if "preprocessed_states" in data:
+            data["states"] = data.pop("preprocessed_states")
+        env_id = data.pop("env_id", None)
+        self.observe_record(data, env_id)
         self.flush_buffers()
 
+    def _built_record_check(self) -> RecordCheck:
+        if self.record_check is None:
+            raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
+        return self.record_check
+
     # -- learning ---------------------------------------------------------------------------------------
-    def update(self, batch: dict[str, Any] | None = None) -> Any:
-        """One update from the agent's memory (``batch=None``) or from ``batch``; returns the loss."""
-        if batch is None:
-            result = self._execute("update")
-        else:
-            result = self._execute("update_from_batch", *self._batch_args(batch))
+    def update(self, batch: Any = None) -> UpdateResult:
+        """One update from the agent's own storage (``batch=None``) or from ``batch``.
+
+        Returns an :class:`~rlgraph.agents.records.UpdateResult` (the loss, the per-item values a
+        prioritized replay takes as new priorities, and metrics); it unpacks as
+        ``loss, loss_per_item``.
+        """
+        result = self.update_from_storage() if batch is None else self.update_from_batch(batch)
         self.updates += 1
-        self.last_loss = result["loss"] if isinstance(result, dict) else result
-        return self.last_loss
+        self.last_loss = result.loss
+        return result
+
+    def update_from_storage(self) -> UpdateResult:
+        """One update from what the agent stored (its root's ``update`` API method)."""
+        return update_result(self._execute("update"))
+
+    def update_from_batch(self, batch: Any) -> UpdateResult:
+        """One update from an external batch (its root's ``update_from_batch`` API method)."""
+        return update_result(self._execute("update_from_batch", *self._batch_args(batch)))
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         api = type(self.root).api_methods()["update_from_batch"]
@@ -338,8 +404,7 @@ class Agent(Specifiable):
     def reset(self) -> None:
         """Prepare for new episodes: clear observe buffers and stateful preprocessors."""
         self.reset_env_buffers()
-        if self.has_api("reset_preprocessor"):
-            self._execute("reset_preprocessor")
+        self.reset_preprocessor()
 
     # -- weights and models ----------------------------------------------------------------------------------
     def get_weights(self) -> dict[str, np.ndarray]:
@@ -349,6 +414,25 @@ class Agent(Specifiable):
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
         """Set the weights :meth:`get_weights` returns (from this or another backend)."""
         self._built_executor().set_weights(weights, trainable_only=True)
+
+    def preprocessing_state(self) -> dict[str, np.ndarray]:
+        """The variables of stateful preprocessors (frame stacks, running statistics), by scope."""
+        executor = self._built_executor()
+        names = [
+            name
+            for component in self.root.walk()
+            if getattr(component, "is_stateful", False)
+            for name in component.variable_registry
+        ]
+        weights = executor.get_weights()
+        return {name: weights[name] for name in names}
+
+    def set_preprocessing_state(self, state: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`preprocessing_state` returned."""
+        if state:
+            executor = self._built_executor()
+            variables = executor.variables()
+            executor.backend.assign_variables({name: variables[name] for name in state}, state)
 
     def store_model(self, path: str | os.PathLike | None = None, add_timestep: bool = True) -> Path:
         """Write every checkpointed variable to ``path`` (a folder, or a ``.npz`` file); return the file."""
@@ -393,6 +477,20 @@ class Agent(Specifiable):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, backend={self.backend!r})"
+
+
+def update_result(outputs: Any) -> UpdateResult:
+    """An :class:`UpdateResult` from an update API method's outputs: a loss, or a dict with ``"loss"``,
+    the per-item values as ``"loss_per_item"`` (or ``"td_errors"``) and scalar metrics."""
+    if not isinstance(outputs, dict):
+        return UpdateResult(float(np.mean(outputs)))
+    per_item = outputs.get("loss_per_item", outputs.get("td_errors"))
+    metrics = {
+        key: float(np.mean(value))
+        for key, value in outputs.items()
+        if key not in ("loss", "loss_per_item", "td_errors") and np.size(value) == 1
+    }
+    return UpdateResult(float(np.mean(outputs["loss"])), per_item, metrics)
 
 
 def _checkpoint_file(path: Path) -> Path:

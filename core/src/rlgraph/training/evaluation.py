@@ -52,8 +52,10 @@ class GreedyEvaluator:
     ``max_episode_steps`` (default :data:`EPISODE_STEP_LIMIT`). ``render`` renders the first
     environment before each step, printing text renderings to ``stream``.
 
-    Agents with internal states (recurrent policies) and stateful preprocessors (frame stacks) are
-    not supported: the agent's preprocessor state is shared with training.
+    A recurrent agent's internal states are kept per environment (zeros at each episode's start). A
+    stateful preprocessor (a frame stack) is reset for the evaluation and restored afterwards, so
+    training continues with its own state; the evaluation then uses at most as many environments as
+    it keeps apart.
     """
 
     def __init__(
@@ -72,7 +74,10 @@ class GreedyEvaluator:
         if isinstance(env_spec, VectorEnv):
             self.env = env_spec
         else:
-            self.env = VectorEnv(env_spec, width or max(1, min(episodes, MAX_WIDTH)), seed=seed)
+            width = width or max(
+                1, min(episodes, MAX_WIDTH, getattr(agent, "max_environments", None) or MAX_WIDTH)
+            )
+            self.env = VectorEnv(env_spec, width, seed=seed)
         self.width = self.env.num_environments
         self.max_episode_steps = max_episode_steps or EPISODE_STEP_LIMIT
         self.render = render
@@ -83,24 +88,47 @@ class GreedyEvaluator:
         remaining = self.episodes if episodes is None else episodes
         returns: list[float] = []
         lengths: list[int] = []
-        while remaining > 0:
-            count = min(remaining, self.width)
-            round_returns, round_lengths = self._play_round(count)
-            returns += round_returns[:count].tolist()
-            lengths += round_lengths[:count].tolist()
-            remaining -= count
+        saved = self._preprocessing_state()
+        try:
+            while remaining > 0:
+                count = min(remaining, self.width)
+                round_returns, round_lengths = self._play_round(count)
+                returns += round_returns[:count].tolist()
+                lengths += round_lengths[:count].tolist()
+                remaining -= count
+        finally:
+            if saved is not None:
+                self.agent.set_preprocessing_state(saved)
         return EvaluationResult(tuple(returns), tuple(lengths))
+
+    def _preprocessing_state(self) -> dict[str, np.ndarray] | None:
+        """The agent's stateful preprocessing (restored after the evaluation), or None if it has none."""
+        if not getattr(self.agent, "max_environments", None) and not hasattr(
+            self.agent, "preprocessing_state"
+        ):
+            return None
+        state = self.agent.preprocessing_state() if hasattr(self.agent, "preprocessing_state") else None
+        return state or None
 
     def _play_round(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """One episode in each of the first ``count`` environments: their returns and lengths."""
         states = self.env.reset()
+        if getattr(self.agent, "max_environments", None):  # fresh frame stacks for these episodes
+            self.agent.reset_preprocessor(env_rows=np.arange(self.width))
+        internals_space = getattr(self.agent, "internal_states_space", None)
+        internals = None if internals_space is None else internals_space.zeros(self.width)
         returns = np.zeros(self.width)
         lengths = np.zeros(self.width, dtype=np.int64)
         running = np.arange(self.width) < count
         while np.count_nonzero(running):
             if self.render:
                 self._render()
-            actions = self.agent.get_action(states, use_exploration=False)
+            if internals is None:
+                actions = self.agent.get_action(states, use_exploration=False)
+            else:
+                actions, internals = self.agent.get_action(
+                    states, internals=internals, use_exploration=False, extra_returns="internal_states"
+                )
             states, rewards, terminateds, truncateds, _, _ = self.env.step(actions)
             returns += np.where(running, rewards, 0.0)
             lengths += running

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from rlgraph.workers.single_threaded import SingleThreadedWorker, UpdateSchedule, update_schedule
+from rlgraph.workers.single_threaded import SampleBatch, SingleThreadedWorker, UpdateSchedule, update_schedule
 
-__all__ = ["SingleThreadedWorker", "UpdateSchedule", "update_schedule"]
+__all__ = ["SampleBatch", "SingleThreadedWorker", "UpdateSchedule", "update_schedule"]

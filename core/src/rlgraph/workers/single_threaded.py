@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from rlgraph.agents.records import ENVIRONMENT_FIELDS, INTERNALS
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv
 from rlgraph.errors import SpecError
 from rlgraph.utils import nested
@@ -54,6 +55,19 @@ def update_schedule(agent_spec: Any, override: Mapping[str, Any] | None) -> Upda
     return schedule
 
 
+def _asked(extras: list[str]) -> str | set[str] | None:
+    """``extra_returns`` for ``get_action``: one name as a string (as RLgraph's API takes it), several as a set."""
+    return None if not extras else extras[0] if len(extras) == 1 else set(extras)
+
+
+def _outputs(returned: Any, extras: list[str]) -> dict[str, Any]:
+    """``get_action``'s return (the actions, then the ``extras`` asked for) as a dict of outputs."""
+    if not extras:
+        return {"actions": returned}
+    names = sorted(extras) if len(extras) > 1 else extras
+    return dict(zip(["actions", *names], returned, strict=True))
+
+
 def _as_dict(spec: Any) -> dict[str, Any]:
     if spec is None:
         return {}
@@ -64,16 +78,46 @@ def _as_dict(spec: Any) -> dict[str, Any]:
     raise SpecError(f"update_spec must be a dict, got {type(spec).__name__}", "update_spec")
 
 
+@attrs.frozen
+class SampleBatch:
+    """What :meth:`SingleThreadedWorker.sample` collected: plain data, for a learner in this process or
+    another.
+
+    ``records``: each field of the agent's record, time-major ``(T, N, ...)`` for T steps of N
+    environments. ``episode_returns``/``episode_lengths``: the episodes that ended meanwhile.
+    """
+
+    records: dict[str, Any]
+    episode_returns: tuple[float, ...]
+    episode_lengths: tuple[int, ...]
+    env_frames: int
+    seconds: float
+
+    @property
+    def timesteps(self) -> int:
+        """Time steps in the batch, summed over environments."""
+        terminals = self.records["terminals"]
+        return int(terminals.shape[0] * terminals.shape[1])
+
+
 class SingleThreadedWorker:
     """Runs an agent in ``num_environments`` environments stepped as one :class:`VectorEnv`.
 
-    Each step makes one batched ``agent.get_action``, one ``VectorEnv.step`` and one batched
-    ``agent.observe`` (``env_id`` holds one id per row), then calls ``agent.update()`` when the
-    update schedule says so. ``next_states`` passed to ``observe`` are the true next states: for an
-    environment whose episode just ended, its last state, not the restarted episode's first one.
-    ``terminals`` are Gymnasium's ``terminated`` flags; ``truncateds`` are passed too when the
-    agent's ``observe`` takes them. With ``worker_executes_preprocessing``, next states go through
-    ``agent.preprocess_states`` before ``observe``, so states and next states match.
+    Each step makes one batched ``agent.get_action`` (asking for the outputs the agent's record
+    needs: its log-probabilities, say, and the internal states of a recurrent agent), one
+    ``VectorEnv.step``, and then either one batched ``agent.observe`` with an ``env_id`` per row and an
+    update when the update schedule says so (:meth:`execute_timesteps`, :meth:`execute_episodes`), or
+    nothing but keeping the step (:meth:`sample`: a worker that only samples, for a learner
+    elsewhere). ``next_states`` in the records are the true next states: for an environment whose
+    episode just ended, its last state, not the restarted episode's first one. ``terminals`` are
+    Gymnasium's ``terminated`` flags, ``truncateds`` its ``truncated`` ones (and episodes cut at
+    ``max_timesteps_per_episode``).
+
+    Internal states (agents with ``internal_states_space``) are kept per environment, passed to
+    ``get_action`` and stored with each step (the states the agent acted with); an environment's are
+    zeros when its episode starts. With ``worker_executes_preprocessing``, states are preprocessed once
+    each through ``agent.preprocess_states``; a stateful preprocessor (a frame stack) keeps one state per
+    environment: the environments that restart are reset and preprocessed by their rows alone.
 
     ``env_spec``: a Gymnasium id, an environment spec dict, a factory, or a ready :class:`VectorEnv`.
     ``render`` renders the first environment before each step (and prints text renderings).
@@ -97,19 +141,34 @@ class SingleThreadedWorker:
         else:
             self.vector_env = VectorEnv(env_spec, num_environments, seed, vectorization_mode)
         self.num_environments = self.vector_env.num_environments
+        limit = getattr(agent, "max_environments", None)
+        if limit is not None and self.num_environments > limit:
+            raise SpecError(
+                f"the agent's stateful preprocessing keeps the state of at most {limit} environments (a "
+                f"sequence preprocessor's batch_size), but the worker steps {self.num_environments}: raise that "
+                "batch_size to the number of environments",
+                "preprocessing_spec",
+            )
         self.env_ids = [f"env_{i}" for i in range(self.num_environments)]
         self.frameskip = frameskip
         self.render = render
         self.episode_finish_callback = episode_finish_callback
         self._preprocess = worker_executes_preprocessing and hasattr(agent, "preprocess_states")
+        self._per_env_preprocessing = bool(limit)
         self._observe_takes_truncateds = "truncateds" in inspect.signature(agent.observe).parameters
+        record = agent.record_space() if hasattr(agent, "record_space") else {}
+        #: Record fields that come from get_action's outputs (what the algorithm adds).
+        self._acting_fields = [f for f in record if f not in ENVIRONMENT_FIELDS and f != INTERNALS]
+        self._internal_space = getattr(agent, "internal_states_space", None)
         self.timesteps = 0  # time steps, episodes and agent.update() calls over all calls so far
         self.episodes = 0
         self.updates = 0
         self._states: Any = None
         self._processed: Any = None
+        self._internals: Any = None
         self._reset_statistics()
 
+    # -- acting and learning in one loop (RLgraph's) --------------------------------------------------------
     def execute_timesteps(
         self,
         num_timesteps: int,
@@ -155,62 +214,140 @@ class SingleThreadedWorker:
         frameskip = frameskip or self.frameskip
         if reset or self._states is None:
             self._reset()
-        agent, env_ids = self.agent, self.env_ids
-        num_envs = self.num_environments
-        truncateds_kwarg = self._observe_takes_truncateds
-        states, processed = self._states, self._processed
         timesteps_executed = episodes_executed = 0
         start = time.perf_counter()
         while True:
-            if self._preprocess:
-                # Each state is preprocessed once: here, or below as the previous step's next state.
-                if processed is None:
-                    processed = agent.preprocess_states(states)
-                actions = agent.get_action(
-                    processed, use_exploration=use_exploration, apply_preprocessing=False
-                )
-            else:
-                actions, processed = agent.get_action(
-                    states, use_exploration=use_exploration, extra_returns="preprocessed_states"
-                )
-            next_states, rewards, terminateds, truncateds, final_states = self._act(actions, frameskip)
-            self._episode_returns += rewards
-            self._steps += 1
-            if max_timesteps_per_episode:
-                next_states, truncateds = self._cut_episodes(
-                    max_timesteps_per_episode, next_states, terminateds, truncateds
-                )
-            ended = terminateds | truncateds
-            num_ended = np.count_nonzero(ended)  # several times faster than ended.any() on small arrays
-            observed_next_states, next_processed = self._next_states(
-                next_states, final_states, ended, num_ended
-            )
-            extra = {"truncateds": truncateds} if truncateds_kwarg else {}
-            agent.observe(
-                preprocessed_states=processed,
-                actions=actions,
-                internals=None,
-                rewards=rewards,
-                next_states=observed_next_states,
-                terminals=terminateds,
-                env_id=env_ids,
-                **extra,
-            )
-            timesteps_executed += num_envs
+            record, ended, num_ended = self._step(use_exploration, frameskip, max_timesteps_per_episode)
+            self._observe(record)
+            timesteps_executed += self.num_environments
             if num_ended:
                 limit = num_episodes - episodes_executed if num_episodes else num_ended
                 episodes_executed += self._finish_episodes(np.flatnonzero(ended), limit)
-            self.timesteps += num_envs
+            self.timesteps += self.num_environments
             self.episodes += num_ended
             if schedule is not None:
-                self._update(schedule, num_envs, num_ended)
-            states, processed = next_states, next_processed
+                self._update(schedule, self.num_environments, num_ended)
             if (num_timesteps and timesteps_executed >= num_timesteps) or (
                 num_episodes and episodes_executed >= num_episodes
             ):
                 break
-        self._states, self._processed = states, processed
         return self._results(timesteps_executed, episodes_executed, time.perf_counter() - start)
+
+    def _observe(self, record: dict[str, Any]) -> None:
+        extra = {name: record[name] for name in self._acting_fields}
+        if self._observe_takes_truncateds:
+            extra["truncateds"] = record["truncateds"]
+        self.agent.observe(
+            preprocessed_states=record["states"],
+            actions=record["actions"],
+            internals=record.get(INTERNALS),
+            rewards=record["rewards"],
+            next_states=record["next_states"],
+            terminals=record["terminals"],
+            env_id=self.env_ids,
+            **extra,
+        )
+
+    # -- sampling only (the execution seam) -----------------------------------------------------------------
+    def sample(
+        self,
+        num_timesteps: int,
+        max_timesteps_per_episode: int = 0,
+        use_exploration: bool = True,
+        reset: bool = False,
+    ) -> SampleBatch:
+        """Act for ``ceil(num_timesteps / N)`` steps of the N environments, keeping every step's record,
+        without observing or updating; episodes continue across calls (``reset`` restarts them)."""
+        if reset or self._states is None:
+            self._reset()
+        steps = max(1, -(-num_timesteps // self.num_environments))
+        returns_before = len(self.finished_episode_rewards)
+        frames_before, start = self.env_frames, time.perf_counter()
+        rows = []
+        for _ in range(steps):
+            record, ended, num_ended = self._step(use_exploration, self.frameskip, max_timesteps_per_episode)
+            rows.append(record)
+            if num_ended:
+                self._finish_episodes(np.flatnonzero(ended), num_ended)
+            self.timesteps += self.num_environments
+            self.episodes += num_ended
+        return SampleBatch(
+            records=nested.stack(rows),
+            episode_returns=tuple(self.finished_episode_rewards[returns_before:]),
+            episode_lengths=tuple(self.finished_episode_timesteps[returns_before:]),
+            env_frames=self.env_frames - frames_before,
+            seconds=time.perf_counter() - start,
+        )
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        """The agent's policy weights (backend-neutral NumPy arrays)."""
+        return self.agent.get_weights()
+
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        """Act with ``weights`` from now on (a learner's, from this or another backend)."""
+        self.agent.set_weights(weights)
+
+    # -- one step of all environments ------------------------------------------------------------------------
+    def _step(
+        self, use_exploration: bool, frameskip: int, max_timesteps_per_episode: int
+    ) -> tuple[dict[str, Any], np.ndarray, int]:
+        """Act in every environment once: the step's record, which episodes ended, and how many."""
+        outputs, processed = self._act_on_states(use_exploration)
+        actions = outputs["actions"]
+        next_states, rewards, terminateds, truncateds, final_states = self._act(actions, frameskip)
+        self._episode_returns += rewards
+        self._steps += 1
+        if max_timesteps_per_episode:
+            next_states, truncateds = self._cut_episodes(
+                max_timesteps_per_episode, next_states, terminateds, truncateds
+            )
+        ended = terminateds | truncateds
+        num_ended = int(np.count_nonzero(ended))  # several times faster than ended.any() on small arrays
+        observed_next_states, next_processed = self._next_states(next_states, final_states, ended, num_ended)
+        record = {
+            "states": processed,
+            "actions": actions,
+            "rewards": rewards,
+            "terminals": terminateds,
+            "truncateds": truncateds,
+            "next_states": observed_next_states,
+        }
+        for name in self._acting_fields:
+            record[name] = outputs[name]
+        if self._internals is not None:
+            record[INTERNALS] = self._internals
+            self._internals = self._next_internals(outputs["internal_states"], ended, num_ended)
+        self._states, self._processed = next_states, next_processed
+        return record, ended, num_ended
+
+    def _act_on_states(self, use_exploration: bool) -> tuple[dict[str, Any], Any]:
+        """``get_action``'s outputs for the current states, and the preprocessed states acted on."""
+        extras = [*self._acting_fields, *(["internal_states"] if self._internals is not None else [])]
+        kwargs: dict[str, Any] = {"use_exploration": use_exploration}
+        if self._internals is not None:
+            kwargs["internals"] = self._internals
+        if self._preprocess:
+            # Each state is preprocessed once: here, or in _next_states as the previous step's next state.
+            if self._processed is None:
+                self._processed = self.agent.preprocess_states(self._states)
+            returned = self.agent.get_action(
+                self._processed, apply_preprocessing=False, extra_returns=_asked(extras), **kwargs
+            )
+            return _outputs(returned, extras), self._processed
+        extras.append("preprocessed_states")
+        outputs = _outputs(
+            self.agent.get_action(self._states, extra_returns=_asked(extras), **kwargs), extras
+        )
+        return outputs, outputs["preprocessed_states"]
+
+    def _next_internals(self, internals: Any, ended: np.ndarray, num_ended: int) -> Any:
+        """The internal states to act with next: an environment whose episode ended starts from zeros."""
+        if not num_ended:
+            return internals
+        internals = nested.map_structure(np.array, internals)
+        rows = np.flatnonzero(ended)
+        nested.set_index(internals, rows, self._internal_space.zeros(len(rows)))
+        return internals
 
     def _next_states(
         self, next_states: Any, final_states: Any, ended: np.ndarray, num_ended: int
@@ -219,12 +356,18 @@ class SingleThreadedWorker:
         preprocesses, the preprocessed states to act on next (restarted episodes' first states)."""
         if not self._preprocess:
             return final_states, None
-        observed = self.agent.preprocess_states(final_states)
+        agent = self.agent
+        observed = agent.preprocess_states(final_states)
         if not num_ended:
             return observed, observed
         rows = np.flatnonzero(ended)
         acting = nested.map_structure(np.array, observed)
-        nested.set_index(acting, rows, self.agent.preprocess_states(nested.get_index(next_states, rows)))
+        restarted = nested.get_index(next_states, rows)
+        if self._per_env_preprocessing:  # a fresh state (frame stack) for just these environments
+            agent.reset_preprocessor(env_rows=rows)
+            nested.set_index(acting, rows, agent.preprocess_states(restarted, env_rows=rows))
+        else:
+            nested.set_index(acting, rows, agent.preprocess_states(restarted))
         return observed, acting
 
     def _act(self, actions: Any, frameskip: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]:
@@ -286,6 +429,8 @@ class SingleThreadedWorker:
         self._reset_statistics()
         self._states = self.vector_env.reset()
         self._processed = None
+        if self._internal_space is not None:
+            self._internals = self._internal_space.zeros(self.num_environments)
         self.agent.reset()
 
     def _reset_statistics(self) -> None:

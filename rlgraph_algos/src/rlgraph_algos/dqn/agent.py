@@ -9,6 +9,7 @@ import numpy as np
 
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.records import UpdateResult
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
@@ -69,23 +70,15 @@ class DQNGraph(Component):
         return self.policy.get_q_values(preprocessed_states)
 
     @rlgraph.api
-    def preprocess_states(self, states):
-        return self.preprocessor.preprocess(states)
+    def preprocess_states(self, states, env_rows=None):
+        return self.preprocessor.preprocess(states, env_rows)
 
     @rlgraph.api
-    def reset_preprocessor(self):
-        return self.preprocessor.reset()
+    def reset_preprocessor(self, env_rows=None):
+        return self.preprocessor.reset(env_rows)
 
     @rlgraph.api
-    def observe(self, preprocessed_states, actions, rewards, terminals, next_states, discounts):
-        records = {
-            "states": preprocessed_states,
-            "actions": actions,
-            "rewards": rewards,
-            "terminals": terminals,
-            "next_states": next_states,
-            "discounts": discounts,
-        }
+    def observe(self, records):
         return self.memory.insert_records(records)
 
     @rlgraph.api
@@ -162,7 +155,7 @@ class DQNAgent(Agent):
             raise SpecError(f"must be >= 1, got {n_step}", "n_step")
         self.double_q, self.dueling_q, self.huber_loss, self.n_step = double_q, dueling_q, huber_loss, n_step
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
-        self.last_sync = 0
+        self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
         super().__init__(name=name, **kwargs)
         if n_step > 1:
             self.buffer = NStepBuffer(n_step, self.discount)
@@ -173,7 +166,9 @@ class DQNAgent(Agent):
         if not isinstance(self.action_space, IntBox):
             raise SpecError(f"DQN needs an IntBox action space (discrete actions), got {self.action_space}.")
         preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
-        self.preprocessed_state_space = preprocessor.output_space(self.state_space)
+        self.preprocessed_state_space = preprocessor.output_space(
+            self.state_space.with_batch_rank()
+        ).strip_ranks()
         return DQNGraph(
             preprocessor=preprocessor,
             policy=self._policy(),
@@ -196,6 +191,12 @@ class DQNAgent(Agent):
         base = DuelingPolicy if "type" not in spec and self.dueling_q else Policy
         return base.from_spec(spec, path="policy_spec", action_space=self.action_space)
 
+    def graph_record_space(self) -> dict[str, Any]:
+        """What the memory stores: the record's transition fields and each one's discount
+        (``discount ** k`` for a k-step return)."""
+        fields = {k: v for k, v in self.record_space().items() if k not in ("truncateds", "internals")}
+        return {**fields, "discounts": FloatBox()}
+
     def input_spaces(self) -> dict[str, Any]:
         spaces = super().input_spaces()
         spaces["time_step"] = IntBox(dtype=np.int64)
@@ -207,21 +208,25 @@ class DQNAgent(Agent):
         return [states, self.timesteps]
 
     # -- observing and learning ----------------------------------------------------------------------
-    def _observe_graph(
-        self, preprocessed_states, actions, rewards, terminals, next_states, internals=None, discounts=None
-    ):
-        if discounts is None:
-            discounts = np.full(len(terminals), self.discount, dtype=np.float32)
-        self._execute("observe", preprocessed_states, actions, rewards, terminals, next_states, discounts)
+    def _observe_graph(self, records: dict[str, Any]) -> None:
+        if "discounts" not in records:  # one-step transitions (the n-step buffer sets its own)
+            records = {**records, "discounts": np.full(len(records["terminals"]), self.discount, np.float32)}
+        super()._observe_graph(records)
 
-    def update(self, batch: dict[str, Any] | None = None) -> Any:
-        """One learning step from the memory (or ``batch``), then a target sync when one is due."""
-        loss = super().update(batch)
+    def update(self, batch: dict[str, Any] | None = None) -> UpdateResult:
+        """One learning step from the memory (or ``batch``), then a target sync when one is due.
+
+        ``update_spec.sync_interval`` counts the time steps the agent acted (RLgraph's rule) when it
+        learns from its memory, and its updates when it learns from batches given from outside (a
+        learner that never acts).
+        """
+        result = super().update(batch)
         spec = self.update_spec
-        if spec.sync_tau < 1.0 or self.timesteps - self.last_sync >= spec.sync_interval:
+        clock = self.timesteps if batch is None else self.updates
+        if spec.sync_tau < 1.0 or clock - self.last_sync[batch is None] >= spec.sync_interval:
             self._execute("sync_target")
-            self.last_sync = self.timesteps
-        return loss
+            self.last_sync[batch is None] = clock
+        return result
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         states = batch.get("preprocessed_states", batch.get("states"))

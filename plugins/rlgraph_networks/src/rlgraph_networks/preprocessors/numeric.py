@@ -143,7 +143,8 @@ class MovingStandardize(StatefulPreprocessor):
 
     Each call first adds its samples (all batch and time rows) to the running statistics, per
     feature, then returns ``(x - mean) / (sqrt(var) + 1e-6)``; the variance is the population
-    variance. ``reset()`` forgets everything seen. Output: float32.
+    variance. ``reset()`` forgets everything seen; ``reset(env_rows)`` (some environments restart)
+    keeps it: the statistics are shared by all environments. Output: float32.
 
     Variables per input leaf: ``count``, ``mean``, ``sum_squares`` (squared deviations from the mean).
     """
@@ -162,7 +163,7 @@ class MovingStandardize(StatefulPreprocessor):
             self.get_variable(name(path, "sum_squares"), shape=space.shape, trainable=False),
         )
 
-    def preprocess_leaf(self, inputs: Any, space: Space, state: Any) -> Any:
+    def preprocess_leaf(self, inputs: Any, space: Space, state: Any, env_rows: Any = None) -> Any:
         ops = self.ops
         count, mean, sum_squares = state
         inputs = inputs if space.dtype == "float32" else ops.cast(inputs, "float32")
@@ -183,6 +184,8 @@ class MovingStandardize(StatefulPreprocessor):
         std = ops.sqrt(new_sum_squares / new_count)
         return (inputs - new_mean) / (std + SMALL_NUMBER)
 
-    def reset_leaf(self, space: Space, state: Any) -> None:
+    def reset_leaf(self, space: Space, state: Any, env_rows: Any = None) -> None:
+        if env_rows is not None:
+            return  # restarting some environments' episodes keeps the statistics of all
         for variable in state:
             self.ops.assign(variable, self.ops.zeros_like(variable))

@@ -84,13 +84,17 @@ class Preprocessor(Layer):
 
     @rlgraph.graph_fn
     def _graph_fn_call(self, inputs: Any) -> Any:
+        return self._per_leaf(inputs)
+
+    def _per_leaf(self, inputs: Any, *args: Any) -> Any:
+        """``preprocess_leaf`` on every leaf of ``inputs`` (with ``args`` after its state)."""
         if "" in self.leaf_spaces:
-            return self.preprocess_leaf(inputs, self.leaf_spaces[""], self.leaf_state[""])
+            return self.preprocess_leaf(inputs, self.leaf_spaces[""], self.leaf_state[""], *args)
         flat = nested.flatten_with_paths(inputs)
         return nested.unflatten_like(
             inputs,
             {
-                path: self.preprocess_leaf(value, self.leaf_spaces[path], self.leaf_state[path])
+                path: self.preprocess_leaf(value, self.leaf_spaces[path], self.leaf_state[path], *args)
                 for path, value in flat.items()
             },
         )
@@ -101,22 +105,42 @@ class Preprocessor(Layer):
 
 
 class StatefulPreprocessor(Preprocessor):
-    """A preprocessor with state in variables; the API method ``reset()`` clears it."""
+    """A preprocessor with state in variables: ``reset()`` clears it.
+
+    Both ``call`` and ``reset`` take ``env_rows``, the environment each batch row belongs to (int64;
+    default: row ``i`` is environment ``i``), for preprocessors that keep state per environment (a
+    frame stack); the others ignore it. :attr:`max_environments` is how many environments one keeps
+    apart (None: any number).
+    """
 
     is_stateful: ClassVar[bool] = True
+    max_environments: int | None = None
 
     @rlgraph.api
-    def reset(self) -> None:
-        return self._graph_fn_reset()
+    def call(self, inputs: Any, env_rows: Any = None) -> Any:
+        return self._graph_fn_call(inputs, env_rows)
 
     @rlgraph.graph_fn
-    def _graph_fn_reset(self) -> None:
+    def _graph_fn_call(self, inputs: Any, env_rows: Any = None) -> Any:
+        return self._per_leaf(inputs, env_rows)
+
+    @rlgraph.api
+    def reset(self, env_rows: Any = None) -> None:
+        return self._graph_fn_reset(env_rows)
+
+    @rlgraph.graph_fn
+    def _graph_fn_reset(self, env_rows: Any = None) -> None:
         for path, state in self.leaf_state.items():
-            self.reset_leaf(self.leaf_spaces[path], state)
+            self.reset_leaf(self.leaf_spaces[path], state, env_rows)
 
     @abc.abstractmethod
-    def reset_leaf(self, space: Space, state: Any) -> None:
-        """Clear one leaf's state (called inside a graph function)."""
+    def preprocess_leaf(self, inputs: Any, space: Space, state: Any, env_rows: Any = None) -> Any:
+        """The preprocessed value of one leaf, its rows from environments ``env_rows`` (None: row i is
+        environment i); called inside a graph function."""
+
+    @abc.abstractmethod
+    def reset_leaf(self, space: Space, state: Any, env_rows: Any = None) -> None:
+        """Clear one leaf's state: of the environments ``env_rows``, or all (called inside a graph function)."""
 
 
 def box_space(shape: tuple[int, ...], dtype: Any, like: Space) -> Space:

@@ -10,18 +10,20 @@ from rlgraph_networks.preprocessors.preprocessor import StatefulPreprocessor, bo
 
 
 class Sequence(StatefulPreprocessor):
-    """Stacks the last ``sequence_length`` inputs of each batch row, oldest first (Atari's frame stacking).
+    """Stacks the last ``sequence_length`` inputs of each environment, oldest first (Atari's frame stacking).
 
-    Row ``i`` of a call continues the stack of row ``i`` of the previous call, so calls carry at
-    most ``batch_size`` rows (one per environment). After :meth:`reset` (and at the start), the next
-    call fills each stack with its first input.
+    Each environment keeps its own stack: row ``i`` of a call continues the stack of environment
+    ``env_rows[i]`` (default: environment ``i``), so some environments can be reset and restarted
+    without touching the others' stacks. After :meth:`reset` (of all environments, or of
+    ``env_rows``), and at the start, an environment's next input fills its whole stack.
 
     Args:
         sequence_length: How many inputs to stack.
-        batch_size: How many rows (environments) keep a stack.
+        batch_size: How many environments keep a stack (RLgraph's key); an agent refuses more.
         add_rank: Stack on a new last axis; False concatenates along the last axis.
 
-    Variables per input leaf: ``buffer`` ``(batch_size, sequence_length, *shape)`` and ``refill`` (bool per row).
+    Variables per input leaf: ``buffer`` ``(batch_size, sequence_length, *shape)`` and ``refill`` (bool
+    per environment).
     """
 
     def __init__(
@@ -36,6 +38,11 @@ class Sequence(StatefulPreprocessor):
         self.sequence_length = check_positive(sequence_length, "sequence_length")
         self.batch_size = check_positive(batch_size, "batch_size")
         self.add_rank = add_rank
+
+    @property
+    def max_environments(self) -> int:
+        """How many environments keep a stack."""
+        return self.batch_size
 
     def check_leaf_space(self, space: Space) -> None:
         super().check_leaf_space(space)
@@ -63,11 +70,11 @@ class Sequence(StatefulPreprocessor):
         )
         return buffer, refill
 
-    def preprocess_leaf(self, inputs: Any, space: Space, state: Any) -> Any:
+    def preprocess_leaf(self, inputs: Any, space: Space, state: Any, env_rows: Any = None) -> Any:
         ops = self.ops
         buffer, refill = state
         length = self.sequence_length
-        rows = ops.arange(ops.shape(inputs)[0]) % self.batch_size
+        rows = self._rows(ops.shape(inputs)[0], env_rows)
         refilled = ops.gather(refill, rows)
         frames = inputs[:, None]
         shifted = ops.concat([ops.gather(buffer, rows)[:, 1:], frames], axis=1)
@@ -79,6 +86,18 @@ class Sequence(StatefulPreprocessor):
             return ops.transpose(sequences, (0, *range(2, space.rank + 2), 1))
         return ops.concat([sequences[:, step] for step in range(length)], axis=-1)
 
-    def reset_leaf(self, space: Space, state: Any) -> None:
+    def reset_leaf(self, space: Space, state: Any, env_rows: Any = None) -> None:
+        ops = self.ops
         _, refill = state
-        self.ops.assign(refill, self.ops.ones_like(refill))
+        if env_rows is None:
+            ops.assign(refill, ops.ones_like(refill))
+        else:
+            rows = self._rows(None, env_rows)
+            ops.scatter_update(refill, rows, ops.ones_like(ops.gather(refill, rows)))
+
+    def _rows(self, batch: Any, env_rows: Any) -> Any:
+        """The stack of each row: ``env_rows`` (or row i's own), wrapped around ``batch_size`` (the build's
+        dry runs use larger batches; agents and workers refuse more environments than ``batch_size``)."""
+        ops = self.ops
+        rows = ops.arange(batch) if env_rows is None else ops.cast(env_rows, "int64")
+        return rows % self.batch_size

@@ -15,8 +15,8 @@ from rlgraph_networks.preprocessors.preprocessor import Preprocessor
 class PreprocessorStack(Component):
     """Preprocessors applied in order; built from RLgraph's ``preprocessing_spec`` (a list; empty: identity).
 
-    API: ``preprocess(inputs)`` returns the preprocessed inputs; ``reset()`` resets the stateful
-    preprocessors (a new episode). Container inputs (Dict/Tuple states) pass through the same stack,
+    API: ``preprocess(inputs, env_rows=None)`` returns the preprocessed inputs; ``reset(env_rows=None)``
+    resets the stateful preprocessors (a new episode), of the environments ``env_rows`` or all. Container inputs (Dict/Tuple states) pass through the same stack,
     and each preprocessor treats each leaf separately (with its own state). :meth:`output_space`
     gives the preprocessed space without a backend: the agent sizes its memory with it.
 
@@ -55,16 +55,26 @@ class PreprocessorStack(Component):
             space = preprocessor.output_space(space)
         return space
 
+    @property
+    def max_environments(self) -> int | None:
+        """How many environments the stateful preprocessors keep apart (None: any number)."""
+        limits = [p.max_environments for p in self.stateful if p.max_environments is not None]
+        return min(limits) if limits else None
+
     @rlgraph.api
-    def preprocess(self, inputs: Any) -> Any:
+    def preprocess(self, inputs: Any, env_rows: Any = None) -> Any:
+        """``env_rows``: the environment of each row, for stateful preprocessors (default: row i is environment i)."""
         for preprocessor in self.preprocessors:
-            inputs = preprocessor.call(inputs)
+            inputs = (
+                preprocessor.call(inputs, env_rows) if preprocessor.is_stateful else preprocessor.call(inputs)
+            )
         return inputs
 
     @rlgraph.api
-    def reset(self) -> None:
+    def reset(self, env_rows: Any = None) -> None:
+        """Clear the stateful preprocessors' state: of the environments ``env_rows``, or all."""
         for preprocessor in self.stateful:
-            preprocessor.reset()
+            preprocessor.reset(env_rows)
 
 
 def _as_preprocessor(spec: Any, index: int) -> Preprocessor:
