@@ -147,6 +147,8 @@ def test_evaluate_renders_text_environments(tabular, capsys):
     ],
 )
 def test_errors_are_one_line_and_leave_no_run_folder(tabular, capsys, argv, fragments):
+    if "agent.type=ppo" in argv:
+        _skip_where_algos_are_installed()
     write_yaml(tabular / "run.yaml", run_spec())
     (tabular / "agent.json").write_text(json.dumps(run_spec()["agent"]))
     (tabular / "empty").mkdir()
@@ -155,7 +157,17 @@ def test_errors_are_one_line_and_leave_no_run_folder(tabular, capsys, argv, frag
     assert not (tabular / "runs").exists()
 
 
+def _skip_where_algos_are_installed() -> None:
+    from rlgraph import plugins
+
+    if "ppo" in plugins.names("rlgraph.agents"):
+        pytest.skip(
+            "rlgraph-algos is installed: ppo is no missing plugin here (the core's nox session runs this)"
+        )
+
+
 def test_missing_agent_plugin_names_the_distribution_to_install(tabular, capsys):
+    _skip_where_algos_are_installed()
     write_yaml(tabular / "run.yaml", run_spec())
     one_line_error(capsys, main(["train", "run.yaml", "--set", "agent.type=ppo"]), "rlgraph-algos")
 

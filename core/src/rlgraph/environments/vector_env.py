@@ -300,3 +300,17 @@ def _as_environment(env: Any) -> Environment:
     raise SpecError(
         f"the env_spec factory returned a {type(env).__name__}, not an Environment or gymnasium.Env"
     )
+
+
+def make_environments(
+    environment: EnvSpec, number: int, seed: int | None = None, vectorization_mode: str | None = None
+) -> VectorEnv:
+    """``number`` environments of a run or an executor; spec errors name the key ``environment``."""
+    from rlgraph.specs.validation import rebase
+
+    try:
+        return VectorEnv(environment, number, seed=seed, vectorization_mode=vectorization_mode)
+    except SpecError as error:
+        if isinstance(environment, str):
+            raise SpecError(str(error).removeprefix(f"{error.path}: "), "environment") from error
+        raise rebase(error, "environment") from error

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from rlgraph.environments.vector_env import EnvSpec
+from rlgraph.environments.vector_env import EnvSpec, make_environments
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
 from rlgraph.training.spec import RunSpec, environment_label, load_run_spec
@@ -19,7 +19,6 @@ from rlgraph.training.trainer import (
     EVALUATION_SEED_OFFSET,
     RUN_SPEC_FILE,
     build_agent,
-    make_environments,
 )
 from rlgraph.utils.naming import normalize_name
 

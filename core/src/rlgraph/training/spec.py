@@ -70,6 +70,7 @@ class RunSpec:
     checkpoint_interval: int | None = attrs.field(default=None, validator=_at_least(1))
     keep_checkpoints: int = attrs.field(default=5, validator=_at_least(1))
     max_episode_steps: int | None = attrs.field(default=None, validator=_at_least(1))
+    executor: str | dict[str, Any] = "local"
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:

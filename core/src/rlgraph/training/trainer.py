@@ -1,4 +1,4 @@
-"""Training runs: an agent built from a run spec, trained through the single-threaded worker."""
+"""Training runs: an agent built from a run spec, trained through an executor (the local one by default)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.environments.vector_env import VectorEnv
-from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.errors import RLGraphError
 from rlgraph.execution.backend import EventBus
-from rlgraph.specs.validation import rebase
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.spec import RunSpec, agent_label, environment_label
 from rlgraph.training.tensorboard import TensorBoardWriter
-from rlgraph.workers.single_threaded import SingleThreadedWorker
 
 RUN_SPEC_FILE = "run.yaml"
 SUMMARY_FILE = "summary.json"
@@ -101,8 +98,9 @@ def build_agent(spec: RunSpec, state_space: Any, action_space: Any) -> Any:
 class Trainer:
     """Trains the agent of a run spec and writes the run folder.
 
-    The worker steps ``num_environments`` environments in chunks of time steps; after each chunk a
-    progress row goes to ``progress.csv``, TensorBoard and the display. Greedy evaluations run on
+    The run's executor (``executor``: ``local``, the single-process one, by default) runs workloads of
+    a chunk of time steps each (``num_environments`` environments stepped as one batch); after each chunk
+    a progress row goes to ``progress.csv``, TensorBoard and the display. Greedy evaluations run on
     their own environments (see :class:`GreedyEvaluator`) every evaluation interval and at the end;
     training stops at ``timesteps`` or once the greedy mean reaches the target return.
     Checkpoints (``checkpoints/model-<timesteps>.npz``) are stored at the checkpoint interval and
@@ -124,18 +122,15 @@ class Trainer:
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
-        self.env = make_environments(spec.environment, spec.num_environments, spec.seed)
+        self.executor = make_executor(spec, self._episode_finished)
+        self.agent = self.executor.agent
         try:
-            self.agent = build_agent(spec, self.env.state_space, self.env.action_space)
             self.evaluator = self._evaluator()
+            self.run_dir = create_run_dir(run_dir)
         except BaseException:
-            self.env.terminate()
+            self.executor.terminate()
             raise
-        self.run_dir = create_run_dir(run_dir)
         self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
-        self.worker = SingleThreadedWorker(
-            self.agent, self.env, episode_finish_callback=self._episode_finished
-        )
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
         self.log = ProgressLog(self.run_dir / PROGRESS_FILE)
@@ -179,46 +174,45 @@ class Trainer:
         return summary
 
     def _train(self) -> None:
-        spec, worker = self.spec, self.worker
+        spec, executor = self.spec, self.executor
         total, eval_interval = spec.timesteps, spec.evaluation_interval
         next_evaluation = eval_interval
         next_checkpoint = spec.checkpoint_interval or total + 1
-        while worker.timesteps < total:
-            done, updates = worker.timesteps, worker.updates
+        while executor.timesteps < total:
+            done, updates = executor.timesteps, executor.updates
             stop = min(total, done + spec.progress_interval, next_checkpoint)
             if self.evaluator is not None:
                 stop = min(stop, next_evaluation)
-            results = worker.execute_timesteps(
-                stop - done, max_timesteps_per_episode=spec.max_episode_steps or 0, reset=done == 0
+            results = executor.execute_workload(
+                {"num_timesteps": stop - done, "max_timesteps_per_episode": spec.max_episode_steps or 0}
             )
-            self._drop_worker_statistics()
             row = self._row(results)
-            done = worker.timesteps
+            done = executor.timesteps
             if self.evaluator is not None and (done >= next_evaluation or done >= total):
                 self._evaluate(row)
                 next_evaluation = (done // eval_interval + 1) * eval_interval
             if done >= next_checkpoint:
                 self._store_checkpoint()
                 next_checkpoint = (done // spec.checkpoint_interval + 1) * spec.checkpoint_interval
-            self._emit(row, updated=worker.updates > updates)
+            self._emit(row, updated=executor.updates > updates)
             if self.target is not None:
                 break
 
     def _row(self, results: dict[str, Any]) -> dict[str, Any]:
-        worker = self.worker
+        executor = self.executor
         return {
-            "timesteps": int(worker.timesteps),
-            "episodes": int(worker.episodes),
-            "updates": int(worker.updates),
+            "timesteps": int(executor.timesteps),
+            "episodes": int(executor.episodes),
+            "updates": int(executor.updates),
             "wall_seconds": time.perf_counter() - self._start,
             "steps_per_second": results["timesteps_executed"] / results["runtime"],
             "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
-            "loss": _scalar(getattr(self.agent, "last_loss", None)) if worker.updates else None,
+            "loss": _scalar(getattr(self.agent, "last_loss", None)) if executor.updates else None,
         }
 
     def _emit(self, row: dict[str, Any], updated: bool) -> None:
         if updated and self._announce_updates:
-            self.events.hook.after_update(step=self.worker.updates, loss=row["loss"], results=row)
+            self.events.hook.after_update(step=self.executor.updates, loss=row["loss"], results=row)
         self.log.write_row(row)
         self.tensorboard.write_row(row)
         self.display.update(row)
@@ -230,14 +224,8 @@ class Trainer:
                 env_id=env_id,
                 episode_return=episode_return,
                 episode_length=episode_length,
-                timestep=self.worker.timesteps,
+                timestep=self.executor.timesteps,
             )
-
-    def _drop_worker_statistics(self) -> None:
-        """Forget the worker's per-episode lists (the trainer keeps its own): memory stays flat."""
-        self.worker.finished_episode_rewards.clear()
-        self.worker.finished_episode_timesteps.clear()
-        self.worker.finished_episode_durations.clear()
 
     def _evaluate(self, row: dict[str, Any]) -> None:
         """Run a greedy evaluation; record it in ``row``; store the best checkpoint; check the target."""
@@ -248,7 +236,7 @@ class Trainer:
             eval_min_return=result.min_return,
             eval_max_return=result.max_return,
         )
-        done = self.worker.timesteps
+        done = self.executor.timesteps
         if self.best_evaluation is None or result.mean_return > self.best_evaluation[0]:
             self.best_evaluation = (result.mean_return, int(done))
             self.agent.store_model(self.checkpoint_dir / BEST_CHECKPOINT)
@@ -258,7 +246,7 @@ class Trainer:
 
     def _store_checkpoint(self) -> Path:
         """Store ``model-<timesteps>.npz``; keep the newest ``keep_checkpoints`` of them."""
-        path = self.agent.store_model(self.checkpoint_dir / f"model-{self.worker.timesteps}.npz")
+        path = self.agent.store_model(self.checkpoint_dir / f"model-{self.executor.timesteps}.npz")
         stored = sorted(self.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
         for old in stored[: -self.spec.keep_checkpoints]:
             old.unlink()
@@ -274,12 +262,12 @@ class Trainer:
             environment=environment_label(spec.environment),
             backend=str(self.agent.backend),
             run_dir=str(self.run_dir),
-            timesteps=int(self.worker.timesteps),
-            episodes=int(self.worker.episodes),
-            updates=int(self.worker.updates),
+            timesteps=int(self.executor.timesteps),
+            episodes=int(self.executor.episodes),
+            updates=int(self.executor.updates),
             setup_seconds=self.setup_seconds,
             wall_seconds=seconds,
-            steps_per_second=self.worker.timesteps / seconds if seconds else 0.0,
+            steps_per_second=self.executor.timesteps / seconds if seconds else 0.0,
             evaluation_episodes=spec.evaluation.episodes,
             last_eval_mean_return=None if self.last_evaluation is None else self.last_evaluation.mean_return,
             best_eval_mean_return=None if best is None else best[0],
@@ -295,21 +283,35 @@ class Trainer:
 
     def close(self) -> None:
         """Close environments and output files (the agent stays usable)."""
-        self.env.terminate()
+        self.executor.terminate()
         if self.evaluator is not None:
             self.evaluator.close()
         self.tensorboard.close()
         self.log.close()
 
 
-def make_environments(environment: str | dict[str, Any], number: int, seed: int | None) -> VectorEnv:
-    """The environments of a run; errors name the run spec's ``environment`` key."""
+def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
+    """The executor of a run spec (its ``executor`` key: a name or a spec dict), with the run's
+    environments and agent; errors name their key paths (``executor``, ``environment``, ``agent``)."""
+    from rlgraph import plugins
+    from rlgraph.errors import PluginNotFoundError
+    from rlgraph.specs.validation import rebase, validate
+
+    options = {"type": spec.executor} if isinstance(spec.executor, str) else dict(spec.executor)
+    name = options.pop("type", "local")
     try:
-        return VectorEnv(environment, number, seed=seed)
-    except SpecError as error:
-        if isinstance(environment, str):
-            raise SpecError(str(error).removeprefix(f"{error.path}: "), "environment") from error
-        raise rebase(error, "environment") from error
+        executor_class = plugins.load("rlgraph.executors", name)
+    except PluginNotFoundError as error:
+        raise rebase(error, "executor.type") from None
+    given = {
+        "environment_spec": spec.environment,
+        "agent_config": spec.agent_spec(),
+        "num_environments": spec.num_environments,
+        "seed": spec.seed,
+        "episode_finish_callback": episode_finish_callback,
+    }
+    # Errors of the executor's own keys name "executor"; those of the environment and the agent, theirs.
+    return executor_class(**validate(executor_class, {**options, **given}, "executor"))
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:

@@ -279,6 +279,12 @@ class SingleThreadedWorker:
             seconds=time.perf_counter() - start,
         )
 
+    def forget_finished_episodes(self) -> None:
+        """Drop the statistics of the episodes finished so far (a caller that keeps its own keeps memory flat)."""
+        self.finished_episode_rewards.clear()
+        self.finished_episode_timesteps.clear()
+        self.finished_episode_durations.clear()
+
     def get_weights(self) -> dict[str, np.ndarray]:
         """The agent's policy weights (backend-neutral NumPy arrays)."""
         return self.agent.get_weights()

@@ -1,0 +1,114 @@
+"""The executor contract: what coordinates acting and learning, in one process or many.
+
+Acting, learning and coordinating are separate roles:
+
+* a **worker** acts in its environments with given weights and hands out plain records: a
+  :class:`~rlgraph.workers.SingleThreadedWorker` ``sample(n)`` gives a
+  :class:`~rlgraph.workers.SampleBatch` (time-major records and episode statistics) and takes
+  ``set_weights(weights)``;
+* a **learner** (an :class:`~rlgraph.agents.Agent`) updates on a batch, ``update(batch)``, and returns an
+  :class:`~rlgraph.agents.records.UpdateResult`: the loss and the per-item values an algorithm needs (the
+  TD errors a prioritized replay takes as new priorities);
+* an **executor** coordinates them: ``execute_workload(workload)`` runs a :class:`Workload` and returns a
+  dict of result metrics (:data:`RESULT_KEYS` at least), as RLgraph's ``ApexExecutor`` does.
+
+Everything that crosses a process boundary is plain data: specs, NumPy arrays, dicts. An executor is a
+plugin (entry-point group ``rlgraph.executors``, with ``RLGRAPH_PLUGIN_API`` in its module); the
+core's :class:`~rlgraph.executors.local.LocalExecutor` is the single-process one.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from rlgraph.errors import SpecError
+from rlgraph.specs import Specifiable
+from rlgraph.specs.validation import construct
+
+RESULT_KEYS = (
+    "timesteps_executed",
+    "episodes_executed",
+    "updates_executed",
+    "runtime",
+    "env_frames_per_second",
+    "mean_episode_reward",
+    "episode_rewards",
+)
+"""Keys every executor's ``execute_workload`` result holds (more are welcome)."""
+
+EpisodeCallback = Callable[[Any, float, int], Any]
+"""Called as ``callback(env_id, episode_return, episode_length)`` when an episode ends."""
+
+
+def _positive(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and value < 1:
+        raise SpecError(f"must be >= 1, got {value}", attribute.name)
+
+
+def _non_negative(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value < 0:
+        raise SpecError(f"must be >= 0, got {value}", attribute.name)
+
+
+@attrs.define
+class Workload:
+    """What one ``execute_workload`` call runs (RLgraph's keys).
+
+    ``num_timesteps`` environment steps over all workers and environments; ``report_interval``: time steps
+    between the result's ``reports`` rows (None: one at the end); ``max_timesteps_per_episode`` cuts
+    episodes (0: only the environment's own limit); ``frameskip`` repeats each action.
+    """
+
+    num_timesteps: int = attrs.field(validator=_positive)
+    report_interval: int | None = attrs.field(default=None, validator=_positive)
+    max_timesteps_per_episode: int = attrs.field(default=0, validator=_non_negative)
+    frameskip: int = attrs.field(default=1, validator=_positive)
+
+    @classmethod
+    def of(cls, workload: Workload | Mapping[str, Any]) -> Workload:
+        """``workload`` as a Workload; a dict is checked key by key (errors name ``workload.<key>``)."""
+        return workload if isinstance(workload, Workload) else construct(cls, dict(workload), "workload")
+
+
+class Executor(Specifiable, metaclass=abc.ABCMeta):
+    """Coordinates workers that act and a learner that updates (see the module docstring).
+
+    ``environment_spec`` and ``agent_config`` are specs (plain data), so that workers in other processes
+    can build their own environments and agents; ``agent`` is the learner's agent in this process (for
+    evaluation and checkpoints). ``timesteps``, ``episodes`` and ``updates`` count everything executed so far.
+    """
+
+    __rlgraph_group__ = "rlgraph.executors"
+
+    def __init__(self, environment_spec: Any, agent_config: Any, seed: int | None = None) -> None:
+        self.environment_spec = environment_spec
+        self.agent_config = agent_config
+        self.seed = seed
+
+    @property
+    @abc.abstractmethod
+    def agent(self) -> Any:
+        """The learner's agent, in this process."""
+
+    @property
+    @abc.abstractmethod
+    def timesteps(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def episodes(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def updates(self) -> int: ...
+
+    @abc.abstractmethod
+    def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
+        """Run ``workload``; its result metrics (:data:`RESULT_KEYS` and more)."""
+
+    def terminate(self) -> None:
+        """Release environments, workers and processes."""
