@@ -246,3 +246,36 @@ def test_an_evaluation_leaves_the_training_stacks_as_they_were(rlgraph_backend):
     assert before.keys() == after.keys() and before
     for name in before:
         np.testing.assert_array_equal(after[name], before[name])
+
+
+# -- a learner fed from outside ---------------------------------------------------------------------------------
+def transitions(rng, rows=16):
+    return {
+        "preprocessed_states": rng.normal(size=(rows, 4)).astype(np.float32),
+        "actions": rng.integers(0, 2, rows),
+        "rewards": rng.normal(size=rows).astype(np.float32),
+        "terminals": rng.random(rows) < 0.1,
+        "next_states": rng.normal(size=(rows, 4)).astype(np.float32),
+    }
+
+
+def test_a_learner_fed_batches_returns_td_errors_and_syncs_its_target_by_updates(rlgraph_backend):
+    """A learner never acts, so its time steps stay 0: the target network sync counts its updates (it
+    was never synced), and every update returns the per-item TD errors a prioritized replay needs."""
+    agent = make({"type": "dqn", "update_spec": {"sync_interval": 3, "batch_size": 16}}, rlgraph_backend)
+    rng = np.random.default_rng(0)
+
+    def target_matches_online():
+        weights = agent.executor.get_weights()
+        online = {k.split("/", 2)[2]: v for k, v in weights.items() if k.split("/")[1] == "dueling-policy"}
+        target = {k.split("/", 2)[2]: v for k, v in weights.items() if k.split("/")[1] == "target-policy"}
+        return all(np.array_equal(online[name], target[name]) for name in online)
+
+    synced = []
+    for _ in range(7):
+        batch = transitions(rng)
+        result = agent.update(batch)
+        assert result.loss_per_item.shape == (16,) and np.all(result.loss_per_item >= 0)
+        synced.append(target_matches_online())
+    assert agent.timesteps == 0 and agent.updates == 7
+    assert synced == [False, False, True, False, False, True, False]

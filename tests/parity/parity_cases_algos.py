@@ -1,5 +1,8 @@
 """Parity cases of the learning machinery: the DQN loss (plain and double-Q targets, per-transition
 n-step discounts, Huber, importance weights, multi-dimensional actions, argmax ties, its gradients),
+generalized advantage estimation (time-major and 1-d rollouts, lambdas 0 to 1, reward clipping), the
+policy-gradient losses (PPO's clipped surrogate with constant and decaying clip ratios, the actor-critic
+loss, the value loss with and without clipping, and their gradients through a learning step),
 target-network synchronization (hard and soft) and the optimizers (several steps; losses, weights and
 every optimizer slot must agree).
 
@@ -16,8 +19,12 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
+from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
+from rlgraph_networks.policies import Policy
 from rlgraph_networks.synchronizer import Synchronizer
+from rlgraph_networks.value_function import ValueFunction
 
 B = {"add_batch_rank": True}
 
@@ -162,6 +169,156 @@ def _learner_case(id: str, double_q: bool, huber_loss: bool, tau: float, **kwarg
     )
 
 
+# -- generalized advantage estimation ------------------------------------------------------------------
+TIME_MAJOR = {"add_batch_rank": True, "add_time_rank": True, "time_major": True}
+GAE_ARGS = tuple(Sampled(name) for name in ("rewards", "values", "next_values", "terminals", "sequence_ends"))
+
+
+def _gae_spaces(ranks: dict) -> dict:
+    return {
+        "rewards": FloatBox(low=-2.0, high=2.0, **ranks),
+        "values": FloatBox(low=-3.0, high=3.0, **ranks),
+        "next_values": FloatBox(low=-3.0, high=3.0, **ranks),
+        "terminals": BoolBox(**ranks),
+        "sequence_ends": BoolBox(**ranks),
+    }
+
+
+# The issue's rollout: rewards (0.1, 0.2, 0.3), baselines (1, 2, 3), the sequence ending at its last step
+# and bootstrapping there from the last baseline; then the same with a terminal last step.
+GAE_ROLLOUT = (
+    np.float32([0.1, 0.2, 0.3]),
+    np.float32([1.0, 2.0, 3.0]),
+    np.float32([2.0, 3.0, 3.0]),
+    np.array([False, False, False]),
+    np.array([False, False, True]),
+)
+GAE_TERMINAL_ROLLOUT = (*GAE_ROLLOUT[:3], np.array([False, False, True]), GAE_ROLLOUT[4])
+
+
+def _gae_case(id: str, gae_lambda: float, clip_rewards: float = 0.0, time_major: bool = True) -> ParityCase:
+    """Time-major ``(T, B)`` rollouts (batches of 5 and 1), or 1-d ``(T,)`` ones with the issue's."""
+    if time_major:
+        calls = [("advantages", tuple(Sampled(arg.name, batch_size=n) for arg in GAE_ARGS)) for n in (5, 1)]
+    else:
+        calls = [("advantages", GAE_ARGS), ("advantages", GAE_ROLLOUT), ("advantages", GAE_TERMINAL_ROLLOUT)]
+    return ParityCase(
+        f"algo-gae-{id}",
+        lambda: GeneralizedAdvantageEstimation(0.95, gae_lambda, clip_rewards),
+        _gae_spaces(TIME_MAJOR if time_major else {"add_time_rank": True}),
+        calls,
+    )
+
+
+# -- policy-gradient losses ----------------------------------------------------------------------------
+POLICY_LOSS_SPACES = {
+    # Log-likelihoods in [-3, 0]: ratios from exp(-3) to exp(3), inside and outside every clip range.
+    "log_probs": FloatBox(low=-3.0, high=0.0, **B),
+    "prev_log_probs": FloatBox(low=-3.0, high=0.0, **B),
+    "advantages": FloatBox(low=-2.0, high=2.0, **B),
+    "entropies": FloatBox(low=0.0, high=2.0, **B),
+}
+POLICY_LOSS_ARGS = tuple(Sampled(name) for name in POLICY_LOSS_SPACES)
+# The issue's PPO numbers: probabilities (0.4, 0.9, 0.1) against (0.3, 0.95, 0.2), advantages (1, 3, 2).
+PPO_ISSUE = (
+    np.log(np.float32([0.4, 0.9, 0.1])),
+    np.log(np.float32([0.3, 0.95, 0.2])),
+    np.float32([1.0, 3.0, 2.0]),
+    np.float32([0.7, 0.3, 3.2]),
+)
+
+
+def _policy_loss_case(id: str, make, time_steps: tuple[int, ...] = (0,)) -> ParityCase:
+    """``loss`` on fresh samples at each time step (decays move), the issue's numbers with both signs."""
+    calls = [("loss", (*POLICY_LOSS_ARGS, np.int64(step))) for step in time_steps]
+    calls += [("loss", (*PPO_ISSUE, np.int64(time_steps[-1])))]
+    calls += [("loss", (*PPO_ISSUE[:2], -PPO_ISSUE[2], PPO_ISSUE[3], np.int64(time_steps[0])))]
+    calls += [("loss", (*(Sampled(arg.name, batch_size=1) for arg in POLICY_LOSS_ARGS), np.int64(0)))]
+    return ParityCase(f"algo-{id}", make, {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}, calls)
+
+
+VALUE_LOSS_SPACES = {
+    "values": FloatBox(low=-2.0, high=2.0, **B),
+    "prev_values": FloatBox(low=-2.0, high=2.0, **B),
+    "value_targets": FloatBox(low=-2.0, high=2.0, **B),
+}
+
+
+def _value_loss_case(id: str, make) -> ParityCase:
+    args = tuple(Sampled(name) for name in VALUE_LOSS_SPACES)
+    return ParityCase(
+        f"algo-value-loss-{id}",
+        make,
+        VALUE_LOSS_SPACES,
+        [("loss", args), ("loss", args), ("loss", tuple(Sampled(arg.name, batch_size=1) for arg in args))],
+    )
+
+
+class PolicyGradientLearner(Component):
+    """A small policy and a separate value function, each stepped by SGD on a policy-gradient loss and
+    the value loss: the losses' gradients (through the policy's log-likelihoods and entropies and the
+    value function) compared by the variables after each ``update``."""
+
+    def __init__(self, policy_loss: Component, value_clipping: float | None = None) -> None:
+        super().__init__(scope="policy-gradient-learner")
+        self.policy = Policy([{"type": "dense", "units": 5, "activation": "tanh"}], action_space=IntBox(3))
+        self.value_function = ValueFunction([{"type": "dense", "units": 4, "activation": "tanh"}])
+        self.policy_loss = policy_loss
+        self.value_loss = ValueLoss(weight=0.5, clipping=value_clipping)
+        self.optimizer = SGD(learning_rate=0.5).attach(self.policy)
+        self.value_optimizer = SGD(learning_rate=0.2, scope="value-sgd").attach(self.value_function)
+
+    @rlgraph.api
+    def outputs(self, states, actions):
+        log_probs, entropies = self.policy.get_log_prob_and_entropy(states, actions)
+        return log_probs, entropies, self.value_function.value_output(states)
+
+    @rlgraph.api
+    def update(self, states, actions, prev_log_probs, advantages, prev_values, value_targets, time_step):
+        def policy_loss():
+            log_probs, entropies = self.policy.get_log_prob_and_entropy(states, actions)
+            mean, per_item, _ = self.policy_loss.loss(
+                log_probs, prev_log_probs, advantages, entropies, time_step
+            )
+            return mean, per_item
+
+        def value_loss():
+            return self.value_loss.loss(self.value_function.value_output(states), prev_values, value_targets)
+
+        return self.optimizer.step(policy_loss), self.value_optimizer.step(value_loss)
+
+
+PG_LEARNER_SPACES = {
+    "states": FloatBox(shape=(4,), **B),
+    "actions": IntBox(3, **B),
+    # Around log(1/3): the new policy's ratios land on both sides of the clip range.
+    "prev_log_probs": FloatBox(low=-1.6, high=-0.6, **B),
+    "advantages": FloatBox(low=-2.0, high=2.0, **B),
+    "prev_values": FloatBox(low=-0.5, high=0.5, **B),
+    "value_targets": FloatBox(low=-2.0, high=2.0, **B),
+    "time_step": IntBox(dtype=np.int64),
+}
+
+
+def _pg_learner_case(id: str, make_loss, value_clipping: float | None = None) -> ParityCase:
+    update_args = tuple(Sampled(name, batch_size=8) for name in PG_LEARNER_SPACES if name != "time_step")
+    outputs = ("outputs", (Sampled("states"), Sampled("actions")))
+    return ParityCase(
+        f"algo-policy-gradient-learning-{id}",
+        lambda: PolicyGradientLearner(make_loss(), value_clipping),
+        PG_LEARNER_SPACES,
+        [
+            outputs,
+            ("update", (*update_args, np.int64(0))),
+            ("update", (*update_args, np.int64(5000))),
+            outputs,
+            ("update", (*update_args, np.int64(20000))),
+            outputs,
+        ],
+        covers=(type(make_loss()), ValueLoss, ValueFunction, SGD),
+    )
+
+
 # -- synchronizer -------------------------------------------------------------------------------------
 class Linear(Component):
     """``x W + b`` (and, with ``hidden``, a tanh layer before it): variables for optimizers and syncs."""
@@ -294,6 +451,30 @@ CASES = [
     _learner_case("plain", double_q=False, huber_loss=False, tau=1.0),
     _learner_case("double-q-huber", double_q=True, huber_loss=True, tau=0.5),
     _learner_case("no-target-network", double_q=True, huber_loss=False, tau=1.0, bootstrap_from_online=True),
+    # Generalized advantage estimation: time-major rollouts, 1-d ones with the issue's numbers.
+    _gae_case("time-major-lambda-0.5", gae_lambda=0.5),
+    _gae_case("time-major-lambda-0-clipped", gae_lambda=0.0, clip_rewards=0.5),
+    _gae_case("time-major-lambda-1", gae_lambda=1.0),
+    _gae_case("1d-lambda-0.5", gae_lambda=0.5, time_major=False),
+    _gae_case("1d-lambda-1-clipped", gae_lambda=1.0, clip_rewards=1.0, time_major=False),
+    # Policy-gradient losses: PPO (constant and decaying clip ratio and entropy weight), actor-critic, value.
+    _policy_loss_case("ppo-loss", lambda: PPOLoss(clip_ratio=0.2, weight_entropy=0.00025)),
+    _policy_loss_case(
+        "ppo-loss-decaying-clip-ratio",
+        lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1], weight_entropy=["exponential", 0.01, 0.001]),
+        time_steps=(0, 5000, 20000),
+    ),
+    _policy_loss_case("actor-critic-loss", lambda: ActorCriticLoss(weight_pg=0.7, weight_entropy=0.01)),
+    _policy_loss_case(
+        "actor-critic-loss-decaying-entropy",
+        lambda: ActorCriticLoss(weight_entropy=[0.1, 0.0]),
+        time_steps=(0, 5000, 20000),
+    ),
+    _value_loss_case("plain", lambda: ValueLoss(weight=0.5)),
+    _value_loss_case("clipped", lambda: ValueLoss(weight=1.0, clipping=0.2)),
+    # ... and their gradients, through learning steps of a policy and a value function.
+    _pg_learner_case("ppo", lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1]), value_clipping=0.2),
+    _pg_learner_case("actor-critic", lambda: ActorCriticLoss(weight_entropy=0.01)),
     # Target-network synchronization: hard copies and soft (Polyak) updates.
     _sync_case("hard", tau=1.0),
     _sync_case("soft", tau=0.25),

@@ -1,9 +1,10 @@
-"""Parity cases of the policies, action adapters and distributions of rlgraph-networks.
+"""Parity cases of the policies, value functions, action adapters and distributions of rlgraph-networks.
 
 Every deterministic API method (distribution parameters, Q-values, state values, log-likelihoods,
-entropies, KL divergences, modes / greedy actions) must agree between the backends; random draws
-(``sample_stochastic``, ``draw``, ``draw_and_log_prob``, non-deterministic ``get_action`` ...) are
-compared by structure and checked to lie in the action space (with finite log-likelihoods).
+entropies and both from one pass, KL divergences, modes / greedy actions) must agree between the
+backends; random draws (``sample_stochastic``, ``draw``, ``draw_and_log_prob``, non-deterministic
+``get_action`` ...) are compared by structure and checked to lie in the action space (with finite
+log-likelihoods).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
 from rlgraph_networks.policies import ActionAdapter, DuelingPolicy, Policy
+from rlgraph_networks.value_function import ValueFunction
 
 NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
 PRE_NETWORK = [{"type": "dense", "units": 5, "activation": "relu"}]
@@ -232,6 +234,7 @@ def _policy_calls(action_space: Space, batch_shape: tuple[int, ...], extra: tupl
         ("get_action_and_log_prob", (x, True)),
         ("get_log_prob", (x, Sampled("actions"))),
         ("get_entropy", (x,)),
+        ("get_log_prob_and_entropy", (x, Sampled("actions"))),
         *extra,
         Call("get_action", (x,), random=True, check=_draws_in(action_space)),
         Call("get_action", (x, False), random=True, check=_draws_in(action_space)),
@@ -328,4 +331,27 @@ POLICY_CASES = [
     ),
 ]
 
-CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES]
+
+# -- value functions ------------------------------------------------------------------------------------
+TIME_MAJOR_SEQUENCES = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True, time_major=True)
+
+
+def _value_function_case(id, network, inputs: Space = STATES) -> ParityCase:
+    return ParityCase(
+        f"value-function-{id}",
+        lambda: ValueFunction(network),
+        {"nn_inputs": inputs},
+        [("value_output", (Sampled("nn_inputs"),)), ("value_output", (Sampled("nn_inputs", 1),))],
+    )
+
+
+VALUE_FUNCTION_CASES = [
+    _value_function_case("network", NETWORK),
+    _value_function_case("two-layers-large-inputs", [*PRE_NETWORK, *NETWORK], LARGE_STATES),
+    _value_function_case("linear", []),
+    _value_function_case("time-major", NETWORK, TIME_MAJOR_SEQUENCES),
+    _value_function_case("linear-time-major", [], TIME_MAJOR_SEQUENCES),
+    _value_function_case("batch-major-time", NETWORK, SEQUENCES),
+]
+
+CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES, *VALUE_FUNCTION_CASES]

@@ -23,8 +23,9 @@ class Policy(Component):
       ``deterministic``, draws otherwise).
     * ``get_action_and_log_prob(nn_inputs, deterministic=False)``: ``(actions, log_probs)``, the
       log-likelihood of the drawn actions (a squashed normal's at the drawn value before squashing).
-    * ``get_log_prob(nn_inputs, actions)``, ``get_entropy(nn_inputs)``: summed over every action
-      dimension and leaf (one value per batch row), as are the log-likelihoods above.
+    * ``get_log_prob(nn_inputs, actions)``, ``get_entropy(nn_inputs)`` and both from one pass,
+      ``get_log_prob_and_entropy(nn_inputs, actions)``: summed over every action dimension and leaf
+      (one value per batch row), as are the log-likelihoods above.
     * ``get_distribution_parameters(nn_inputs)``, ``get_nn_outputs(nn_inputs)``.
     * ``get_q_values(nn_inputs)``: for IntBox actions, the adapter's outputs ``(batch, *shape, n)``
       read as Q-values (other action spaces have none: ``NotApplicableError``).
@@ -110,6 +111,17 @@ class Policy(Component):
             for p, (keys, _) in self.leaves.items()
         ]
         return self._graph_fn_sum_over_actions(*log_probs)
+
+    @rlgraph.api
+    def get_log_prob_and_entropy(self, nn_inputs: Any, actions: Any) -> Any:
+        """``(log_prob(actions), entropy)`` per batch row, from one pass of the network (a policy-gradient
+        loss needs both)."""
+        parameters = self._parameters(self.network.call(nn_inputs))
+        log_probs, entropies = [], []
+        for path, (keys, _) in self.leaves.items():
+            log_probs.append(self.distributions[path].log_prob(parameters[path], _leaf(actions, keys)))
+            entropies.append(self.distributions[path].entropy(parameters[path]))
+        return self._graph_fn_sum_over_actions(*log_probs), self._graph_fn_sum_over_actions(*entropies)
 
     @rlgraph.api
     def get_entropy(self, nn_inputs: Any) -> Any:

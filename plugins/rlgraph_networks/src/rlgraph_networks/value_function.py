@@ -1,0 +1,44 @@
+"""State-value functions: V(s) from a network and one linear output unit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph.specs.validation import rebase
+from rlgraph_networks.layers.dense import Dense
+from rlgraph_networks.neural_network import NeuralNetwork
+
+
+class ValueFunction(Component):
+    """``V(s)``: a network (RLgraph's ``value_function_spec``, the same forms as a ``network_spec``)
+    followed by one linear unit.
+
+    API: ``value_output(nn_inputs)``: one value per row, for inputs with any leading batch and time ranks
+    (a batch ``(B, ...)`` gives ``(B,)``, a time-major rollout ``(T, B, ...)`` gives ``(T, B)``). With no
+    layers (``[]``), V is linear in its inputs: a value head on features computed elsewhere (a
+    policy's network outputs).
+
+    Args:
+        network_spec: The layers before the output unit.
+        scope: The component's name.
+    """
+
+    def __init__(self, network_spec: Any = None, scope: str = "value-function", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        try:
+            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
+        except SpecError as error:
+            raise rebase(error, "network_spec") from None
+        self.output_layer = Dense(1, scope="value-output")
+
+    @rlgraph.api
+    def value_output(self, nn_inputs: Any) -> Any:
+        """V(s) of every row."""
+        return self._graph_fn_squeeze(self.output_layer.call(self.network.call(nn_inputs)))
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_squeeze(self, values: Any) -> Any:
+        return self.ops.squeeze(values, -1)

@@ -1,0 +1,1 @@
+"""Policy-gradient agents (PPO, actor-critic) and their components: GAE and the policy and value losses."""
