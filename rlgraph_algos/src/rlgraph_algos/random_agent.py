@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,7 +59,14 @@ def _draw(ops: Any, space: Any, batch: Any) -> Any:
 
 
 class RandomAgent(Agent):
-    """Acts uniformly at random and learns nothing; ``update()`` returns a loss of 0."""
+    """Acts uniformly at random and learns nothing; ``update()`` returns a loss of 0.
+
+    It uses none of the Agent's arguments for components and learning (``network_spec``, ``discount``,
+    ``update_spec.batch_size``, ...): given, they are refused. The worker's update schedule still calls
+    ``update()``.
+    """
+
+    spec_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str = "random-agent", **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)

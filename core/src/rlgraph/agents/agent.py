@@ -12,7 +12,16 @@ import numpy as np
 
 from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import INTERNALS, RecordCheck, UpdateResult, environment_record
-from rlgraph.agents.specs import ExecutionSpec, ObserveSpec, SaverSpec, SummarySpec, UpdateSpec, coerce
+from rlgraph.agents.spec_keys import check_spec_keys
+from rlgraph.agents.specs import (
+    ExecutionSpec,
+    ObserveSpec,
+    SaverSpec,
+    SummarySpec,
+    UpdateSpec,
+    coerce,
+    keep_newest_checkpoints,
+)
 from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, CheckpointError, RLGraphError
 from rlgraph.execution.executor import GraphExecutor
@@ -39,7 +48,20 @@ class Agent(Specifiable):
     ``*_spec`` arguments configure components (interpreted by subclasses) or the base
     (``update_spec``, ``observe_spec``, ``execution_spec``, ``summary_spec``, ``saver_spec``).
     ``backend`` names the backend (else ``RLGRAPH_BACKEND``, the config file, or the only one
-    installed).
+    installed). ``discount`` defaults to 0.98.
+
+    Every key given to an agent does what it says or is rejected (``rlgraph.agents.spec_keys``). The
+    base uses the spaces, ``backend``, ``name``, ``auto_build``, ``execution_spec`` (``seed``,
+    ``device_map``, ``gpu_spec``), ``observe_spec``, ``saver_spec`` (``directory``,
+    ``max_checkpoints``) and the worker's ``update_spec`` schedule (``update_mode``, ``do_updates``,
+    ``update_interval``, ``steps_before_update``). A subclass declares the other keys of the base it
+    uses in a class attribute, added to its parents' declarations::
+
+        spec_keys = ("discount", "network_spec", "optimizer_spec", "update_spec.batch_size")
+
+    Given keys (present and not None) that it does not declare are a SpecError at construction
+    (``update_spec.num_iterations: DQNAgent does not use this key; ...``). A class that declares no
+    ``spec_keys`` anywhere below Agent accepts every key of the base, as before.
     """
 
     __rlgraph_group__ = "rlgraph.agents"
@@ -48,7 +70,7 @@ class Agent(Specifiable):
         self,
         state_space: Any,
         action_space: Any,
-        discount: float = 0.98,
+        discount: float | None = None,
         preprocessing_spec: Any = None,
         network_spec: Any = None,
         internal_states_space: Any = None,
@@ -65,6 +87,7 @@ class Agent(Specifiable):
         auto_build: bool = True,
         name: str = "agent",
     ) -> None:
+        arguments = {key: value for key, value in locals().items() if key != "self"}  # as given
         from rlgraph.spaces import space_from_spec
 
         self.state_space = space_from_spec(state_space).strip_ranks()
@@ -75,7 +98,7 @@ class Agent(Specifiable):
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
-        self.discount = float(discount)
+        self.discount = 0.98 if discount is None else float(discount)
         self.preprocessing_spec = preprocessing_spec
         self.network_spec = network_spec
         self.policy_spec = policy_spec
@@ -87,6 +110,8 @@ class Agent(Specifiable):
         self.update_spec = coerce(update_spec, UpdateSpec, "update_spec")
         self.summary_spec = coerce(summary_spec, SummarySpec, "summary_spec")
         self.saver_spec = coerce(saver_spec, SaverSpec, "saver_spec")
+        check_spec_keys(type(self), arguments)
+        self._stored_checkpoints: list[Path] = []
         self.backend = backend
         self.name = name
         #: Time steps acted with exploration (training steps), episodes observed, updates made.
@@ -435,13 +460,21 @@ class Agent(Specifiable):
             executor.backend.assign_variables({name: variables[name] for name in state}, state)
 
     def store_model(self, path: str | os.PathLike | None = None, add_timestep: bool = True) -> Path:
-        """Write every checkpointed variable to ``path`` (a folder, or a ``.npz`` file); return the file."""
+        """Write every checkpointed variable to ``path`` (a folder, or a ``.npz`` file); return the file.
+
+        ``path`` defaults to ``saver_spec.directory``. With ``saver_spec.max_checkpoints``, only the newest
+        that many ``model-<timestep>.npz`` files this agent wrote into a folder stay there.
+        """
         executor = self._built_executor()
         target = Path(path or self.saver_spec.directory or ".")
         if target.suffix != ".npz":
             target = target / (f"model-{self.timesteps}.npz" if add_timestep else "model.npz")
         metadata = {"agent": type(self).__name__, "timesteps": self.timesteps, "updates": self.updates}
-        return executor.store(target, metadata)
+        stored = executor.store(target, metadata)
+        self._stored_checkpoints = keep_newest_checkpoints(
+            self._stored_checkpoints, stored, self.saver_spec.max_checkpoints
+        )
+        return stored
 
     def load_model(self, path: str | os.PathLike) -> dict[str, Any]:
         """Load a checkpoint written by :meth:`store_model` (a file, or the newest in a folder).

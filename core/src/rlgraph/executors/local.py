@@ -69,10 +69,16 @@ class LocalExecutor(Executor):
     def updates(self) -> int:
         return self.worker.updates
 
+    @property
+    def update_seconds(self) -> float:
+        """Seconds spent in the agent's updates so far (the rest of a workload is acting)."""
+        return self.worker.update_seconds
+
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
         """Act, observe and update for ``num_timesteps`` time steps; episodes continue across calls."""
         workload = Workload.of(workload)
         start, timesteps, episodes, updates = time.perf_counter(), self.timesteps, self.episodes, self.updates
+        update_seconds = self.update_seconds
         frames, rewards, lengths, reports = 0, [], [], []
         remaining = workload.num_timesteps
         while remaining > 0:
@@ -96,6 +102,7 @@ class LocalExecutor(Executor):
             "episodes_executed": self.episodes - episodes,
             "updates_executed": self.updates - updates,
             "runtime": runtime,
+            "update_seconds": self.update_seconds - update_seconds,
             "env_frames": frames,
             "env_frames_per_second": frames / runtime if runtime else 0.0,
             "mean_episode_reward": float(np.mean(rewards)) if rewards else None,

@@ -32,7 +32,9 @@ EVALUATION_SEED_OFFSET = 1_000_000
 
 @attrs.frozen
 class TrainingSummary:
-    """What a training run did (``summary.json``). Seconds count from the start of training."""
+    """What a training run did (``summary.json``). Seconds count from the start of training;
+    ``evaluation_seconds`` were spent in greedy evaluations (``training_seconds_to_target`` leaves them
+    out), ``update_seconds`` in the agent's updates (the rest of the training is acting)."""
 
     agent: str
     environment: str
@@ -43,6 +45,8 @@ class TrainingSummary:
     updates: int
     setup_seconds: float
     wall_seconds: float
+    evaluation_seconds: float
+    update_seconds: float
     steps_per_second: float
     evaluation_episodes: int
     last_eval_mean_return: float | None
@@ -52,6 +56,7 @@ class TrainingSummary:
     target_reached: bool
     timesteps_to_target: int | None
     seconds_to_target: float | None
+    training_seconds_to_target: float | None
     interrupted: bool
     checkpoint: str | None
     best_checkpoint: str | None
@@ -141,7 +146,9 @@ class Trainer:
         self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
         self.last_evaluation: EvaluationResult | None = None
         self.best_evaluation: tuple[float, int] | None = None  # (mean return, time steps)
-        self.target: tuple[int, float] | None = None  # (time steps, seconds) when the target was reached
+        #: (time steps, seconds, seconds without evaluations) when the target was reached.
+        self.target: tuple[int, float, float] | None = None
+        self.evaluation_seconds = 0.0
         self.setup_seconds = time.perf_counter() - start
         self._start = time.perf_counter()
 
@@ -229,7 +236,9 @@ class Trainer:
 
     def _evaluate(self, row: dict[str, Any]) -> None:
         """Run a greedy evaluation; record it in ``row``; store the best checkpoint; check the target."""
+        start = time.perf_counter()
         result = self.evaluator.run()
+        self.evaluation_seconds += time.perf_counter() - start
         self.last_evaluation = result
         row.update(
             eval_mean_return=result.mean_return,
@@ -242,7 +251,8 @@ class Trainer:
             self.agent.store_model(self.checkpoint_dir / BEST_CHECKPOINT)
         target = self.spec.evaluation.target_return
         if target is not None and self.target is None and result.mean_return >= target:
-            self.target = (int(done), time.perf_counter() - self._start)
+            seconds = time.perf_counter() - self._start
+            self.target = (int(done), seconds, seconds - self.evaluation_seconds)
 
     def _store_checkpoint(self) -> Path:
         """Store ``model-<timesteps>.npz``; keep the newest ``keep_checkpoints`` of them."""
@@ -267,6 +277,8 @@ class Trainer:
             updates=int(self.executor.updates),
             setup_seconds=self.setup_seconds,
             wall_seconds=seconds,
+            evaluation_seconds=self.evaluation_seconds,
+            update_seconds=float(getattr(self.executor, "update_seconds", 0.0)),
             steps_per_second=self.executor.timesteps / seconds if seconds else 0.0,
             evaluation_episodes=spec.evaluation.episodes,
             last_eval_mean_return=None if self.last_evaluation is None else self.last_evaluation.mean_return,
@@ -276,6 +288,7 @@ class Trainer:
             target_reached=self.target is not None,
             timesteps_to_target=None if self.target is None else self.target[0],
             seconds_to_target=None if self.target is None else self.target[1],
+            training_seconds_to_target=None if self.target is None else self.target[2],
             interrupted=interrupted,
             checkpoint=str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,

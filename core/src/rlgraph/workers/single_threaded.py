@@ -163,6 +163,7 @@ class SingleThreadedWorker:
         self.timesteps = 0  # time steps, episodes and agent.update() calls over all calls so far
         self.episodes = 0
         self.updates = 0
+        self.update_seconds = 0.0  # spent in agent.update() over all calls so far
         self._states: Any = None
         self._processed: Any = None
         self._internals: Any = None
@@ -427,8 +428,11 @@ class SingleThreadedWorker:
             due = schedule.updates_due(self.timesteps - new_timesteps, self.timesteps)
         else:
             due = schedule.updates_due(self.episodes - new_episodes, self.episodes)
-        for _ in range(due):
-            self.agent.update()
+        if due:
+            start = time.perf_counter()
+            for _ in range(due):
+                self.agent.update()
+            self.update_seconds += time.perf_counter() - start
         self.updates += due
 
     def _reset(self) -> None:

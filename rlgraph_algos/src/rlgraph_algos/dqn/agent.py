@@ -3,16 +3,19 @@ prioritized replay, assembled from components."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
 import rlgraph
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
+from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.specs.validation import Problem, spec_error
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_networks.explorations.exploration import Exploration
@@ -129,7 +132,8 @@ class DQNAgent(Agent):
 
     Args:
         double_q: Double Q-learning targets (van Hasselt et al. 2016).
-        dueling_q: A dueling network (Wang et al. 2016) when ``policy_spec`` names no type.
+        dueling_q: A dueling network (Wang et al. 2016; the default) or not, when ``policy_spec``
+            names no type (with a type, the type decides, and ``dueling_q`` is refused).
         huber_loss: Huber instead of squared TD errors.
         n_step: Learn from n-step returns (transitions are assembled per environment before
             they reach the memory; an ended episode's last transitions bootstrap with
@@ -138,13 +142,28 @@ class DQNAgent(Agent):
             prioritized replay, its priorities updated with the absolute TD errors).
         **kwargs: The Agent's arguments (``network_spec``, ``policy_spec``, ``exploration_spec``,
             ``optimizer_spec``, ``update_spec`` with ``batch_size``, ``sync_interval`` (time steps
-            between target syncs; 0: every update) and ``sync_tau``, ...).
+            between target syncs; 0: every update) and ``sync_tau`` (below 1: a soft sync after every
+            update), ...). Keys of the base it does not use (``internal_states_space``,
+            ``update_spec.num_iterations``, ...) are refused, and so are keys that another key overrides.
     """
+
+    spec_keys: ClassVar[tuple[str, ...]] = (
+        "discount",
+        "preprocessing_spec",
+        "network_spec",
+        "policy_spec",
+        "action_adapter_spec",
+        "exploration_spec",
+        "optimizer_spec",
+        "update_spec.batch_size",
+        "update_spec.sync_interval",
+        "update_spec.sync_tau",
+    )
 
     def __init__(
         self,
         double_q: bool = True,
-        dueling_q: bool = True,
+        dueling_q: bool | None = None,
         huber_loss: bool = False,
         n_step: int = 1,
         memory_spec: dict[str, Any] | None = None,
@@ -153,7 +172,13 @@ class DQNAgent(Agent):
     ) -> None:
         if n_step < 1:
             raise SpecError(f"must be >= 1, got {n_step}", "n_step")
-        self.double_q, self.dueling_q, self.huber_loss, self.n_step = double_q, dueling_q, huber_loss, n_step
+        kwargs["update_spec"] = coerce(kwargs.get("update_spec"), UpdateSpec, "update_spec")
+        kwargs["observe_spec"] = coerce(kwargs.get("observe_spec"), ObserveSpec, "observe_spec")
+        problems = _overridden_keys(dueling_q, n_step, kwargs)
+        if problems:
+            raise spec_error(problems)
+        self.double_q, self.huber_loss, self.n_step = double_q, huber_loss, n_step
+        self.dueling_q = True if dueling_q is None else dueling_q
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
         self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
         super().__init__(name=name, **kwargs)
@@ -252,3 +277,51 @@ class DQNAgent(Agent):
     def get_q_values(self, preprocessed_states: Any) -> np.ndarray:
         """Q-values of every action for a batch of preprocessed states."""
         return self._execute("get_q_values", preprocessed_states)
+
+
+def _overridden_keys(dueling_q: bool | None, n_step: int, arguments: dict[str, Any]) -> list[Problem]:
+    """The keys given to a DQN agent that have no effect because of another key (none, if it is fine)."""
+    policy_spec = arguments.get("policy_spec")
+    policy_keys = set(policy_spec) if isinstance(policy_spec, Mapping) else set()
+    problems = []
+    if dueling_q is not None and "type" in policy_keys:
+        problems.append(
+            Problem(
+                "dueling_q",
+                "has no effect when policy_spec names a type (the type decides: 'dueling_policy' or 'policy'): "
+                "remove dueling_q or policy_spec.type",
+            )
+        )
+    for name in ("network_spec", "action_adapter_spec"):
+        if arguments.get(name) is not None and name in policy_keys:
+            problems.append(
+                Problem(
+                    name,
+                    f"has no effect when policy_spec.{name} is given (the policy takes that one): give one",
+                )
+            )
+    update_spec = arguments["update_spec"]
+    if (
+        update_spec.sync_tau < 1.0
+        and update_spec.sync_interval > 0
+        and "sync_interval" in given_keys(update_spec)
+    ):
+        problems.append(
+            Problem(
+                "update_spec.sync_interval",
+                "has no effect with update_spec.sync_tau < 1: DQNAgent moves the target network by sync_tau after "
+                "every update; remove sync_interval, or set sync_tau to 1 to copy the weights every sync_interval "
+                "time steps",
+            )
+        )
+    if n_step > 1:
+        problems += [
+            Problem(
+                f"observe_spec.{key}",
+                "has no effect with n_step > 1: DQNAgent keeps each environment's last n steps and passes every "
+                "n-step transition to its memory once complete; remove it",
+            )
+            for key in ("buffer_size", "buffer_enabled")
+            if key in given_keys(arguments["observe_spec"])
+        ]
+    return problems
