@@ -9,7 +9,7 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.execution.optimizers import clip_by_global_norm, reference_step
-from rlgraph.spaces import FloatBox
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
 from rlgraph_networks.synchronizer import Synchronizer
@@ -204,3 +204,61 @@ def test_synchronizer_refuses_a_target_that_does_not_mirror_the_source(rlgraph_b
 
     with pytest.raises(BuildError, match="does not mirror"):
         ComponentTest(Mismatch(), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend=rlgraph_backend)
+
+
+class TimedRegression(Component):
+    """A linear model learned with an optimizer whose learning rate may decay over ``time_step``."""
+
+    def __init__(self, optimizer: Optimizer):
+        super().__init__(scope="regression")
+        self.model = Model()
+        self.optimizer = optimizer.attach(self.model)
+
+    @rlgraph.api
+    def update(self, x, y, time_step):
+        loss, _ = self.optimizer.step(lambda: self._graph_fn_loss(self.model.predict(x), y), time_step)
+        return loss
+
+    @rlgraph.graph_fn
+    def _graph_fn_loss(self, prediction, y):
+        return self.ops.mean(self.ops.square(prediction - y))
+
+
+def test_a_decaying_learning_rate_takes_its_value_at_the_time_step(rlgraph_backend):
+    """RLgraph's configs give learning rates as decays (``["linear", 3e-4, 1e-6]``)."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spaces = {
+        "x": FloatBox(shape=(3,), add_batch_rank=True),
+        "y": FloatBox(shape=(2,), add_batch_rank=True),
+        "time_step": IntBox(dtype=np.int64),
+    }
+    optimizer = Optimizer.from_spec({"type": "sgd", "learning_rate": ["linear", 0.1, 0.01]})
+    test = ComponentTest(TimedRegression(optimizer), spaces, backend=rlgraph_backend)
+    rng = np.random.default_rng(0)
+    # A list spec decays linearly over num_timesteps 10,000: 0.1, then 0.055 halfway, then 0.01.
+    for time_step, rate in ((0, 0.1), (5000, 0.055), (20000, 0.01)):
+        weights = test.variable_values()
+        weight, bias = weights["regression/model/weight"], weights["regression/model/bias"]
+        x, y = rng.normal(size=(8, 3)).astype(np.float32), rng.normal(size=(8, 2)).astype(np.float32)
+        test.test(("update", [x, y, time_step]))
+        gradient_weight, gradient_bias = numpy_gradients(weight, bias, x, y)
+        expected_weight, expected_bias = weight - rate * gradient_weight, bias - rate * gradient_bias
+        np.testing.assert_allclose(
+            test.variable_values("model/weight"), expected_weight, rtol=1e-5, atol=1e-6
+        )
+        np.testing.assert_allclose(test.variable_values("model/bias"), expected_bias, rtol=1e-5, atol=1e-6)
+
+
+def test_a_decaying_learning_rate_without_a_time_step_is_a_build_error(rlgraph_backend):
+    optimizer = Optimizer.from_spec({"type": "adam", "learning_rate": ["linear", 0.1, 0.01]})
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)}
+    with pytest.raises(BuildError, match="decaying learning rate, which needs the time step"):
+        ComponentTest(Regression(optimizer), spaces, backend=rlgraph_backend)
+
+
+def test_a_bad_learning_rate_decay_names_the_key():
+    with pytest.raises(SpecError, match="learning_rate"):
+        Optimizer.from_spec({"type": "adam", "learning_rate": ["cosine", 0.1, 0.01]})
+    with pytest.raises(SpecError, match="learning_rate: must be > 0"):
+        Optimizer.from_spec({"type": "adam", "learning_rate": [0.0, 0.0]})

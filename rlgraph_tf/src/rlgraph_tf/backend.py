@@ -127,8 +127,10 @@ def create_optimizer(
 
 
 @hookimpl
-def apply_gradients(optimizer: TFOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
-    return optimizer.step(gradients)
+def apply_gradients(
+    optimizer: TFOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any
+) -> Any:
+    return optimizer.step(gradients, learning_rate)
 
 
 class CompiledAPIMethod:

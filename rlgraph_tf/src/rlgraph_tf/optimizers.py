@@ -25,9 +25,10 @@ class TFOptimizer:
         self.slots = slots
         self._apply = getattr(self, f"_{kind}")
 
-    def step(self, gradients: list[Any]) -> Any:
-        """One step (variables without a gradient are left alone); returns the gradients' global norm
-        before clipping when clipping is on."""
+    def step(self, gradients: list[Any], learning_rate: Any = None) -> Any:
+        """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
+        optimizer's own); returns the gradients' global norm before clipping when clipping is on."""
+        lr = self.h["learning_rate"] if learning_rate is None else learning_rate
         used = [i for i, g in enumerate(gradients) if g is not None]
         grads = [tf.convert_to_tensor(gradients[i]) for i in used]
         norm = None
@@ -36,13 +37,13 @@ class TFOptimizer:
             scale = tf.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
             grads = [g * tf.cast(scale, g.dtype) for g in grads]
         for i, grad in zip(used, grads):
-            self._apply(i, grad)
+            self._apply(i, grad, lr)
         return norm
 
     def _slot(self, name: str, index: int) -> tf.Variable:
         return self.slots[name][index]
 
-    def _adam(self, i: int, g: Any) -> None:
+    def _adam(self, i: int, g: Any, lr: Any) -> None:
         h, variable = self.h, self.variables[i]
         step = self._slot("step", i)
         step.assign_add(1.0)
@@ -53,18 +54,18 @@ class TFOptimizer:
         steps = tf.cast(step.read_value(), tf.float64)
         m_hat = m / tf.cast(1.0 - tf.pow(tf.constant(h["beta1"], tf.float64), steps), variable.dtype)
         v_hat = v / tf.cast(1.0 - tf.pow(tf.constant(h["beta2"], tf.float64), steps), variable.dtype)
-        variable.assign_sub(h["learning_rate"] * m_hat / (tf.sqrt(v_hat) + h["epsilon"]))
+        variable.assign_sub(lr * m_hat / (tf.sqrt(v_hat) + h["epsilon"]))
 
-    def _sgd(self, i: int, g: Any) -> None:
+    def _sgd(self, i: int, g: Any, lr: Any) -> None:
         h, variable = self.h, self.variables[i]
         if not h["momentum"]:
-            variable.assign_sub(h["learning_rate"] * g)
+            variable.assign_sub(lr * g)
             return
         buffer = self._slot("momentum", i).assign(h["momentum"] * self._slot("momentum", i) + g)
         update = g + h["momentum"] * buffer if h["nesterov"] else buffer
-        variable.assign_sub(h["learning_rate"] * update)
+        variable.assign_sub(lr * update)
 
-    def _rmsprop(self, i: int, g: Any) -> None:
+    def _rmsprop(self, i: int, g: Any, lr: Any) -> None:
         h, variable = self.h, self.variables[i]
         decay = h["decay"]
         average = self._slot("square_avg", i).assign(
@@ -76,8 +77,8 @@ class TFOptimizer:
         update = g / (tf.sqrt(average) + h["epsilon"])
         if h["momentum"]:
             update = self._slot("momentum", i).assign(h["momentum"] * self._slot("momentum", i) + update)
-        variable.assign_sub(h["learning_rate"] * update)
+        variable.assign_sub(lr * update)
 
-    def _adagrad(self, i: int, g: Any) -> None:
+    def _adagrad(self, i: int, g: Any, lr: Any) -> None:
         total = self._slot("sum", i).assign_add(g * g)
-        self.variables[i].assign_sub(self.h["learning_rate"] * g / (tf.sqrt(total) + self.h["epsilon"]))
+        self.variables[i].assign_sub(lr * g / (tf.sqrt(total) + self.h["epsilon"]))

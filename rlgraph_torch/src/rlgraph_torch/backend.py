@@ -130,8 +130,10 @@ def create_optimizer(
 
 
 @hookimpl
-def apply_gradients(optimizer: TorchOptimizer, gradients: list[Any], variables: list[Any]) -> Any:
-    return optimizer.step(gradients)
+def apply_gradients(
+    optimizer: TorchOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any
+) -> Any:
+    return optimizer.step(gradients, learning_rate)
 
 
 # -- conversion between NumPy and torch --------------------------------------------------------------

@@ -36,9 +36,10 @@ class TorchOptimizer:
         ]
         self._apply = getattr(self, f"_{kind}")
 
-    def step(self, gradients: list[torch.Tensor | None]) -> torch.Tensor | None:
-        """One step (variables without a gradient are left alone); returns the gradients' global norm
-        before clipping when clipping is on."""
+    def step(self, gradients: list[torch.Tensor | None], learning_rate: Any = None) -> torch.Tensor | None:
+        """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
+        optimizer's own); returns the gradients' global norm before clipping when clipping is on."""
+        lr = self.h["learning_rate"] if learning_rate is None else float(learning_rate)
         with torch.no_grad():
             used = [i for i, g in enumerate(gradients) if g is not None]
             grads = [gradients[i] for i in used]
@@ -48,13 +49,13 @@ class TorchOptimizer:
                 scale = torch.clamp(self.clip_grad_norm / (norm + 1e-6), max=1.0)
                 grads = torch._foreach_mul(grads, scale)
             if grads:
-                self._apply(used, grads)
+                self._apply(used, grads, lr)
         return norm
 
     def _take(self, name: str, used: list[int]) -> list[torch.Tensor]:
         return [self.slots[name][i] for i in used]
 
-    def _adam(self, used: list[int], grads: list[torch.Tensor]) -> None:
+    def _adam(self, used: list[int], grads: list[torch.Tensor], lr: float) -> None:
         h, steps = self.h, [self._steps[i] for i in used]
         torch._foreach_add_(steps, 1.0)
         torch._fused_adam_(
@@ -64,7 +65,7 @@ class TorchOptimizer:
             self._take("v", used),
             [],
             steps,
-            lr=h["learning_rate"],
+            lr=lr,
             beta1=h["beta1"],
             beta2=h["beta2"],
             weight_decay=0.0,
@@ -73,7 +74,7 @@ class TorchOptimizer:
             maximize=False,
         )
 
-    def _sgd(self, used: list[int], grads: list[torch.Tensor]) -> None:
+    def _sgd(self, used: list[int], grads: list[torch.Tensor], lr: float) -> None:
         h = self.h
         torch._fused_sgd_(
             [self.variables[i] for i in used],
@@ -81,14 +82,14 @@ class TorchOptimizer:
             self._take("momentum", used) if h["momentum"] else [],
             weight_decay=0.0,
             momentum=h["momentum"],
-            lr=h["learning_rate"],
+            lr=lr,
             dampening=0.0,
             nesterov=h["nesterov"],
             maximize=False,
             is_first_step=False,  # the momentum slots start at zero: the first step is then the gradient
         )
 
-    def _adagrad(self, used: list[int], grads: list[torch.Tensor]) -> None:
+    def _adagrad(self, used: list[int], grads: list[torch.Tensor], lr: float) -> None:
         steps = [self._steps[i] for i in used]
         torch._foreach_add_(steps, 1.0)
         torch._fused_adagrad_(
@@ -96,14 +97,14 @@ class TorchOptimizer:
             grads,
             self._take("sum", used),
             steps,
-            lr=self.h["learning_rate"],
+            lr=lr,
             lr_decay=0.0,
             weight_decay=0.0,
             eps=self.h["epsilon"],
             maximize=False,
         )
 
-    def _rmsprop(self, used: list[int], grads: list[torch.Tensor]) -> None:
+    def _rmsprop(self, used: list[int], grads: list[torch.Tensor], lr: float) -> None:
         h = self.h
         decay = h["decay"]
         square_avg = self._take("square_avg", used)
@@ -122,6 +123,6 @@ class TorchOptimizer:
             momentum = self._take("momentum", used)
             torch._foreach_mul_(momentum, h["momentum"])
             torch._foreach_addcdiv_(momentum, grads, denominator)
-            torch._foreach_add_(variables, momentum, alpha=-h["learning_rate"])
+            torch._foreach_add_(variables, momentum, alpha=-lr)
         else:
-            torch._foreach_addcdiv_(variables, grads, denominator, value=-h["learning_rate"])
+            torch._foreach_addcdiv_(variables, grads, denominator, value=-lr)

@@ -107,8 +107,12 @@ class Backend:
             "create_optimizer", kind=kind, variables=variables, hyperparameters=hyperparameters, slots=slots
         )
 
-    def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
-        return self.hook.apply_gradients(optimizer=optimizer, gradients=gradients, variables=variables)
+    def apply_gradients(
+        self, optimizer: Any, gradients: list[Any], variables: list[Any], learning_rate: Any = None
+    ) -> Any:
+        return self.hook.apply_gradients(
+            optimizer=optimizer, gradients=gradients, variables=variables, learning_rate=learning_rate
+        )
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"

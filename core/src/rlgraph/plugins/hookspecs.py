@@ -140,9 +140,12 @@ class BackendHooks:
         """
 
     @hookspec(firstresult=True)
-    def apply_gradients(self, optimizer: Any, gradients: list[Any], variables: list[Any]) -> Any:
+    def apply_gradients(
+        self, optimizer: Any, gradients: list[Any], variables: list[Any], learning_rate: Any
+    ) -> Any:
         """Apply one optimizer step with ``gradients`` to ``variables``; return the gradients' global
-        norm before clipping (or None)."""
+        norm before clipping (or None). ``learning_rate`` (a scalar tensor, a number, or None for the
+        optimizer's own) is this step's learning rate: a decaying one."""
 
 
 class EventHooks:

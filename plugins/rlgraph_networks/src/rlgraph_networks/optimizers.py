@@ -15,6 +15,23 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.execution.optimizers import OPTIMIZERS
+from rlgraph.specs.validation import rebase
+from rlgraph_networks.decays import Decay
+
+LearningRate = float | list[Any] | dict[str, Any]
+"""A learning rate: a number, or a decay (``["linear", from, to]``, a decay spec dict)."""
+
+
+def _decay(learning_rate: Any) -> Decay | None:
+    """The decay a learning rate spec gives (errors name ``learning_rate``), or None for a number."""
+    if isinstance(learning_rate, int | float) and not isinstance(learning_rate, bool):
+        return None
+    try:
+        decay = Decay.from_spec(learning_rate)
+    except SpecError as error:
+        raise rebase(error, "learning_rate") from None
+    decay.scope = "learning-rate"
+    return decay
 
 
 class Optimizer(Component):
@@ -22,7 +39,8 @@ class Optimizer(Component):
     that the function ``loss_fn`` computes from the attached components' variables.
 
     Args:
-        learning_rate: Step size.
+        learning_rate: Step size: a number, or a decay over the agent's time steps (RLgraph's
+            ``["linear", 3e-4, 1e-6]``, a decay spec), which ``step`` then needs the time step for.
         clip_grad_norm: If set, gradients are scaled so their global L2 norm is at most this.
     """
 
@@ -31,12 +49,15 @@ class Optimizer(Component):
 
     def __init__(
         self,
-        learning_rate: float = 1e-3,
+        learning_rate: LearningRate = 1e-3,
         clip_grad_norm: float | None = None,
         scope: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope or self.kind or "optimizer", **kwargs)
+        self.learning_rate_decay = _decay(learning_rate)
+        if self.learning_rate_decay is not None:
+            learning_rate = max(self.learning_rate_decay.from_, self.learning_rate_decay.to_)
         if learning_rate <= 0:
             raise SpecError(f"must be > 0, got {learning_rate}", "learning_rate")
         if clip_grad_norm is not None and clip_grad_norm <= 0:
@@ -87,16 +108,30 @@ class Optimizer(Component):
             f"{slot}/{name}", shape=() if slot == "step" else shape, initializer=initial, trainable=False
         )
 
-    @rlgraph.graph_fn(api=True, returns=2)
-    def step(self, loss_fn: Callable[[], Any]) -> Any:
+    @rlgraph.api
+    def step(self, loss_fn: Callable[[], Any], time_step: Any = None) -> Any:
         """One descent step on the loss *function* ``loss_fn``: it takes no arguments and returns the
         scalar loss, or ``(loss, extras)`` with values computed alongside that need no gradient.
 
         Returns ``(loss, extras)`` as computed before the step (``extras`` None if there are none).
-        The backend differentiates the function itself (see the ``compute_gradients`` hook).
+        The backend differentiates the function itself (see the ``compute_gradients`` hook). A decaying
+        learning rate takes its value at ``time_step`` (the agent's time steps).
         """
+        if self.learning_rate_decay is None:
+            return self._graph_fn_step(loss_fn, None)
+        if time_step is None:
+            raise BuildError(
+                f"{self.global_scope!r} has a decaying learning rate, which needs the time step: this agent "
+                "steps it without one; give a constant learning_rate.",
+                component=self.global_scope,
+                api_method="step",
+            )
+        return self._graph_fn_step(loss_fn, self.learning_rate_decay.decayed_value(time_step))
+
+    @rlgraph.graph_fn(returns=2)
+    def _graph_fn_step(self, loss_fn: Callable[[], Any], learning_rate: Any) -> Any:
         loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
-        self.backend.apply_gradients(self._optimizer, gradients, self._variables)
+        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
         return loss, extras
 
 
@@ -107,7 +142,7 @@ class Adam(Optimizer):
 
     def __init__(
         self,
-        learning_rate: float = 1e-3,
+        learning_rate: LearningRate = 1e-3,
         beta1: float = 0.9,
         beta2: float = 0.999,
         epsilon: float = 1e-8,
@@ -125,7 +160,7 @@ class SGD(Optimizer):
 
     def __init__(
         self,
-        learning_rate: float = 1e-2,
+        learning_rate: LearningRate = 1e-2,
         momentum: float = 0.0,
         nesterov: bool = False,
         clip_grad_norm: float | None = None,
@@ -142,7 +177,7 @@ class RMSProp(Optimizer):
 
     def __init__(
         self,
-        learning_rate: float = 1e-2,
+        learning_rate: LearningRate = 1e-2,
         decay: float = 0.99,
         momentum: float = 0.0,
         epsilon: float = 1e-8,
@@ -161,7 +196,7 @@ class Adagrad(Optimizer):
 
     def __init__(
         self,
-        learning_rate: float = 1e-2,
+        learning_rate: LearningRate = 1e-2,
         initial_accumulator_value: float = 0.0,
         epsilon: float = 1e-10,
         clip_grad_norm: float | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ import numpy as np
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
+from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
@@ -69,7 +71,15 @@ class PolicyGradientAgent(Agent):
             steps in all, shared evenly by the environments.
     """
 
-    loss_class: ClassVar[type[Component]]
+    spec_keys: ClassVar[tuple[str, ...]] = (
+        "discount",
+        "preprocessing_spec",
+        "network_spec",
+        "policy_spec",
+        "action_adapter_spec",
+        "optimizer_spec",
+        "update_spec.batch_size",
+    )
 
     def __init__(
         self,
@@ -99,6 +109,13 @@ class PolicyGradientAgent(Agent):
         self.weight_entropy = weight_entropy
         self.rollouts = RolloutBuffer(_memory_capacity(memory_spec))
         super().__init__(**kwargs)
+        if given_keys(kwargs.get("observe_spec")) & {"buffer_size", "buffer_enabled"}:
+            warnings.warn(
+                f"observe_spec: {type(self).__name__} keeps every observed step in its rollouts at once "
+                "(memory_spec.capacity): the observe buffer settings have no effect",
+                UserWarning,
+                stacklevel=2,
+            )
         self._rng = np.random.default_rng(self.execution_spec.seed)
 
     # -- the graph -------------------------------------------------------------------------------------------
@@ -253,6 +270,8 @@ class PPOAgent(PolicyGradientAgent):
             collected with to ``[-c, c]`` in its loss (None: no clipping).
         **kwargs: :class:`PolicyGradientAgent`'s and the Agent's arguments.
     """
+
+    spec_keys: ClassVar[tuple[str, ...]] = ("update_spec.num_iterations", "update_spec.sample_size")
 
     def __init__(
         self,

@@ -117,10 +117,10 @@ class PolicyGradientGraph(Component):
                 value_mean, _ = value_loss()
                 return self._graph_fn_total(policy_mean, value_mean, stats)
 
-            _, stats = self.optimizer.step(total_loss)
+            _, stats = self.optimizer.step(total_loss, time_step)
             return stats
-        _, stats = self.optimizer.step(policy_loss)
-        value_mean, _ = self.value_optimizer.step(value_loss)
+        _, stats = self.optimizer.step(policy_loss, time_step)
+        value_mean, _ = self.value_optimizer.step(value_loss, time_step)
         return self._graph_fn_add_value_loss(stats, value_mean)
 
     def _values(self, states: Any) -> Any:
