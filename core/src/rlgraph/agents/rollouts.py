@@ -98,7 +98,7 @@ class RolloutBuffer:
         if not len(self):
             return None
         envs = self._position.shape[0]
-        length = min(self.per_env, math.ceil(num_steps / envs))
+        length = min(int(self._count.max()), math.ceil(num_steps / envs))
         steps = np.arange(length)[:, None]
         slots = (self._position[None, :] - length + steps) % self.per_env
         mask = steps >= (length - np.minimum(self._count, length))[None, :]
