@@ -225,3 +225,29 @@ def test_cartpole_env_spaces(rlgraph_backend):
         {"type": "ppo", **SMALL}, rlgraph_backend, state_space=env.state_space, action_space=env.action_space
     )
     assert agent.get_action(env.reset(seed=0)) in (0, 1)
+
+
+def test_a_seeded_agent_draws_in_this_process_what_it_draws_in_a_process_of_its_own(rlgraph_backend):
+    import subprocess
+    import sys
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    script = (
+        "import numpy as np, sys\n"
+        "from rlgraph.agents import Agent\n"
+        "from rlgraph.spaces import FloatBox, IntBox\n"
+        f"spec = {{**{SMALL!r}, 'type': 'ppo', 'backend': {rlgraph_backend!r}}}\n"
+        "agent = Agent.from_spec(spec, state_space=FloatBox(shape=(4,)), action_space=IntBox(2))\n"
+        "states = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)\n"
+        "print(''.join(str(int(a)) for _ in range(3) for a in agent.get_action(states)))\n"
+    )
+    other = make({"type": "ppo", **SMALL, "execution_spec": {"seed": 9}}, rlgraph_backend)  # draws meanwhile
+    agent = make({"type": "ppo", **SMALL}, rlgraph_backend)
+    states = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
+    here = []
+    for _ in range(3):
+        other.get_action(states)
+        here.append("".join(str(int(a)) for a in agent.get_action(states)))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "".join(here)
