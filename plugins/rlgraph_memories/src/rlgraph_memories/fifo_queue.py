@@ -35,20 +35,17 @@ class FIFOQueue(Memory):
         super().create_variables(input_spaces, action_space)
         self.removed = self.get_variable("removed", shape=(), dtype="int64", trainable=False)
 
-    @rlgraph.api
-    def get_records(self, num_records: int = 1) -> Any:
-        """Remove and return the ``num_records`` oldest records (all held, if fewer), oldest first."""
-        return self._graph_fn_get_records(num_records)
-
-    @rlgraph.graph_fn
-    def _graph_fn_insert_records(self, records: Any) -> Any:
+    @rlgraph.graph_fn(api=True)
+    def insert_records(self, records: Any) -> Any:
+        """Insert a batch of records, dropping the oldest ones on overflow; returns the new size."""
         ops = self.ops
         self._write(records)
         ops.assign(self.removed, ops.maximum(self.removed, self.inserted - self.capacity))
         return self._size()
 
-    @rlgraph.graph_fn(batched=True)
-    def _graph_fn_get_records(self, num_records: int) -> Any:
+    @rlgraph.graph_fn(api=True, batched=True)
+    def get_records(self, num_records: int = 1) -> Any:
+        """Remove and return the ``num_records`` oldest records (all held, if fewer), oldest first."""
         ops = self.ops
         stop = self.removed + ops.minimum(self._size(), check_count(num_records))
         records = self._read(ops.arange(self.removed, stop) % self.capacity)

@@ -110,32 +110,20 @@ class Memory(Component):
             return None
         return (1, 0, *range(2, 2 + len(leaf.shape)))
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def insert_records(self, records: Any) -> Any:
         """Insert a batch of records; returns the memory's new size (int64 scalar)."""
-        return self._graph_fn_insert_records(records)
-
-    @rlgraph.api
-    def get_size(self) -> Any:
-        """The number of records the memory holds (int64 scalar)."""
-        return self._graph_fn_get_size()
-
-    @rlgraph.api
-    def clear(self) -> Any:
-        """Empty the memory: its size becomes 0, and the next insert starts a fresh ring."""
-        return self._graph_fn_clear()
-
-    @rlgraph.graph_fn
-    def _graph_fn_insert_records(self, records: Any) -> Any:
         self._write(records)
         return self._size()
 
-    @rlgraph.graph_fn
-    def _graph_fn_get_size(self) -> Any:
+    @rlgraph.graph_fn(api=True)
+    def get_size(self) -> Any:
+        """The number of records the memory holds (int64 scalar)."""
         return self._size()
 
-    @rlgraph.graph_fn
-    def _graph_fn_clear(self) -> None:
+    @rlgraph.graph_fn(api=True)
+    def clear(self) -> None:
+        """Empty the memory: its size becomes 0, and the next insert starts a fresh ring."""
         self._clear()
 
     # -- helpers for graph functions ------------------------------------------------------------

@@ -73,7 +73,16 @@ class PrioritizedReplay(Memory):
         self.min_tree = SegmentTree(self, "min-tree", self.capacity, "min", TREE_FANOUT)
         self.max_priority = self.get_variable("max-priority", shape=(), initializer=1.0, trainable=False)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
+    def insert_records(self, records: Any) -> Any:
+        """Insert a batch of records at the largest priority so far; returns the new size (int64 scalar)."""
+        ops = self.ops
+        rows = self._write(records)
+        priority = ops.zeros(ops.shape(rows)) + self.max_priority**self.alpha
+        segment_tree.update(ops, (self.sum_tree, self.min_tree), rows, (priority, priority), unique=True)
+        return self._size()
+
+    @rlgraph.graph_fn(api=True, batched=True)
     def get_records(self, num_records: int = 1) -> Any:
         """``num_records`` records drawn with replacement in proportion to ``priority^alpha``.
 
@@ -81,32 +90,6 @@ class PrioritizedReplay(Memory):
         "weights": float32 (n,) importance weights}``. An empty memory gives rows of zeros
         (index 0, weight 1).
         """
-        return self._graph_fn_get_records(num_records)
-
-    @rlgraph.api
-    def update_records(self, indices: Any, priorities: Any) -> Any:
-        """Give the records at ``indices`` (from ``get_records``) the priorities ``|priorities| + epsilon``.
-
-        Where ``indices`` repeats a record, its last priority counts.
-        """
-        return self._graph_fn_update_records(indices, priorities)
-
-    @rlgraph.graph_fn
-    def _graph_fn_insert_records(self, records: Any) -> Any:
-        ops = self.ops
-        rows = self._write(records)
-        priority = ops.zeros(ops.shape(rows)) + self.max_priority**self.alpha
-        segment_tree.update(ops, (self.sum_tree, self.min_tree), rows, (priority, priority), unique=True)
-        return self._size()
-
-    def _clear(self) -> None:
-        super()._clear()
-        self.sum_tree.clear(self.ops)
-        self.min_tree.clear(self.ops)
-        self.ops.assign(self.max_priority, self.ops.ones_like(self.max_priority))
-
-    @rlgraph.graph_fn(batched=True)
-    def _graph_fn_get_records(self, num_records: int) -> Any:
         ops = self.ops
         count = check_count(num_records)
         prefix_sums = ops.random_uniform((count,)) * self.sum_tree.total()
@@ -118,11 +101,21 @@ class PrioritizedReplay(Memory):
         weights = ratios ** (-self.beta)
         return {"records": self._read(indices), "indices": indices, "weights": weights}
 
-    @rlgraph.graph_fn
-    def _graph_fn_update_records(self, indices: Any, priorities: Any) -> None:
+    @rlgraph.graph_fn(api=True)
+    def update_records(self, indices: Any, priorities: Any) -> None:
+        """Give the records at ``indices`` (from ``get_records``) the priorities ``|priorities| + epsilon``.
+
+        Where ``indices`` repeats a record, its last priority counts.
+        """
         ops = self.ops
         priorities = ops.abs(priorities) + self.epsilon
         ops.assign(self.max_priority, ops.maximum(self.max_priority, ops.max(priorities)))
         stored = priorities**self.alpha
         trees = (self.sum_tree, self.min_tree)
         segment_tree.update(ops, trees, ops.cast(indices, "int64"), (stored, stored))
+
+    def _clear(self) -> None:
+        super()._clear()
+        self.sum_tree.clear(self.ops)
+        self.min_tree.clear(self.ops)
+        self.ops.assign(self.max_priority, self.ops.ones_like(self.max_priority))

@@ -27,17 +27,13 @@ class ReplayMemory(Memory):
     def __init__(self, capacity: int = 1000, scope: str = "replay-memory", **kwargs: Any) -> None:
         super().__init__(capacity=capacity, scope=scope, **kwargs)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, batched=True)
     def get_records(self, num_records: int = 1) -> Any:
         """``num_records`` records drawn uniformly with replacement from the records held.
 
         Returns ``{"records": <nested like the inserted records>, "indices": int64 (n,),
         "weights": float32 (n,) of ones}``. An empty memory gives rows of zeros (index 0).
         """
-        return self._graph_fn_get_records(num_records)
-
-    @rlgraph.graph_fn(batched=True)
-    def _graph_fn_get_records(self, num_records: int) -> Any:
         ops = self.ops
         count = check_count(num_records)
         size = ops.cast(self._size(), "float64")

@@ -84,32 +84,13 @@ class RingBuffer(Memory):
                 api_method="insert_records",
             )
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def insert_records(self, records: Any, env_indices: Any = None) -> Any:
         """Insert a batch of records; returns the buffer's new size (int64 scalar).
 
         ``env_indices`` (int, shape (batch,)) gives each row's environment, in
         ``0..num_environments - 1``; None: every row comes from environment 0.
         """
-        return self._graph_fn_insert_records(records, env_indices)
-
-    @rlgraph.api
-    def get_records(self, num_records: int = 1) -> Any:
-        """The ``num_records`` most recent records (all held, if fewer), nested like the input:
-        grouped by environment (environment 0's first), each environment's in insertion order."""
-        return self._graph_fn_get_records(num_records)
-
-    @rlgraph.api
-    def get_episodes(self, num_episodes: int = 1) -> Any:
-        """The records of the ``num_episodes`` most recently completed whole episodes (all held, if
-        fewer): oldest-completed first, each episode's records together and in time order.
-
-        Scans the whole buffer: its cost grows with ``capacity``.
-        """
-        return self._graph_fn_get_episodes(num_episodes)
-
-    @rlgraph.graph_fn
-    def _graph_fn_insert_records(self, records: Any, env_indices: Any = None) -> Any:
         ops = self.ops
         terminals = records["terminals"]
         count = ops.shape(terminals)[0]
@@ -120,16 +101,23 @@ class RingBuffer(Memory):
         ops.scatter_update(self.episode_starts, rows, self._keep_last(starts, count))
         return self._size()
 
-    @rlgraph.graph_fn(batched=True)
-    def _graph_fn_get_records(self, num_records: int) -> Any:
+    @rlgraph.graph_fn(api=True, batched=True)
+    def get_records(self, num_records: int = 1) -> Any:
+        """The ``num_records`` most recent records (all held, if fewer), nested like the input:
+        grouped by environment (environment 0's first), each environment's in insertion order."""
         ops = self.ops
         count = ops.minimum(self._size(), check_count(num_records))
         rows = ops.arange(self.inserted - count, self.inserted) % self.capacity  # oldest first
         by_env = ops.argsort(ops.gather(self.env_indices, rows))  # stable: each env's rows stay in order
         return self._read(ops.gather(rows, by_env))
 
-    @rlgraph.graph_fn(batched=True)
-    def _graph_fn_get_episodes(self, num_episodes: int) -> Any:
+    @rlgraph.graph_fn(api=True, batched=True)
+    def get_episodes(self, num_episodes: int = 1) -> Any:
+        """The records of the ``num_episodes`` most recently completed whole episodes (all held, if
+        fewer): oldest-completed first, each episode's records together and in time order.
+
+        Scans the whole buffer: its cost grows with ``capacity``.
+        """
         ops = self.ops
         wanted = check_count(num_episodes)
         size = self._size()

@@ -65,13 +65,9 @@ class Decay(Component, metaclass=abc.ABCMeta):
             f"got {value!r}"
         )
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, requires_variables=False)
     def decayed_value(self, time_step: Any) -> Any:
         """The value at ``time_step`` (float32 scalar)."""
-        return self._graph_fn_decayed_value(time_step)
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_decayed_value(self, time_step: Any) -> Any:
         return self.value(self.ops.cast(time_step, "float32"))
 
     def value(self, steps: Any) -> Any:

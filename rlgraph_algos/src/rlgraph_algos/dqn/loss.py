@@ -34,7 +34,7 @@ class DQNLoss(Component):
         self.double_q = double_q
         self.huber_loss = huber_loss
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, returns=2)
     def loss(
         self,
         q_values: Any,
@@ -47,30 +47,15 @@ class DQNLoss(Component):
         importance_weights: Any,
     ) -> Any:
         """(mean weighted loss, |TD error| per transition)."""
-        return self._graph_fn_loss(
-            q_values,
-            actions,
-            rewards,
-            terminals,
-            discounts,
-            next_q_values_target,
-            next_q_values_online,
-            importance_weights,
-        )
-
-    @rlgraph.graph_fn(returns=2)
-    def _graph_fn_loss(
-        self, q_values, actions, rewards, terminals, discounts, next_target, next_online, importance_weights
-    ):
         ops = self.ops
         taken = ops.squeeze(
             ops.take_along_axis(q_values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1
         )
         if self.double_q:
-            best = ops.expand_dims(ops.argmax(next_online, axis=-1), -1)
-            next_value = ops.squeeze(ops.take_along_axis(next_target, best, -1), -1)
+            best = ops.expand_dims(ops.argmax(next_q_values_online, axis=-1), -1)
+            next_value = ops.squeeze(ops.take_along_axis(next_q_values_target, best, -1), -1)
         else:
-            next_value = ops.max(next_target, axis=-1)
+            next_value = ops.max(next_q_values_target, axis=-1)
         extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
         continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
         for _ in range(extra_dims):

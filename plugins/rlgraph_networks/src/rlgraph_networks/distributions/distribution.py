@@ -19,63 +19,39 @@ class Distribution(Component, metaclass=abc.ABCMeta):
     over an action's dimensions. Subclasses define the numbers in plain methods on ``self.ops``.
     """
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, requires_variables=False)
     def sample_stochastic(self, parameters: Any) -> Any:
         """A random draw."""
-        return self._graph_fn_sample(parameters)
+        return self.sample(parameters)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, requires_variables=False)
     def sample_deterministic(self, parameters: Any) -> Any:
         """The most likely value (the mode; the mean where the mode is not useful)."""
-        return self._graph_fn_mode(parameters)
+        return self.mode(parameters)
 
     @rlgraph.api
     def draw(self, parameters: Any, deterministic: bool = False) -> Any:
         """``sample_deterministic`` if ``deterministic`` (a Python bool), else ``sample_stochastic``."""
-        return self._graph_fn_mode(parameters) if deterministic else self._graph_fn_sample(parameters)
+        return self.sample_deterministic(parameters) if deterministic else self.sample_stochastic(parameters)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
     def draw_and_log_prob(self, parameters: Any, deterministic: bool = False) -> Any:
         """``(values, log_prob(values))`` for a draw as :meth:`draw` makes it."""
-        return self._graph_fn_draw_and_log_prob(parameters, deterministic)
-
-    @rlgraph.api
-    def log_prob(self, parameters: Any, values: Any) -> Any:
-        """Log-likelihood of ``values``."""
-        return self._graph_fn_log_prob(parameters, values)
-
-    @rlgraph.api
-    def entropy(self, parameters: Any) -> Any:
-        """Entropy."""
-        return self._graph_fn_entropy(parameters)
-
-    @rlgraph.api
-    def kl_divergence(self, parameters: Any, other_parameters: Any) -> Any:
-        """KL(self || other) between the distributions the two parameter sets give."""
-        return self._graph_fn_kl(parameters, other_parameters)
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_sample(self, parameters: Any) -> Any:
-        return self.sample(parameters)
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_mode(self, parameters: Any) -> Any:
-        return self.mode(parameters)
-
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
-    def _graph_fn_draw_and_log_prob(self, parameters: Any, deterministic: bool) -> Any:
         return self.draw_with_log_density(parameters, deterministic)
 
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_log_prob(self, parameters: Any, values: Any) -> Any:
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def log_prob(self, parameters: Any, values: Any) -> Any:
+        """Log-likelihood of ``values``."""
         return self.log_density(parameters, values)
 
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_entropy(self, parameters: Any) -> Any:
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def entropy(self, parameters: Any) -> Any:
+        """Entropy."""
         return self.entropy_of(parameters)
 
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_kl(self, parameters: Any, other_parameters: Any) -> Any:
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def kl_divergence(self, parameters: Any, other_parameters: Any) -> Any:
+        """KL(self || other) between the distributions the two parameter sets give."""
         return self.kl(parameters, other_parameters)
 
     # -- the numbers, on self.ops (also called by other components' graph functions) ----------------

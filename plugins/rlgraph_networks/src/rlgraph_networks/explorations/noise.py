@@ -14,13 +14,9 @@ from rlgraph.utils import nested
 class Noise(Component, metaclass=abc.ABCMeta):
     """Base: ``get_noise(actions)`` returns noise shaped like ``actions`` (per leaf of containers)."""
 
-    @rlgraph.api
-    def get_noise(self, actions: Any) -> Any:
-        return self._graph_fn_noise(actions)
-
     @abc.abstractmethod
-    def _graph_fn_noise(self, actions: Any) -> Any:
-        """The noise for ``actions`` (a graph function in every subclass)."""
+    def get_noise(self, actions: Any) -> Any:
+        """Noise shaped like ``actions`` (a graph function API method in every subclass)."""
 
 
 class GaussianNoise(Noise):
@@ -34,8 +30,9 @@ class GaussianNoise(Noise):
             raise SpecError(f"must be >= 0, got {stddev}", "stddev")
         self.mean, self.stddev = float(mean), float(stddev)
 
-    @rlgraph.graph_fn(split=True, requires_variables=False)
-    def _graph_fn_noise(self, actions: Any) -> Any:
+    @rlgraph.graph_fn(api=True, split=True, requires_variables=False)
+    def get_noise(self, actions: Any) -> Any:
+        """Independent draws shaped like ``actions``."""
         ops = self.ops
         return ops.random_normal(ops.shape(actions), self.mean, self.stddev)
 
@@ -72,8 +69,9 @@ class OrnsteinUhlenbeckNoise(Noise):
                 trainable=False,
             )
 
-    @rlgraph.graph_fn
-    def _graph_fn_noise(self, actions: Any) -> Any:
+    @rlgraph.graph_fn(api=True)
+    def get_noise(self, actions: Any) -> Any:
+        """One step of each process, shaped like ``actions`` (shared by the batch rows)."""
         if "" in self.states:
             return self._step(self.states[""], actions)
         flat = nested.flatten_with_paths(actions)

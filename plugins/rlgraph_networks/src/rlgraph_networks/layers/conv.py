@@ -137,12 +137,8 @@ class Conv2D(_ImageLayer):
         if self.use_bias:
             self.bias = self.get_variable("bias", shape=(self.filters,), initializer=self.biases_spec)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any) -> Any:
-        return self._graph_fn_call(inputs)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, inputs: Any) -> Any:
         return self.run_folded(inputs, self._convolve)
 
     def _convolve(self, images: Any) -> Any:
@@ -178,12 +174,8 @@ class MaxPool2D(_ImageLayer):
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
         self.image_shapes(input_spaces, None)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any) -> Any:
-        return self._graph_fn_call(inputs)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, inputs: Any) -> Any:
         return self.run_folded(inputs, self._pool)
 
     def _pool(self, images: Any) -> Any:

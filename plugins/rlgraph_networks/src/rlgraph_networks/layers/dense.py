@@ -61,12 +61,8 @@ class Dense(Layer):
         if self.use_bias:
             self.bias = self.get_variable("bias", shape=(self.units,), initializer=self.biases_spec)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any) -> Any:
-        return self._graph_fn_call(inputs)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, inputs: Any) -> Any:
         ops = self.ops
         if self.cast_inputs:
             inputs = ops.cast(inputs, "float32")

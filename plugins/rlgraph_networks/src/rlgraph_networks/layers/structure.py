@@ -24,12 +24,8 @@ class Concat(Layer):
         super().__init__(scope=scope, **kwargs)
         self.axis = axis
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, *inputs: Any) -> Any:
-        return self._graph_fn_call(*inputs)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, *inputs: Any) -> Any:
         return self.ops.concat(nested.flatten(inputs), self.axis)
 
 

@@ -78,12 +78,9 @@ class Preprocessor(Layer):
         return f"{path}/{name}" if path else name
 
     # -- graph functions -------------------------------------------------------------------------
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any) -> Any:
-        return self._graph_fn_call(inputs)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, inputs: Any) -> Any:
+        """The preprocessed ``inputs``."""
         return self._per_leaf(inputs)
 
     def _per_leaf(self, inputs: Any, *args: Any) -> Any:
@@ -116,20 +113,14 @@ class StatefulPreprocessor(Preprocessor):
     is_stateful: ClassVar[bool] = True
     max_environments: int | None = None
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any, env_rows: Any = None) -> Any:
-        return self._graph_fn_call(inputs, env_rows)
-
-    @rlgraph.graph_fn
-    def _graph_fn_call(self, inputs: Any, env_rows: Any = None) -> Any:
+        """The preprocessed ``inputs`` (their rows from the environments ``env_rows``)."""
         return self._per_leaf(inputs, env_rows)
 
-    @rlgraph.api
+    @rlgraph.graph_fn(api=True)
     def reset(self, env_rows: Any = None) -> None:
-        return self._graph_fn_reset(env_rows)
-
-    @rlgraph.graph_fn
-    def _graph_fn_reset(self, env_rows: Any = None) -> None:
+        """Clear the state of the environments ``env_rows`` (None: of all)."""
         for path, state in self.leaf_state.items():
             self.reset_leaf(self.leaf_spaces[path], state, env_rows)
 
