@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -254,6 +256,40 @@ def test_build_report_separates_overhead(rlgraph_backend):
     assert report.num_components == 4 and report.num_variables == 4 and report.num_api_methods == 1
     assert 0 < report.backend_seconds <= report.total_seconds
     assert report.overhead_seconds == pytest.approx(report.total_seconds - report.backend_seconds)
+
+
+class SlowScale(Scale):
+    """A scale whose graph function takes 30 ms of "backend" time per run."""
+
+    @rlgraph.graph_fn(api=True)
+    def scale(self, inputs):
+        time.sleep(0.03)
+        return inputs * self.factor
+
+
+class ScaleOfAFunction(Component):
+    """A graph function given a function of another component's output, as a gradient is given a loss."""
+
+    def __init__(self):
+        super().__init__(scope="outer-fn")
+        self.inner = SlowScale()
+
+    @rlgraph.api
+    def forward(self, inputs):
+        return self._graph_fn_apply(lambda: self.inner.scale(inputs))
+
+    @rlgraph.graph_fn
+    def _graph_fn_apply(self, function):
+        return function() + 0.0
+
+
+def test_build_report_counts_nested_graph_functions_once(rlgraph_backend):
+    """A graph function run inside another (a loss inside a gradient) is inside its caller's backend time."""
+    report = ComponentTest(
+        ScaleOfAFunction(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend
+    ).build_report
+    assert report.backend_seconds <= report.total_seconds
+    assert report.overhead_seconds > 0
 
 
 def test_missing_root_input_space_is_named(rlgraph_backend):

@@ -246,6 +246,7 @@ class Builder:
         self._stack: list[_Frame] = []
         self._phase = "composition"
         self._spaces_by_id: dict[int, tuple[Any, Any]] = {}
+        self._backend_depth = 0  # graph functions nest (a loss inside a gradient): time the outermost
 
     # -- entry points -------------------------------------------------------------------------
     def run(self) -> BuildReport:
@@ -355,7 +356,20 @@ class Builder:
 
     def register_variable(self, global_name: str, variable: Any, initializer: Any, seconds: float) -> None:
         self.variables[global_name] = (variable, initializer)
-        self.report.backend_seconds += seconds
+        if not self._backend_depth:
+            self.report.backend_seconds += seconds
+
+    @contextlib.contextmanager
+    def _on_backend(self) -> Iterator[None]:
+        """Count the time inside as the backend's, once: nested graph functions are inside their caller's."""
+        self._backend_depth += 1
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._backend_depth -= 1
+            if not self._backend_depth:
+                self.report.backend_seconds += time.perf_counter() - start
 
     # -- assembly ---------------------------------------------------------------------------------
     def _root_spaces(self, api: APIMethod) -> dict[str, Any]:
@@ -627,9 +641,8 @@ class Builder:
             missing = self._try_complete(component)
             if missing:
                 raise _NotReady(component, api.name, missing)
-        start = time.perf_counter()
-        runs = [self._run_once(component, graph_fn, _unzip((args, kwargs), k)) for k in range(2)]
-        self.report.backend_seconds += time.perf_counter() - start
+        with self._on_backend():
+            runs = [self._run_once(component, graph_fn, _unzip((args, kwargs), k)) for k in range(2)]
         pairs = self._input_size_pairs(nested.flatten((args, kwargs)))
         return self._zip_outputs(runs, pairs, graph_fn)
 
@@ -661,11 +674,10 @@ class Builder:
     def _reset_variables(self) -> None:
         if not self.variables:
             return
-        start = time.perf_counter()
-        variables = {name: variable for name, (variable, _) in self.variables.items()}
-        values = {name: initializer() for name, (_, initializer) in self.variables.items()}
-        self.backend.assign_variables(variables, values)
-        self.report.backend_seconds += time.perf_counter() - start
+        with self._on_backend():
+            variables = {name: variable for name, (variable, _) in self.variables.items()}
+            values = {name: initializer() for name, (_, initializer) in self.variables.items()}
+            self.backend.assign_variables(variables, values)
 
     # -- spaces of build values -----------------------------------------------------------------------
     def _remember_spaces(self, value: Any, space: Any) -> None:
