@@ -8,7 +8,7 @@ import torch
 
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
-from rlgraph.testing.ops_contract import CASES, check_case
+from rlgraph.testing.ops_contract import CASES, check_case, discounted_cumsum_gradients
 from rlgraph_torch.ops import OPS, create_ops
 
 
@@ -87,25 +87,6 @@ def test_lstm_matches_torch_nn_lstm():
     torch.testing.assert_close(c_out, c[0].detach())
 
 
-def analytic_discounted_cumsum_gradients(x, discounts, weights):
-    """d sum(weights * y) / d (x, discounts) for y[t] = x[t] + discounts[t] * y[t - 1] along axis 0.
-
-    g[t] = dL/dy[t] (through every later step) = weights[t] + discounts[t + 1] * g[t + 1];
-    dL/dx[t] = g[t] and dL/ddiscounts[t] = g[t] * y[t - 1] (y[-1] = 0).
-    """
-    steps = len(x)
-    y, carry = np.zeros_like(x), np.zeros_like(x[0])
-    for t in range(steps):
-        carry = x[t] + discounts[t] * carry
-        y[t] = carry
-    g, later = np.zeros_like(x), np.zeros_like(x[0])
-    for t in reversed(range(steps)):
-        later = weights[t] + (discounts[t + 1] * later if t + 1 < steps else 0.0)
-        g[t] = later
-    previous = np.concatenate([np.zeros_like(y[:1]), y[:-1]])
-    return g, g * previous
-
-
 def test_discounted_cumsum_gradients_by_hand():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     discounts = torch.tensor([0.5, 0.5, 0.25], requires_grad=True)
@@ -134,7 +115,7 @@ def test_discounted_cumsum_gradients_match_the_analytic_ones(dtype):
     x_grad, discounts_grad = torch.autograd.grad(
         (y * torch.tensor(weights_np.T, dtype=dtype)).sum(), (x, discounts)
     )
-    expected_x, expected_discounts = analytic_discounted_cumsum_gradients(x_np, discounts_np, weights_np)
+    expected_x, expected_discounts = discounted_cumsum_gradients(x_np, discounts_np, weights_np)
     tolerance = 1e-5 if dtype == torch.float32 else 1e-12
     np.testing.assert_allclose(x_grad.numpy(), expected_x, rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(discounts_grad.numpy(), expected_discounts, rtol=tolerance, atol=tolerance)

@@ -42,7 +42,8 @@ class Agent(Specifiable):
     batch of records, if the agent keeps them in its graph), ``update`` and, where present,
     ``get_preprocessed_actions`` (acting on states already preprocessed, which may have another
     space: ``preprocessed_state_space``), ``preprocess_states`` and ``reset_preprocessor``
-    (both with an optional ``env_rows`` input: the environments a batch's rows belong to).
+    (both with an optional ``env_rows`` input: the environments a batch's rows belong to; a root
+    deriving from :class:`~rlgraph.agents.root.AgentRoot` has them).
 
     Args mirror RLgraph's: ``state_space``/``action_space`` are spaces or space specs; the
     ``*_spec`` arguments configure components (interpreted by subclasses) or the base

@@ -199,6 +199,29 @@ def check_case(
     _compare(_convert_back(actual, to_numpy), expected, rtol, atol, name)
 
 
+def discounted_cumsum_gradients(
+    x: np.ndarray, discounts: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reference gradients of ``sum(weights * discounted_cumsum(x, discounts))`` along axis 0, for
+    checking a backend's gradients of the op: ``(d/dx, d/ddiscounts)``.
+
+    With y[t] = x[t] + discounts[t] * y[t - 1], g[t] = dL/dy[t] (through every later step) is
+    weights[t] + discounts[t + 1] * g[t + 1]; dL/dx[t] = g[t] and dL/ddiscounts[t] = g[t] * y[t - 1]
+    (y[-1] = 0).
+    """
+    steps = len(x)
+    y, carry = np.zeros_like(x), np.zeros_like(x[0])
+    for t in range(steps):
+        carry = x[t] + discounts[t] * carry
+        y[t] = carry
+    g, later = np.zeros_like(x), np.zeros_like(x[0])
+    for t in reversed(range(steps)):
+        later = weights[t] + (discounts[t + 1] * later if t + 1 < steps else 0.0)
+        g[t] = later
+    previous = np.concatenate([np.zeros_like(y[:1]), y[:-1]])
+    return g, g * previous
+
+
 def _convert(value: Any, to_backend: Callable[[np.ndarray], Any]) -> Any:
     if isinstance(value, np.ndarray):
         return to_backend(value)

@@ -11,6 +11,7 @@ import numpy as np
 import rlgraph
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
+from rlgraph.agents.root import AgentRoot
 from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
@@ -29,7 +30,7 @@ DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
 
 
-class DQNGraph(Component):
+class DQNGraph(AgentRoot):
     """The DQN agent's root component: acting, observing into memory, learning, target sync."""
 
     def __init__(
@@ -71,14 +72,6 @@ class DQNGraph(Component):
     @rlgraph.api
     def get_q_values(self, preprocessed_states):
         return self.policy.get_q_values(preprocessed_states)
-
-    @rlgraph.api
-    def preprocess_states(self, states, env_rows=None):
-        return self.preprocessor.preprocess(states, env_rows)
-
-    @rlgraph.api
-    def reset_preprocessor(self, env_rows=None):
-        return self.preprocessor.reset(env_rows)
 
     @rlgraph.api
     def observe(self, records):

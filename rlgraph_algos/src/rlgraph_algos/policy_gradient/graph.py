@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_networks.optimizers import Optimizer
@@ -13,7 +14,7 @@ from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.value_function import ValueFunction
 
 
-class PolicyGradientGraph(Component):
+class PolicyGradientGraph(AgentRoot):
     """A stochastic policy, a state-value baseline, GAE and a policy loss, with one or two optimizers.
 
     API:
@@ -75,14 +76,6 @@ class PolicyGradientGraph(Component):
     @rlgraph.api
     def get_state_values(self, preprocessed_states):
         return self._values(preprocessed_states)
-
-    @rlgraph.api
-    def preprocess_states(self, states, env_rows=None):
-        return self.preprocessor.preprocess(states, env_rows)
-
-    @rlgraph.api
-    def reset_preprocessor(self, env_rows=None):
-        return self.preprocessor.reset(env_rows)
 
     # -- learning --------------------------------------------------------------------------------------------------
     @rlgraph.api
