@@ -15,14 +15,12 @@ example on each RLgraph backend.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from time_to_solve import alternate, compare, print_table, run_child, run_rlgraph, sb3_callback
+from time_to_solve import run_benchmark, run_child, sb3_callback
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dqn_cartpole.yaml"
 ENVIRONMENT = "CartPole-v1"
@@ -77,28 +75,16 @@ def main() -> int:
     if args.sb3_seed is not None:
         sb3_child(args.sb3_seed, args.sb3_max_steps)
         return 0
-    seeds = SEEDS[:1] if args.quick else SEEDS
     sb3_steps = QUICK_SB3_STEPS if args.quick else MAX_STEPS
-    backends = args.backends.split(",")
-    with_sb3 = importlib.util.find_spec("stable_baselines3") is not None
-    with tempfile.TemporaryDirectory(prefix="rlgraph-bench-dqn-") as workdir:
-        runs: list[Any] = [
-            lambda seed, backend=backend: run_rlgraph(EXAMPLE, seed, Path(workdir), backend)
-            for backend in backends
-        ]
-        if with_sb3:
-            runs.append(
-                lambda seed: run_child(__file__, ["--sb3-seed", str(seed), "--sb3-max-steps", str(sb3_steps)])
-            )
-        rows = alternate(seeds, runs)
-    labels = {f"rlgraph-{b}": f"RLgraph DQN ({b})" for b in backends} | {
-        "sb3": "SB3 DQN (zoo hyperparameters)"
-    }
-    print_table(rows, labels, TARGET_RETURN)
-    print()
-    compare(rows, backends, "sb3" if with_sb3 else "", TARGET_RETURN, AIM_SECONDS)
-    if not with_sb3:
-        print("Stable-Baselines3 is not installed: pip install -c constraints.txt stable-baselines3")
+    run_benchmark(
+        "DQN",
+        EXAMPLE,
+        SEEDS[:1] if args.quick else SEEDS,
+        args.backends.split(","),
+        lambda seed: run_child(__file__, ["--sb3-seed", str(seed), "--sb3-max-steps", str(sb3_steps)]),
+        TARGET_RETURN,
+        AIM_SECONDS,
+    )
     if args.quick:
         print(f"--quick: one seed; SB3 stopped at {QUICK_SB3_STEPS:,} steps")
     return 0

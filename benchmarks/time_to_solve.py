@@ -10,12 +10,14 @@ the machine is shared and its speed varies.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +195,29 @@ def compare(rows: list[dict[str, Any]], backends: list[str], peer: str, target: 
 def alternate(seeds: list[int], runs: list[Callable[[int], dict[str, Any]]]) -> list[dict[str, Any]]:
     """Every run for every seed, the libraries alternating seed by seed."""
     return [run(seed) for seed in seeds for run in runs]
+
+
+def run_benchmark(
+    algorithm: str,
+    example: Path,
+    seeds: list[int],
+    backends: list[str],
+    sb3_run: Callable[[int], dict[str, Any]],
+    target: float,
+    aim: float,
+) -> None:
+    """RLgraph's ``example`` on each backend and, when Stable-Baselines3 is installed, ``sb3_run``,
+    alternating by seed; print the table and each backend's median against the aim and against SB3."""
+    with_sb3 = importlib.util.find_spec("stable_baselines3") is not None
+    with tempfile.TemporaryDirectory(prefix="rlgraph-bench-") as workdir:
+        runs: list[Callable[[int], dict[str, Any]]] = [
+            lambda seed, backend=backend: run_rlgraph(example, seed, Path(workdir), backend)
+            for backend in backends
+        ]
+        rows = alternate(seeds, [*runs, sb3_run] if with_sb3 else runs)
+    labels = {f"rlgraph-{b}": f"RLgraph {algorithm} ({b})" for b in backends}
+    print_table(rows, labels | {"sb3": f"SB3 {algorithm} (zoo hyperparameters)"}, target)
+    print()
+    compare(rows, backends, "sb3" if with_sb3 else "", target, aim)
+    if not with_sb3:
+        print("Stable-Baselines3 is not installed: pip install -c constraints.txt stable-baselines3")
