@@ -418,16 +418,6 @@ RNG = np.random.default_rng(21)
 HIDDEN = [{"type": "dense", "units": 5, "activation": "tanh"}]
 
 
-def randomized(test) -> dict[str, np.ndarray]:
-    """Sets every variable to random values (biases too: they start at zero) and returns them (float64)."""
-    weights = {
-        name: RNG.normal(0.0, 0.7, value.shape).astype(np.float32)
-        for name, value in test.variable_values().items()
-    }
-    test.executor.set_weights(weights)
-    return {name: value.astype(np.float64) for name, value in weights.items()}
-
-
 def dense(x, weights, scope, activation=None):
     out = x @ weights[f"{scope}/kernel"] + weights[f"{scope}/bias"]
     return np.tanh(out) if activation == "tanh" else out
@@ -436,7 +426,7 @@ def dense(x, weights, scope, activation=None):
 @pytest.mark.parametrize(("ranks", "shape"), [(B, (6,)), (TIME_MAJOR, (7, 3))], ids=["batch", "time-major"])
 def test_value_function_gives_one_value_per_row(component_test, ranks, shape):
     test = component_test(ValueFunction(HIDDEN), {"nn_inputs": FloatBox(shape=(4,), **ranks)})
-    weights = randomized(test)
+    weights = test.randomize_variables(RNG)
     x = RNG.normal(size=(*shape, 4)).astype(np.float32)
     values = test.test(("value_output", x))
     assert values.shape == shape
@@ -448,7 +438,7 @@ def test_value_function_gives_one_value_per_row(component_test, ranks, shape):
 @pytest.mark.parametrize(("ranks", "shape"), [(B, (6,)), (TIME_MAJOR, (5, 2))], ids=["batch", "time-major"])
 def test_value_function_without_layers_is_linear(component_test, ranks, shape):
     test = component_test(ValueFunction([]), {"nn_inputs": FloatBox(shape=(4,), **ranks)})
-    weights = randomized(test)
+    weights = test.randomize_variables(RNG)
     assert set(weights) == {"value-function/value-output/kernel", "value-function/value-output/bias"}
     x = RNG.normal(size=(*shape, 4)).astype(np.float32)
     values = test.test(("value_output", x))
@@ -479,7 +469,7 @@ def test_policy_log_prob_and_entropy_equal_the_separate_calls(component_test, ac
     test = component_test(
         Policy(HIDDEN, action_space=action_space), {"nn_inputs": STATES, "actions": actions_space}
     )
-    randomized(test)
+    test.randomize_variables(RNG)
     x = RNG.normal(size=(8, 4)).astype(np.float32)
     actions_space.seed(3)
     actions = actions_space.sample(8)
@@ -494,7 +484,7 @@ def test_policy_log_prob_and_entropy_of_a_categorical_against_numpy(component_te
     test = component_test(
         Policy(HIDDEN, action_space=IntBox(3)), {"nn_inputs": STATES, "actions": IntBox(3, **B)}
     )
-    weights = randomized(test)
+    weights = test.randomize_variables(RNG)
     x = RNG.normal(size=(8, 4)).astype(np.float32)
     actions = RNG.integers(0, 3, 8).astype(np.int32)
     log_probs, entropies = test.test(("get_log_prob_and_entropy", [x, actions]))

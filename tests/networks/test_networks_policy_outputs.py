@@ -25,16 +25,6 @@ def states(batch=BATCH):
     return RNG.normal(size=(batch, 4)).astype(np.float32)
 
 
-def randomized(test):
-    """Sets every variable to random values (biases included: they start at zero) and returns them."""
-    weights = {
-        name: RNG.normal(0.0, 0.7, value.shape).astype(np.float32)
-        for name, value in test.variable_values().items()
-    }
-    test.executor.set_weights(weights)
-    return {name: value.astype(np.float64) for name, value in weights.items()}
-
-
 def dense(x, weights, scope, activation=None):
     out = x @ weights[f"{scope}/kernel"] + weights[f"{scope}/bias"]
     return np.maximum(out, 0.0) if activation == "relu" else np.tanh(out) if activation == "tanh" else out
@@ -55,7 +45,7 @@ def log_softmax(logits):
 # -- action adapter ----------------------------------------------------------------------------------------
 def adapter_test(backend, adapter):
     test = ComponentTest(adapter, input_spaces={"nn_outputs": STATES}, backend=backend)
-    return test, randomized(test)
+    return test, test.randomize_variables(RNG)
 
 
 def adapter_outputs(x, weights, pre_network=False):
@@ -95,7 +85,7 @@ def test_adapter_keeps_batch_and_time_ranks(rlgraph_backend):
     inputs = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True)
     adapter = ActionAdapter(action_space=IntBox(3, shape=(2,)))
     test = ComponentTest(adapter, input_spaces={"nn_outputs": inputs}, backend=rlgraph_backend)
-    weights = randomized(test)
+    weights = test.randomize_variables(RNG)
     x = RNG.normal(size=(2, 7, 4)).astype(np.float32)
     expected = adapter_outputs(x.astype(np.float64), weights).reshape(2, 7, 2, 3)
     np.testing.assert_allclose(test.test(("get_parameters", x)), expected, rtol=1e-5, atol=1e-5)
@@ -183,7 +173,7 @@ def policy_test(backend, action_space, **spec):
     policy = Policy.from_spec(spec, action_space=action_space)
     spaces = {"nn_inputs": STATES, "actions": action_space.with_batch_rank()}
     test = ComponentTest(policy, input_spaces=spaces, backend=backend)
-    return test, randomized(test)
+    return test, test.randomize_variables(RNG)
 
 
 def leaf_outputs(x, weights, adapter="action-adapter"):
@@ -419,7 +409,7 @@ def dueling_test(backend, action_space, units=4):
     )
     spaces = {"nn_inputs": STATES, "actions": action_space.with_batch_rank()}
     test = ComponentTest(policy, input_spaces=spaces, backend=backend)
-    return test, randomized(test)
+    return test, test.randomize_variables(RNG)
 
 
 def dueling_numpy(x, weights, action_shape, units):
@@ -466,7 +456,7 @@ def test_dueling_policy_from_rlgraph_spec(rlgraph_backend):
     assert isinstance(policy, DuelingPolicy)
     spaces = {"nn_inputs": STATES, "actions": IntBox(2, **B)}
     test = ComponentTest(policy, input_spaces=spaces, backend=rlgraph_backend)
-    weights = randomized(test)
+    weights = test.randomize_variables(RNG)
     assert weights["dueling-policy/network/dense/kernel"].shape == (4, 8)
     assert weights["dueling-policy/value-stream/value-hidden/kernel"].shape == (8, 3)
     assert weights["dueling-policy/action-adapter/pre-network/dense/kernel"].shape == (8, 3)

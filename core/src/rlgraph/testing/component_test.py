@@ -73,6 +73,16 @@ class ComponentTest:
             values[name] = weights[key]
         return values[names[0]] if len(names) == 1 else values
 
+    def randomize_variables(self, rng: np.random.Generator, scale: float = 0.7) -> dict[str, np.ndarray]:
+        """Set every variable to normal draws of std ``scale`` (biases too, which start at zero, so a
+        test sees them used); return the values set, as float64 for a NumPy reference."""
+        weights = {
+            name: rng.normal(0.0, scale, np.shape(value)).astype(np.float32)
+            for name, value in self.executor.get_weights().items()
+        }
+        self.executor.set_weights(weights)
+        return {name: value.astype(np.float64) for name, value in weights.items()}
+
     def terminate(self) -> None:
         self.executor.terminate()
 
