@@ -125,6 +125,8 @@ class Agent(Specifiable):
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
         self.max_environments: int | None = None
         self.record_check: RecordCheck | None = None
+        #: The fields the root's ``observe`` receives (:meth:`graph_record_space`'s keys), set by build().
+        self.graph_record_fields: tuple[str, ...] = ()
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
         self.buffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
@@ -194,6 +196,7 @@ class Agent(Specifiable):
         )
         self.backend = self.executor.backend.name
         self.record_check = RecordCheck(self.record_space(), type(self).__name__)
+        self.graph_record_fields = tuple(self.graph_record_space())
         limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
         self.max_environments = min(limits) if limits else None
         return self.executor.build()
@@ -370,8 +373,7 @@ class Agent(Specifiable):
     def _observe_graph(self, records: dict[str, Any]) -> None:
         """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one."""
         if self.has_api("observe"):
-            fields = self.graph_record_space()
-            self._execute("observe", {name: records[name] for name in fields})
+            self._execute("observe", {name: records[name] for name in self.graph_record_fields})
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""
