@@ -89,3 +89,24 @@ def test_components_on_their_own_device_give_the_same_results(rlgraph_backend):
         Pipeline(second_device="cpu"), X_SPACE, backend=rlgraph_backend, seed=4, device_map={"": "cpu"}
     )
     np.testing.assert_allclose(placed.test(("call", x)), plain.test(("call", x)), rtol=1e-6)
+
+
+class PassThrough(Component):
+    """Returns its input beside a computed value and a Python value, as an identity preprocessor does."""
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def both(self, x):
+        return {"same": x, "doubled": x * 2.0, "label": None}
+
+
+def test_an_output_that_is_an_input_comes_back_as_the_array_passed_in(rlgraph_backend):
+    test = ComponentTest(PassThrough(scope="pass"), X_SPACE, backend=rlgraph_backend)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = test.test(("both", x))
+    assert list(out) == ["same", "doubled", "label"]
+    np.testing.assert_array_equal(out["same"], x)
+    assert out["same"].dtype == np.float32 and out["label"] is None
+    np.testing.assert_array_equal(out["doubled"], 2 * x)
+    converted = test.test(("both", x.astype(np.float64)))["same"]  # a converted input: its space's dtype
+    assert converted.dtype == np.float32
+    np.testing.assert_array_equal(converted, x)

@@ -137,7 +137,9 @@ class CompiledAPIMethod:
     """One root API method as ``tf.function``s: one per combination of its Python-constant arguments.
 
     Arguments with a space are tensors in the input signature (``None`` for batch and time ranks);
-    the others are baked into the trace. Results come back as NumPy (nested as returned).
+    the others are baked into the trace. Results come back as NumPy (nested as returned). An output
+    that is one of the inputs (an identity preprocessor's states) is not an output of the compiled
+    function: the array passed in comes back, with no copy through TensorFlow.
     """
 
     def __init__(self, name: str, function: Any, spaces: list[Any], device: str | None) -> None:
@@ -159,31 +161,84 @@ class CompiledAPIMethod:
         call = self.traces.get(key)
         if call is None:
             call = self.traces[key] = self._trace(dict(constants), len(args))
-        tensors = [_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)]
-        return _to_numpy(call(tensors))
+        return call([_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)])
 
     def _trace(self, constants: dict[int, Any], count: int) -> Callable[[list[Any]], Any]:
-        """The concrete function for these constants, as a callable on the list of tensor arguments."""
+        """The concrete function for these constants, as a callable on the list of tensor arguments
+        (NumPy, nested as their spaces) returning NumPy results."""
         positions = [i for i in self.tensor_positions if i < count]
+        layout = _OutputLayout()
 
         def run(*tensors: Any) -> Any:
             self.trace_count += 1  # Python runs only while tracing
             args = dict(constants)
             args.update(zip(positions, tensors))
             with _on_device(self.device):
-                return self.function(*(args[i] for i in range(count)))
+                outputs = self.function(*(args[i] for i in range(count)))
+            return layout.trace(outputs, tf.nest.flatten(list(tensors)))
 
         signature = [self.signature[self.tensor_positions.index(i)] for i in positions]
         concrete = tf.function(run, input_signature=signature, autograph=False).get_concrete_function()
+        # The flat call skips tf.function's per-call argument binding (about half of a small call's
+        # time); the input signature already fixed every argument's structure and dtype.
         call_flat = getattr(concrete, "_call_flat", None)
-        if call_flat is None:  # pragma: no cover - TensorFlow without the flat call
-            return lambda tensors: concrete(*tensors)
-        # The flat call skips tf.function's per-call argument binding (about half of a small
-        # call's time); the input signature already fixed every argument's structure and dtype.
         captured = concrete.captured_inputs
-        return lambda tensors: call_flat(
-            [tf.convert_to_tensor(t) for t in tf.nest.flatten(tensors)], captured
+        nested_inputs = any(isinstance(spec, dict | tuple) for spec in signature)
+
+        def call(arrays: list[Any]) -> Any:
+            flat = tf.nest.flatten(arrays) if nested_inputs else arrays
+            tensors = [tf.convert_to_tensor(array) for array in flat]
+            results = call_flat(tensors, captured) if call_flat is not None else concrete(*tensors)
+            return layout.unpack(results, flat)
+
+        return call
+
+
+class _OutputLayout:
+    """Where each output of a traced API method comes from: the compiled function (a tensor it
+    returns), one of the inputs (passed through), or a Python value fixed when tracing."""
+
+    def __init__(self) -> None:
+        self.structure: Any = None
+        self.sources: list[tuple[str, Any]] = []
+        self.dict_keys: list[Any] | None = None
+
+    def trace(self, outputs: Any, inputs: list[Any]) -> list[Any]:
+        """Record the layout of ``outputs`` (symbolic); the tensors the compiled function returns."""
+        leaves = tf.nest.flatten(outputs)
+        self.structure = outputs
+        self.sources = [_source(leaf, inputs) for leaf in leaves]
+        simple_dict = isinstance(outputs, dict) and all(
+            not isinstance(v, dict | list | tuple) for v in outputs.values()
         )
+        self.dict_keys = sorted(outputs) if simple_dict else None  # tf.nest orders a dict's leaves by key
+        tensors = [leaf for leaf, (kind, _) in zip(leaves, self.sources) if kind == "tensor"]
+        return [tf.identity(t) if isinstance(t, tf.Variable) else t for t in tensors]
+
+    def unpack(self, results: list[Any], inputs: list[Any]) -> Any:
+        """The outputs as NumPy: ``results`` of the compiled function, ``inputs`` the arrays passed in."""
+        returned = iter(results or ())
+        leaves = [
+            next(returned).numpy() if kind == "tensor" else inputs[where] if kind == "input" else where
+            for kind, where in self.sources
+        ]
+        if self.dict_keys is not None:
+            by_key = dict(zip(self.dict_keys, leaves))
+            return {key: by_key[key] for key in self.structure}
+        if not isinstance(self.structure, dict | list | tuple):
+            return leaves[0]
+        return tf.nest.pack_sequence_as(self.structure, leaves)
+
+
+def _source(leaf: Any, inputs: list[Any]) -> tuple[str, Any]:
+    """``("input", index)`` for an output that is an input, ``("tensor", None)`` for another tensor,
+    ``("value", leaf)`` for a Python value."""
+    for index, tensor in enumerate(inputs):
+        if leaf is tensor:
+            return "input", index
+    if isinstance(leaf, tf.Tensor | tf.Variable):
+        return "tensor", None
+    return "value", leaf
 
 
 def _on(device: str | None) -> Any:
@@ -214,13 +269,3 @@ def _convert(value: Any, space: Any) -> Any:
     if isinstance(value, tf.Tensor):
         return value
     return np.asarray(value, dtype=space.dtype)
-
-
-def _to_numpy(value: Any) -> Any:
-    if isinstance(value, tf.Tensor | tf.Variable):
-        return value.numpy()
-    if isinstance(value, dict):
-        return {key: _to_numpy(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return type(value)(_to_numpy(item) for item in value)
-    return value

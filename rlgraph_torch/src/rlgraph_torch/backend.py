@@ -8,7 +8,7 @@ it on only while a loss function runs) and output conversion back to NumPy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,9 +94,10 @@ def compile_api_method(
         previous = torch.is_grad_enabled()
         set_grad(False)  # autograd records only inside compute_gradients, around a loss function
         try:
-            return to_numpy(function(*inputs))
+            outputs = function(*inputs)
         finally:
             set_grad(previous)
+        return to_numpy(outputs, inputs, args)
 
     run.__name__ = name
     return run
@@ -167,13 +168,25 @@ def _leaf_converter(dtype: np.dtype, device: torch.device | None) -> Converter:
     return convert
 
 
-def to_numpy(value: Any) -> Any:
-    """Tensors in a (nested) result as NumPy arrays; everything else as it is."""
+def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ()) -> Any:
+    """Tensors in a (nested) result as NumPy arrays; everything else as it is.
+
+    An output that is one of ``inputs`` (an API method passing an input through, as a preprocessor
+    without layers does) comes back as the array of its dtype it was made from (``arrays``' entry):
+    no conversion.
+    """
     if isinstance(value, torch.Tensor):
+        for index, tensor in enumerate(inputs):
+            if (
+                value is tensor
+                and type(arrays[index]) is np.ndarray
+                and arrays[index].dtype == numpy_dtype(value.dtype)
+            ):
+                return arrays[index]
         value = value.detach()
         return value.numpy() if value.device.type == "cpu" else value.cpu().numpy()
     if isinstance(value, dict):
-        return {key: to_numpy(item) for key, item in value.items()}
+        return {key: to_numpy(item, inputs, arrays) for key, item in value.items()}
     if isinstance(value, tuple | list):
-        return type(value)(to_numpy(item) for item in value)
+        return type(value)(to_numpy(item, inputs, arrays) for item in value)
     return value

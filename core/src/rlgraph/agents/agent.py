@@ -201,10 +201,10 @@ class Agent(Specifiable):
         self.max_environments = min(limits) if limits else None
         return self.executor.build()
 
-    def _execute(self, api_method: str, *args: Any) -> Any:
+    def _execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
         if self.executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
-        return self.executor.execute(api_method, *args)
+        return self.executor.execute(api_method, *args, checked=checked)
 
     def has_api(self, api_method: str) -> bool:
         return self.executor is not None and api_method in self.executor.api_registry
@@ -373,7 +373,8 @@ class Agent(Specifiable):
     def _observe_graph(self, records: dict[str, Any]) -> None:
         """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one."""
         if self.has_api("observe"):
-            self._execute("observe", {name: records[name] for name in self.graph_record_fields})
+            # The record check has checked every field (and DQN's discounts are its own).
+            self._execute("observe", {name: records[name] for name in self.graph_record_fields}, checked=True)
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""

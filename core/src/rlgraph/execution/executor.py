@@ -106,12 +106,16 @@ class GraphExecutor:
         return self.builder
 
     # -- execution --------------------------------------------------------------------------------
-    def execute(self, api_method: str, *args: Any) -> Any:
-        """Run root API method ``api_method`` on NumPy/Python ``args``; return NumPy results."""
+    def execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
+        """Run root API method ``api_method`` on NumPy/Python ``args``; return NumPy results.
+
+        ``checked``: the caller has checked the inputs against their spaces already (an agent its
+        records), so they are not checked twice.
+        """
         function = self._functions.get(api_method)
         if function is None:
             self._unknown(api_method)
-        if self.validate_inputs:
+        if self.validate_inputs and not checked:
             for index, param, check in self._checks[api_method]:
                 if index < len(args):
                     check(api_method, param, args[index])

@@ -75,7 +75,7 @@ class DQNGraph(AgentRoot):
 
     @rlgraph.api
     def observe(self, records):
-        return self.memory.insert_records(records)
+        self.memory.insert_records(records)  # nothing returned: the agent needs no result back per step
 
     @rlgraph.api
     def update(self):
