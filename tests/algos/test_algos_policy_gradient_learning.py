@@ -47,6 +47,7 @@ def test_the_example_reaches_its_target(example, budget, target, seed, tmp_path,
         f"best greedy mean {summary.best_eval_mean_return} after {summary.timesteps} steps"
     )
     assert summary.timesteps_to_target <= budget
+    assert summary.threads == {"intra_op": 1, "inter_op": 1}  # the agents' default, as summary.json records
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -31,7 +31,7 @@ from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "2.1"
 
 tf.get_logger().setLevel("ERROR")
 
@@ -107,6 +107,22 @@ def compile_api_method(
     name: str, function: Any, input_spaces: dict[str, Any], device: str | None
 ) -> Callable[..., Any]:
     return CompiledAPIMethod(name, function, list(input_spaces.values()), device)
+
+
+@hookimpl
+def configure_threads(intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+    threading = tf.config.threading
+    # TensorFlow fixes its pools when its runtime starts (the first op): then they stay (the core compares).
+    if intra_op is not None and threading.get_intra_op_parallelism_threads() != intra_op:
+        with contextlib.suppress(RuntimeError):
+            threading.set_intra_op_parallelism_threads(intra_op)
+    if inter_op is not None and threading.get_inter_op_parallelism_threads() != inter_op:
+        with contextlib.suppress(RuntimeError):
+            threading.set_inter_op_parallelism_threads(inter_op)
+    return {
+        "intra_op": threading.get_intra_op_parallelism_threads(),
+        "inter_op": threading.get_inter_op_parallelism_threads(),
+    }
 
 
 @hookimpl

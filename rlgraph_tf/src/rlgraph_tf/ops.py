@@ -530,15 +530,23 @@ def lstm(
 class RandomStream:
     """One graph's random numbers: a ``tf.random.Generator`` seeded from the graph's seed (None: from
     the operating system's entropy), its state a variable the compiled functions capture.
-    ``reseed`` restarts it."""
+    ``reseed`` restarts it. The generator is made at the first draw: creating it starts TensorFlow's
+    runtime, which fixes its thread pools (so importing this module must not)."""
 
     def __init__(self, seed: int | None) -> None:
-        with tf.device("/CPU:0"), tf.init_scope():
-            self.generator = (
-                tf.random.Generator.from_non_deterministic_state()
-                if seed is None
-                else tf.random.Generator.from_seed(int(seed))
-            )
+        self.seed = seed
+        self._generator: tf.random.Generator | None = None
+
+    @property
+    def generator(self) -> tf.random.Generator:
+        if self._generator is None:
+            with tf.device("/CPU:0"), tf.init_scope():
+                self._generator = (
+                    tf.random.Generator.from_non_deterministic_state()
+                    if self.seed is None
+                    else tf.random.Generator.from_seed(int(self.seed))
+                )
+        return self._generator
 
     def reseed(self, seed: int | None) -> None:
         if seed is None:
@@ -549,11 +557,10 @@ class RandomStream:
 
 def random_ops(stream: RandomStream) -> dict[str, Any]:
     """The random ops of the contract, drawing from ``stream``."""
-    generator = stream.generator
 
     def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
         dtype = tf_dtype(dtype)
-        values = generator.uniform(_shape_arg(shape), dtype=dtype)
+        values = stream.generator.uniform(_shape_arg(shape), dtype=dtype)
         if _is_tensor(low) or _is_tensor(high) or (low, high) != (0.0, 1.0):
             low = _t(low, dtype)
             return values * (_t(high, dtype) - low) + low
@@ -561,7 +568,7 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
 
     def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
         dtype = tf_dtype(dtype)
-        values = generator.normal(_shape_arg(shape), dtype=dtype)
+        values = stream.generator.normal(_shape_arg(shape), dtype=dtype)
         if _is_tensor(mean) or _is_tensor(std) or (mean, std) != (0.0, 1.0):
             return values * _t(std, dtype) + _t(mean, dtype)
         return values
@@ -571,15 +578,15 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         dtype = tf_dtype(dtype)
         scalar_bounds = all(not _is_tensor(b) or b.shape.rank == 0 for b in (low, high))
         if scalar_bounds and dtype in (tf.int32, tf.int64):
-            return generator.uniform(_shape_arg(shape), _t(low, dtype), _t(high, dtype), dtype=dtype)
+            return stream.generator.uniform(_shape_arg(shape), _t(low, dtype), _t(high, dtype), dtype=dtype)
         # Per-element bounds: scale uniform draws in float64 (exact for ranges below 2 ** 52).
         low = _t(low, tf.float64)
-        uniform = generator.uniform(_shape_arg(shape), dtype=tf.float64)
+        uniform = stream.generator.uniform(_shape_arg(shape), dtype=tf.float64)
         return tf.cast(tf.floor(uniform * (_t(high, tf.float64) - low) + low), dtype)
 
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha, tf_dtype(dtype))
-        seed = generator.make_seeds(1)[:, 0]
+        seed = stream.generator.make_seeds(1)[:, 0]
         return tf.random.stateless_gamma(tf.shape(alpha), seed, alpha=alpha, dtype=alpha.dtype)
 
     return {

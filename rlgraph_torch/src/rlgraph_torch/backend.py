@@ -8,6 +8,7 @@ it on only while a loss function runs) and output conversion back to NumPy.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "2.1"
 
 Converter = Callable[[Any], Any]
 
@@ -101,6 +102,17 @@ def compile_api_method(
 
     run.__name__ = name
     return run
+
+
+@hookimpl
+def configure_threads(intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+    if intra_op is not None and torch.get_num_threads() != intra_op:
+        torch.set_num_threads(intra_op)
+    if inter_op is not None and torch.get_num_interop_threads() != inter_op:
+        # torch fixes the inter-op pool at its first parallel work: then it stays (the core compares).
+        with contextlib.suppress(RuntimeError):
+            torch.set_num_interop_threads(inter_op)
+    return {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
 
 
 @hookimpl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from rlgraph.agents.specs import (
     SummarySpec,
     UpdateSpec,
     coerce,
+    given_keys,
     keep_newest_checkpoints,
 )
 from rlgraph.components.component import Component
-from rlgraph.errors import APICallError, CheckpointError, RLGraphError
+from rlgraph.errors import APICallError, CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
@@ -125,6 +127,8 @@ class Agent(Specifiable):
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
         self.max_environments: int | None = None
         self.record_check: RecordCheck | None = None
+        #: The backend's thread counts in effect after the build (``execution_spec``), if it says.
+        self.threads: dict[str, int] | None = None
         #: The fields the root's ``observe`` receives (:meth:`graph_record_space`'s keys), set by build().
         self.graph_record_fields: tuple[str, ...] = ()
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
@@ -195,6 +199,7 @@ class Agent(Specifiable):
             **options,
         )
         self.backend = self.executor.backend.name
+        self.threads = self._configure_threads(self.executor.backend)
         self.record_check = RecordCheck(self.record_space(), type(self).__name__)
         self.graph_record_fields = tuple(self.graph_record_space())
         limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
@@ -310,6 +315,28 @@ class Agent(Specifiable):
             )
 
     # -- observing ------------------------------------------------------------------------------------
+    def _configure_threads(self, backend: Any) -> dict[str, int] | None:
+        """Apply ``execution_spec``'s thread counts (process-wide); the counts in effect, if the backend
+        says. A count given in the spec that cannot apply any more is an error; the default, a warning."""
+        spec = self.execution_spec
+        wanted = {"intra_op": spec.intra_op_threads, "inter_op": spec.inter_op_threads}
+        effective = backend.configure_threads(**wanted)
+        if effective is None:
+            return None
+        for kind, count in wanted.items():
+            if count is None or effective.get(kind) == count:
+                continue
+            key = f"{kind}_threads"
+            message = (
+                f"{backend.name} runs with {key} {effective.get(kind)} in this process, not {count}: its thread "
+                f"pools are process-wide and fixed once it has run, so set them on the first agent built in "
+                f"the process (or give execution_spec.{key}: null to keep them)"
+            )
+            if key in given_keys(spec):
+                raise SpecError(message, f"execution_spec.{key}")
+            warnings.warn(f"execution_spec.{key} (default {count}): {message}", UserWarning, stacklevel=4)
+        return dict(effective)
+
     def observe(
         self,
         preprocessed_states: Any = None,

@@ -50,6 +50,8 @@ BASE_KEYS = frozenset(
         "execution_spec.seed",
         "execution_spec.device_map",
         "execution_spec.gpu_spec",
+        "execution_spec.intra_op_threads",
+        "execution_spec.inter_op_threads",
         "observe_spec.buffer_size",
         "observe_spec.buffer_enabled",
         "update_spec.update_mode",
@@ -74,7 +76,7 @@ _PERIODIC_CHECKPOINTS = (
 NO_EFFECT: dict[str, str] = {
     "execution_spec.session_config": (
         "configured TensorFlow 1 sessions, which do not exist here: it has no effect (place components "
-        "with execution_spec.device_map)"
+        "with execution_spec.device_map; set threads with execution_spec.intra_op_threads and inter_op_threads)"
     ),
     "summary_spec.summary_regexp": _TF1_SUMMARY,
     "summary_spec.save_steps": _TF1_SUMMARY,

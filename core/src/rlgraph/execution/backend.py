@@ -40,6 +40,11 @@ class Backend:
             raise BackendError(f"Backend {self.name!r} does not implement the {hook!r} hook.")
         return result
 
+    def configure_threads(self, intra_op: int | None, inter_op: int | None) -> dict[str, int] | None:
+        """Set the process's thread counts where given; the counts in effect, or None where the backend
+        does not say (see :meth:`BackendHooks.configure_threads`)."""
+        return self.hook.configure_threads(intra_op=intra_op, inter_op=inter_op)
+
     def create_variable(self, name: str, initial_value: Any, trainable: bool, device: str | None) -> Any:
         return self._require(
             "create_variable", name=name, initial_value=initial_value, trainable=trainable, device=device

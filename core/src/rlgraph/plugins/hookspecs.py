@@ -24,7 +24,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 0)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 1)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -42,6 +42,17 @@ class BackendHooks:
         semantics every backend provides). Called once per build. Its random ops draw from
         streams of this graph's own, seeded with ``seed`` (None: from entropy), so two graphs in
         one process draw as they would in two; ``reseed(seed)`` restarts them.
+        """
+
+    @hookspec(firstresult=True)
+    def configure_threads(self, intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+        """Set the process's thread pools where a count is given (None leaves one as it is): the
+        threads one op may use (``intra_op``) and how many ops may run at once (``inter_op``).
+
+        Thread pools are process-wide, and a backend may fix them at its first op. Return the counts
+        in effect afterwards, ``{"intra_op": n, "inter_op": m}`` (0: the backend's own default); a count
+        that can no longer change stays as it was (no error: the core compares). Optional (added in
+        plugin API 2.1): without it, threads stay as the backend sets them.
         """
 
     @hookspec(firstresult=True)

@@ -55,6 +55,7 @@ def rlgraph_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     registered_here = name == numpy_backend.NAME and name not in plugins.names("rlgraph.backends")
     if registered_here:
         numpy_backend.register()
+    _use_agent_threads(name)
     yield name
     if registered_here:
         plugins.unregister("rlgraph.backends", name)
@@ -82,3 +83,19 @@ def rlgraph_home(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     home.mkdir()
     monkeypatch.setenv("RLGRAPH_HOME", str(home))
     return home
+
+
+_THREADS_SET: set[str] = set()
+
+
+def _use_agent_threads(name: str) -> None:
+    """Give the backend the thread counts an agent asks for by default (1 and 1), once per process and
+    before its first op, so that agents built in tests find them in place (no warning)."""
+    if name in _THREADS_SET:
+        return
+    from rlgraph.agents.specs import ExecutionSpec
+    from rlgraph.execution.backend import load_backend
+
+    _THREADS_SET.add(name)
+    spec = ExecutionSpec()
+    load_backend(name).configure_threads(spec.intra_op_threads, spec.inter_op_threads)

@@ -34,11 +34,13 @@ EVALUATION_SEED_OFFSET = 1_000_000
 class TrainingSummary:
     """What a training run did (``summary.json``). Seconds count from the start of training;
     ``evaluation_seconds`` were spent in greedy evaluations (``training_seconds_to_target`` leaves them
-    out), ``update_seconds`` in the agent's updates (the rest of the training is acting)."""
+    out), ``update_seconds`` in the agent's updates (the rest of the training is acting). ``threads``: the
+    backend's thread counts in effect (``{"intra_op": n, "inter_op": m}``, 0 for a backend's default)."""
 
     agent: str
     environment: str
     backend: str
+    threads: dict[str, int] | None
     run_dir: str
     timesteps: int
     episodes: int
@@ -271,6 +273,7 @@ class Trainer:
             agent=agent_label(spec.agent),
             environment=environment_label(spec.environment),
             backend=str(self.agent.backend),
+            threads=getattr(self.agent, "threads", None),
             run_dir=str(self.run_dir),
             timesteps=int(self.executor.timesteps),
             episodes=int(self.executor.episodes),
