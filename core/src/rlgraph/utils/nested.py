@@ -10,6 +10,7 @@ path is ``""``. ``Space.flatten`` uses the same scheme.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,14 +41,28 @@ def join_path(prefix: str, key: str | int) -> str:
     return f"{prefix}{PATH_SEPARATOR}{key}" if prefix else str(key)
 
 
+_LEAF, _MAPPING, _SEQUENCE = 0, 1, 2
+
+
+@functools.cache
+def _kind(cls: type) -> int:
+    """What instances of ``cls`` are here (cached per type: ``isinstance`` against the ``Mapping`` ABC
+    is slow, and the hot paths ask for every leaf)."""
+    if issubclass(cls, dict):
+        return _MAPPING
+    if issubclass(cls, tuple | list):
+        return _SEQUENCE
+    if issubclass(cls, Mapping) and not getattr(cls, "__nested_leaf__", False):
+        return _MAPPING
+    return _LEAF
+
+
 def _is_mapping(value: Any) -> bool:
-    if isinstance(value, dict):
-        return True
-    return isinstance(value, Mapping) and not getattr(value, "__nested_leaf__", False)
+    return _kind(type(value)) == _MAPPING
 
 
 def _is_container(value: Any) -> bool:
-    return isinstance(value, tuple | list) or _is_mapping(value)
+    return _kind(type(value)) != _LEAF
 
 
 def _keys(container: Any) -> Sequence[Any]:
@@ -129,17 +144,15 @@ def flatten(structure: Any) -> list[Any]:
 
 def _collect(structure: Any, leaves: list[Any]) -> None:
     """Append the leaves of ``structure`` to ``leaves`` (``_walk`` without the paths: on hot paths)."""
-    if isinstance(structure, dict):
-        for key in sorted(structure):
-            _collect(structure[key], leaves)
-    elif isinstance(structure, tuple | list):
-        for item in structure:
-            _collect(item, leaves)
-    elif _is_mapping(structure):
+    kind = _kind(type(structure))
+    if kind == _LEAF:
+        leaves.append(structure)
+    elif kind == _MAPPING:
         for key in sorted(structure):
             _collect(structure[key], leaves)
     else:
-        leaves.append(structure)
+        for item in structure:
+            _collect(item, leaves)
 
 
 def flatten_with_paths(structure: Any) -> dict[str, Any]:
