@@ -6,14 +6,15 @@ import types
 
 import numpy as np
 import pytest
-from test_build import SPACE, Outer, Scale
+from test_build import SPACE, BufferRoot, Outer, Scale
 
 import rlgraph
 from rlgraph import plugins
-from rlgraph.errors import NotApplicableError, PluginLoadError
+from rlgraph.errors import APICallError, NotApplicableError, PluginLoadError
 from rlgraph.execution.backend import load_backend
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.execution.ops import OPS, missing_ops
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import numpy_backend
 
 
@@ -162,3 +163,45 @@ def test_methods_that_do_not_apply_to_the_spaces_are_left_out_of_the_build(rlgra
     both = GraphExecutor(ArgmaxUser(), {"inputs": vectors}, backend=rlgraph_backend)
     both.build()
     np.testing.assert_array_equal(both.execute("best", np.eye(3, dtype=np.float32)[[2, 0]]), [2, 0])
+
+
+def buffer_executor(backend, observers=()):
+    records = FloatBox(shape=(2,), add_batch_rank=True)
+    spaces = {"records": records, "indices": IntBox(4, add_batch_rank=True)}
+    executor = GraphExecutor(BufferRoot(), spaces, backend=backend, observers=observers)
+    executor.build()
+    return executor
+
+
+def test_a_chain_runs_api_methods_in_order_in_one_call_and_returns_the_last_results(rlgraph_backend):
+    executor = buffer_executor(rlgraph_backend)
+    rows = np.arange(4, dtype=np.float32).reshape(2, 2)
+    read = executor.execute_chain([("write", (rows,), False), ("read", (np.array([0, 1]),), False)])
+    np.testing.assert_array_equal(read, rows)  # the read sees the write before it
+    again = executor.execute_chain([("write", (rows + 10,), False), ("read", (np.array([2, 3]),), False)])
+    np.testing.assert_array_equal(again, rows + 10)
+    assert list(executor._chains) == [("write", "read")]  # compiled once per sequence
+
+
+def test_a_chain_checks_inputs_as_execute_does(rlgraph_backend):
+    executor = buffer_executor(rlgraph_backend)
+    wrong = np.zeros((2, 3), np.float32)
+    with pytest.raises(APICallError) as direct:
+        executor.execute("write", wrong)
+    with pytest.raises(APICallError) as chained:
+        executor.execute_chain([("write", (wrong,), False), ("read", (np.array([0]),), False)])
+    assert str(chained.value) == str(direct.value)
+    with pytest.raises(APICallError, match="has no API method 'wrte'"):
+        executor.execute_chain([("wrte", (wrong,), False), ("read", (np.array([0]),), False)])
+    with pytest.raises(APICallError, match="read: 1 argument.s. missing"):
+        executor.execute_chain([("write", (wrong[:, :2],), False), ("read", (), False)])
+
+
+def test_observers_see_each_api_call_of_a_chain(rlgraph_backend):
+    recorder = Recorder()
+    executor = buffer_executor(rlgraph_backend, observers=(recorder,))
+    rows = np.ones((1, 2), np.float32)
+    np.testing.assert_array_equal(
+        executor.execute_chain([("write", (rows,), False), ("read", (np.array([0]),), False)]), rows
+    )
+    assert [e[1] for e in recorder.events if e[0] == "after_api_call"] == ["write", "read"]

@@ -123,7 +123,10 @@ class Agent(Specifiable):
         self.updates = 0
         self.last_loss: Any = None
         self.root: Component | None = None
-        self.executor: GraphExecutor | None = None
+        self._executor: GraphExecutor | None = None
+        #: Records observed for the root's ``observe`` that wait for the next graph call, to go to the
+        #: graph in the same backend call (see :meth:`_execute`).
+        self._pending_records: dict[str, Any] | None = None
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
         self.max_environments: int | None = None
         self.record_check: RecordCheck | None = None
@@ -177,7 +180,7 @@ class Agent(Specifiable):
     # -- building -----------------------------------------------------------------------------------
     def build(self, build_options: dict[str, Any] | None = None) -> Any:
         """Build the graph (call once; automatic unless ``auto_build=False``). Returns the build report."""
-        if self.executor is not None:
+        if self._executor is not None:
             raise RLGraphError(f"Agent {self.name!r} is already built.")
         self.root = self.build_root()
         available = self.input_spaces()
@@ -189,7 +192,7 @@ class Agent(Specifiable):
         }
         spaces = {param: available[param] for param in needed}
         options = dict(build_options or {})
-        self.executor = GraphExecutor(
+        self._executor = GraphExecutor(
             self.root,
             spaces,
             backend=options.pop("backend", self.backend),
@@ -198,21 +201,40 @@ class Agent(Specifiable):
             device_map=self.execution_spec.device_map,
             **options,
         )
-        self.backend = self.executor.backend.name
-        self.threads = self._configure_threads(self.executor.backend)
+        self.backend = self._executor.backend.name
+        self.threads = self._configure_threads(self._executor.backend)
         self.record_check = RecordCheck(self.record_space(), type(self).__name__)
         self.graph_record_fields = tuple(self.graph_record_space())
         limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
         self.max_environments = min(limits) if limits else None
-        return self.executor.build()
+        return self._executor.build()
+
+    @property
+    def executor(self) -> GraphExecutor | None:
+        """The graph's executor (None before the build); records waiting for the graph go there first."""
+        if self._pending_records is not None:
+            self._flush_records()
+        return self._executor
 
     def _execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
-        if self.executor is None:
+        """Run a root API method. Records waiting for the root's ``observe`` go first, in the same
+        backend call (one compiled function on a static-graph backend): a worker's step costs one
+        graph call for acting and observing, not two."""
+        executor = self._executor
+        if executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
-        return self.executor.execute(api_method, *args, checked=checked)
+        pending, self._pending_records = self._pending_records, None
+        if pending is None:
+            return executor.execute(api_method, *args, checked=checked)
+        return executor.execute_chain((("observe", (pending,), True), (api_method, args, checked)))
+
+    def _flush_records(self) -> None:
+        pending, self._pending_records = self._pending_records, None
+        if pending is not None and self._executor is not None:
+            self._executor.execute("observe", pending, checked=True)
 
     def has_api(self, api_method: str) -> bool:
-        return self.executor is not None and api_method in self.executor.api_registry
+        return self._executor is not None and api_method in self._executor.api_registry
 
     # -- acting ---------------------------------------------------------------------------------------
     def get_action(
@@ -398,16 +420,20 @@ class Agent(Specifiable):
         return [env_id] * rows
 
     def _observe_graph(self, records: dict[str, Any]) -> None:
-        """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one."""
+        """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one: with
+        the agent's next graph call (an action, an update; anything reading the graph sees them)."""
         if self.has_api("observe"):
+            if self._pending_records is not None:
+                self._flush_records()
             # The record check has checked every field (and DQN's discounts are its own).
-            self._execute("observe", {name: records[name] for name in self.graph_record_fields}, checked=True)
+            self._pending_records = {name: records[name] for name in self.graph_record_fields}
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""
         pending = self.buffer.pop_all()
         if pending is not None:
             self._observe_graph(pending)
+        self._flush_records()
 
     def reset_env_buffers(self, env_id: Hashable | None = None) -> None:
         """Drop the buffered observations of ``env_id`` (of every env if None)."""
@@ -524,14 +550,16 @@ class Agent(Specifiable):
 
     def terminate(self) -> None:
         """Release the graph; the agent is unusable afterwards."""
-        if self.executor is not None:
-            self.executor.terminate()
-            self.executor = None
+        if self._executor is not None:
+            self._executor.terminate()
+            self._executor = None
+            self._pending_records = None
 
     def _built_executor(self) -> GraphExecutor:
-        if self.executor is None:
+        executor = self.executor  # records waiting for the graph go there first
+        if executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
-        return self.executor
+        return executor
 
     # -- specs ---------------------------------------------------------------------------------------------------
     @classmethod

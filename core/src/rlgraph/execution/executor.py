@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,9 @@ class GraphExecutor:
         self.builder: Builder | None = None
         self._functions: dict[str, Callable[..., Any]] = {}
         self._checks: dict[str, list[tuple[int, str, InputCheck]]] = {}
+        #: Per root API method: its parameters' spaces, in order (None: a plain Python parameter).
+        self._spaces: dict[str, dict[str, Any]] = {}
+        self._chains: dict[tuple[str, ...], _Chain] = {}
 
     # -- build ------------------------------------------------------------------------------
     def build(self) -> BuildReport:
@@ -72,7 +76,7 @@ class GraphExecutor:
         for name, record in builder.api_registry.items():
             api = type(self.root).api_methods()[name]
             params = [p for p in api.signature.parameters if p != "self"]
-            spaces = {p: record.input_spaces.get(p) for p in params}
+            spaces = self._spaces[name] = {p: record.input_spaces.get(p) for p in params}
             self._functions[name] = self.backend.compile_api_method(
                 name, getattr(self.root, name), spaces, record.needs_gradients, self.root.device
             )
@@ -128,6 +132,56 @@ class GraphExecutor:
         )
         return result
 
+    def execute_chain(self, calls: Sequence[tuple[str, Sequence[Any], bool]]) -> Any:
+        """Run root API methods one after the other in one backend call (one compiled function on a
+        static-graph backend, compiled at the first call of that sequence); return the last one's results.
+
+        ``calls``: ``(api_method, args, checked)`` each, as :meth:`execute` takes them (a parameter left
+        out takes its default). A method that reads what an earlier one wrote sees it.
+        """
+        names = tuple(name for name, _, _ in calls)
+        if self._announce_calls:  # observers see every API call
+            results = [self.execute(name, *args, checked=checked) for name, args, checked in calls]
+            return results[-1]
+        chain = self._chains.get(names)
+        if chain is None:
+            chain = self._chains[names] = self._compile_chain(names)
+        arguments: list[Any] = []
+        for (name, args, checked), defaults in zip(calls, chain.defaults, strict=True):
+            if self.validate_inputs and not checked:
+                for index, param, check in self._checks[name]:
+                    if index < len(args):
+                        check(name, param, args[index])
+            arguments += _with_defaults(name, args, defaults)
+        return chain.function(*arguments)
+
+    def _compile_chain(self, names: tuple[str, ...]) -> _Chain:
+        for name in names:
+            if name not in self._functions:
+                self._unknown(name)
+        methods = [getattr(self.root, name) for name in names]
+        sizes = [len(self._spaces[name]) for name in names]
+
+        def chain(*args: Any) -> Any:
+            offset, result = 0, None
+            for method, size in zip(methods, sizes):
+                result = method(*args[offset : offset + size])
+                offset += size
+            return result
+
+        spaces = {f"{name}.{param}": space for name in names for param, space in self._spaces[name].items()}
+        registry = self._built().api_registry
+        needs_gradients = any(registry[name].needs_gradients for name in names)
+        function = self.backend.compile_api_method(
+            "+".join(names), chain, spaces, needs_gradients, self.root.device
+        )
+        defaults = [self._defaults(name) for name in names]
+        return _Chain(function, defaults)
+
+    def _defaults(self, api_method: str) -> list[Any]:
+        signature = type(self.root).api_methods()[api_method].signature
+        return [p.default for name, p in signature.parameters.items() if name != "self"]
+
     def _unknown(self, api_method: str) -> None:
         reason = self._built().not_applicable.get(api_method)
         if reason is not None:
@@ -178,3 +232,24 @@ class GraphExecutor:
     def terminate(self) -> None:
         """Release what the executor holds."""
         self._functions.clear()
+        self._chains.clear()
+
+
+class _Chain:
+    """A compiled sequence of root API methods, with each one's parameter defaults."""
+
+    __slots__ = ("defaults", "function")
+
+    def __init__(self, function: Callable[..., Any], defaults: list[list[Any]]) -> None:
+        self.function = function
+        self.defaults = defaults
+
+
+def _with_defaults(api_method: str, args: Sequence[Any], defaults: list[Any]) -> list[Any]:
+    """``args`` completed with the defaults of the parameters left out."""
+    if len(args) > len(defaults):
+        raise APICallError(f"{api_method}: {len(args)} arguments given, it takes {len(defaults)}.")
+    missing = [i for i in range(len(args), len(defaults)) if defaults[i] is inspect.Parameter.empty]
+    if missing:
+        raise APICallError(f"{api_method}: {len(defaults) - len(args)} argument(s) missing.")
+    return [*args, *defaults[len(args) :]]
