@@ -45,6 +45,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("rlgraph_backend", selected_backends(metafunc.config), indirect=True)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set the agents' default thread counts before the first test runs, when any test uses a backend:
+    a test that runs a backend's ops directly would otherwise fix its pools first."""
+    from rlgraph.testing import numpy_backend
+
+    if any("rlgraph_backend" in getattr(item, "fixturenames", ()) for item in session.items):
+        for name in selected_backends(session.config):
+            if name != numpy_backend.NAME:  # registered only while its tests run
+                _use_agent_threads(name)
+
+
 @pytest.fixture
 def rlgraph_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The name of the backend this test runs on (the NumPy reference is registered only meanwhile)."""
