@@ -9,6 +9,7 @@ import torch
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import CASES, check_case, discounted_cumsum_gradients
+from rlgraph_torch.backend import to_numpy as backend_to_numpy
 from rlgraph_torch.ops import OPS, create_ops
 
 
@@ -23,6 +24,28 @@ def test_op_matches_the_reference(name, args, kwargs):
 
 def to_numpy(value):
     return value.detach().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+
+
+def test_scalar_ops_keep_python_numbers_and_agree_with_tensors():
+    # The contract's scalar ops: a time step's arithmetic stays on the host, with the tensor ops' values.
+    cases = [
+        ("cast", (7, "float32")),
+        ("cast", (2.9, "int64")),
+        ("clip", (5.0, 0.0, 1.0)),
+        ("minimum", (0.3, 0.2)),
+        ("maximum", (3, 4)),
+        ("pow", (0.5, 3)),
+        ("exp", (-1.5,)),
+    ]
+    for name, args in cases:
+        number = getattr(OPS, name)(*args)
+        assert type(number) in (int, float), name
+        tensors = [torch.tensor(a) if isinstance(a, int | float) else a for a in args]
+        np.testing.assert_allclose(number, to_numpy(getattr(OPS, name)(*tensors)), rtol=1e-6, err_msg=name)
+    assert isinstance(OPS.exp(800.0), torch.Tensor)  # beyond math.exp's range: inf as a tensor, no error
+    assert isinstance(OPS.pow(-2.0, 0.5), torch.Tensor)  # a complex result in Python: NaN as a tensor
+    # Leaving the graph, such a number is NumPy in the contract's dtypes.
+    assert [backend_to_numpy(v).dtype for v in (1.5, 2, True)] == [np.float32, np.int64, np.bool_]
 
 
 def test_shape_unstack_and_like():

@@ -162,7 +162,26 @@ def converter_for(space: Any, device: torch.device | None) -> Converter:
         return lambda value: tuple(convert(value[key]) for key, convert in parts.items())
     if isinstance(space, TextBox):
         return np.asarray
+    if _is_scalar(space):
+        return _scalar_converter(np.dtype(space.dtype))
     return _leaf_converter(np.dtype(space.dtype), device)
+
+
+def _is_scalar(space: Any) -> bool:
+    """A number per call (a time step): no shape, no batch or time rank, a numeric dtype."""
+    plain = not (space.shape or space.has_batch_rank or space.has_time_rank)
+    return plain and np.dtype(space.dtype).kind in "iufb"
+
+
+def _scalar_converter(dtype: np.dtype) -> Converter:
+    """A scalar input stays a Python number (the ops contract's scalar ops keep it one): a decay's
+    arithmetic costs no tensor ops, and a learning rate reaches the optimizer with no device sync."""
+    python_type = {"f": float, "b": bool}.get(dtype.kind, int)
+
+    def convert(value: Any) -> Any:
+        return value if isinstance(value, torch.Tensor) else python_type(value)
+
+    return convert
 
 
 def _leaf_converter(dtype: np.dtype, device: torch.device | None) -> Converter:
@@ -178,6 +197,9 @@ def _leaf_converter(dtype: np.dtype, device: torch.device | None) -> Converter:
         return result if device is None else result.to(device, non_blocking=True)
 
     return convert
+
+
+_NUMBER_DTYPES = {float: np.float32, int: np.int64, bool: np.bool_}
 
 
 def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ()) -> Any:
@@ -197,6 +219,8 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
                 return arrays[index]
         value = value.detach()
         return value.numpy() if value.device.type == "cpu" else value.cpu().numpy()
+    if type(value) in _NUMBER_DTYPES:  # a scalar op's Python number: NumPy, in the contract's dtype
+        return np.asarray(value, _NUMBER_DTYPES[type(value)])
     if isinstance(value, dict):
         return {key: to_numpy(item, inputs, arrays) for key, item in value.items()}
     if isinstance(value, tuple | list):

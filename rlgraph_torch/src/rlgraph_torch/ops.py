@@ -98,7 +98,18 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int64") ->
     return torch.arange(start, stop, step, dtype=torch_dtype(dtype), device=current_device())
 
 
-def cast(x: Any, dtype: Any) -> Tensor:
+#: Python numbers: the scalar ops below keep them Python numbers (no tensor for a decay's arithmetic).
+_NUMBERS = (int, float)
+
+
+@functools.cache
+def _python_type(dtype: Any) -> type:
+    return {"f": float, "i": int, "u": int, "b": bool}.get(np.dtype(dtype).kind, float)
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    if type(x) in _NUMBERS:
+        return _python_type(dtype)(x)
     return _t(x).to(torch_dtype(dtype))
 
 
@@ -257,13 +268,17 @@ def _unary(function: Any) -> Any:
     return op
 
 
-def clip(x: Any, low: Any, high: Any) -> Tensor:
+def clip(x: Any, low: Any, high: Any) -> Any:
+    if type(x) in _NUMBERS and type(low) in _NUMBERS and type(high) in _NUMBERS:
+        return min(max(x, low), high)
     if isinstance(low, Tensor) != isinstance(high, Tensor):
         low, high = _t(low), _t(high)
     return torch.clamp(_t(x), low, high)
 
 
-def maximum(x: Any, y: Any) -> Tensor:
+def maximum(x: Any, y: Any) -> Any:
+    if type(x) in _NUMBERS and type(y) in _NUMBERS:
+        return max(x, y)
     if not isinstance(y, Tensor):
         return torch.clamp(_t(x), min=y)
     if not isinstance(x, Tensor):
@@ -271,7 +286,9 @@ def maximum(x: Any, y: Any) -> Tensor:
     return torch.maximum(x, y)
 
 
-def minimum(x: Any, y: Any) -> Tensor:
+def minimum(x: Any, y: Any) -> Any:
+    if type(x) in _NUMBERS and type(y) in _NUMBERS:
+        return min(x, y)
     if not isinstance(y, Tensor):
         return torch.clamp(_t(x), max=y)
     if not isinstance(x, Tensor):
@@ -279,8 +296,16 @@ def minimum(x: Any, y: Any) -> Tensor:
     return torch.minimum(x, y)
 
 
-def pow(x: Any, y: Any) -> Tensor:
+def pow(x: Any, y: Any) -> Any:
+    if type(x) in _NUMBERS and type(y) in _NUMBERS and x >= 0:
+        return float(x) ** y
     return torch.pow(_t(x), y)
+
+
+def exp(x: Any) -> Any:
+    if type(x) in _NUMBERS and x < 700.0:  # math.exp overflows above ~709
+        return math.exp(x)
+    return torch.exp(x if isinstance(x, Tensor) else tensor(x, "float32"))
 
 
 def sqrt(x: Any) -> Tensor:
@@ -535,7 +560,7 @@ OPS = types.SimpleNamespace(
     any=_any_all("any"),
     all=_any_all("all"),
     abs=_unary(torch.abs),
-    exp=_unary(torch.exp),
+    exp=exp,
     log=_unary(torch.log),
     log1p=_unary(torch.log1p),
     sqrt=sqrt,

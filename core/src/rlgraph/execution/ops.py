@@ -10,6 +10,12 @@ tensor (``x[i] = v``; variables change only through ``assign``/``assign_add``/``
 branch in Python on a tensor's value (use ``where``), or keep state in Python attributes (use
 variables). A backend may add ops; it must provide these. :func:`missing_ops` lets a backend's
 tests check its namespace.
+
+Scalars: a root API method's input of a scalar space (no shape, no batch or time rank: a time step)
+may reach a define-by-run backend's graph functions as a Python number, and ``cast``, ``clip``,
+``minimum``, ``maximum``, ``pow`` and ``exp`` given only Python numbers may return one. Use Python
+arithmetic and these ops on such an input (as a decay does); the result mixes with tensors as a
+number does.
 """
 
 from __future__ import annotations
