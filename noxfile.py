@@ -137,6 +137,13 @@ def parity(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def envpool(session: nox.Session) -> None:
+    """EnvPool as a vector environment (an optional dependency of ~700 MB: not a default session)."""
+    install_local(session, "./core[test,envpool]", *TORCH_PACKAGES)
+    session.run("pytest", "tests/core/test_envpool.py", "-q", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
 @nox.parametrize("backend", ["torch", "tf"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""

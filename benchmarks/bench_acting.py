@@ -13,6 +13,8 @@ torch replay buffer of the same capacity. Environment steps per second.
 same forward pass, argmax and epsilon-greedy by hand, and (with TensorFlow) TensorFlow's floor: one
 compiled function doing the same forward pass and epsilon-greedy, called directly. Calls per second.
 (c) The same without exploration (``use_exploration=False`` against forward and argmax).
+(a') Where EnvPool is installed (``pip install envpool``): (a) on EnvPool's CartPole-v1 at 8, 32 and 256
+environments, the reference loop on the same pool, and the worker's rate there over its rate on Gymnasium.
 
 One thread per backend; warm-up first; medians of several repetitions, all runs alternating. Aims
 (issue 10): the worker >= 0.9 of the reference on torch at every width (tf: >= 0.8); ``get_action``
@@ -26,6 +28,7 @@ Run: ``python benchmarks/bench_acting.py`` (about 2 min with both backends); ``-
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import sys
 import time
@@ -46,6 +49,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dqn_cartpole.yaml"
 ENVIRONMENT = "CartPole-v1"
 SEED = 1
 NUM_ENVIRONMENTS = (1, 8, 32, 256)
+ENVPOOL_WIDTHS = (8, 32, 256)  # EnvPool, where installed (pip install envpool)
 BATCH_SIZES = (1, 8, 32, 64, 128, 256)
 GREEDY_BATCH_SIZES = (1, 64, 256)
 #: Agent steps (batched get_action + env step + observe) per repetition, by number of environments.
@@ -195,12 +199,16 @@ def make_agent(backend: str = "torch") -> tuple[Any, dict[str, Any], nn.Module]:
     return agent, spec, network
 
 
-def acting(num_envs: int, iterations: int, repeats: int, backends: list[str]) -> dict[str, Any]:
-    """Workers (one per backend) vs the reference loop on ``num_envs`` environments: env steps per
-    second, medians."""
+def acting(
+    num_envs: int, iterations: int, repeats: int, backends: list[str], mode: str | None = None
+) -> dict[str, Any]:
+    """Workers (one per backend) vs the reference loop on ``num_envs`` environments (vectorized as
+    ``mode`` says; None: the default): env steps per second, medians."""
     agents = {backend: make_agent(backend) for backend in backends}
     workers = {
-        backend: SingleThreadedWorker(agent, ENVIRONMENT, num_environments=num_envs, seed=SEED)
+        backend: SingleThreadedWorker(
+            agent, ENVIRONMENT, num_environments=num_envs, seed=SEED, vectorization_mode=mode
+        )
         for backend, (agent, _, _) in agents.items()
     }
     agent, spec, network = agents[backends[0]]
@@ -349,8 +357,6 @@ def print_table(title: str, size_label: str, unit: str, rows: list[dict[str, Any
 
 
 def installed_backends() -> str:
-    import importlib.util
-
     return "torch,tf" if importlib.util.find_spec("rlgraph_tf") is not None else "torch"
 
 
@@ -375,6 +381,26 @@ def main() -> int:
         acting_rows,
         "acting",
     )
+
+    if importlib.util.find_spec("envpool") is not None:
+        envpool_rows = [
+            acting(n, max(10, int(ITERATIONS[n] * scale)), repeats, backends, "envpool")
+            for n in ENVPOOL_WIDTHS
+        ]
+        print_table(
+            f"(a') the same on EnvPool's {ENVIRONMENT} (vectorization_mode='envpool'), the reference loop too",
+            "envs",
+            "steps/s",
+            envpool_rows,
+            "acting",
+        )
+        gymnasium = {row["size"]: row for row in acting_rows}
+        for row in envpool_rows:
+            faster = ", ".join(f"{b} {row[b] / gymnasium[row['size']][b]:.2f}x" for b in backends)
+            print(
+                f"   {row['size']:>4} envs: worker steps/s on EnvPool / on Gymnasium ({gymnasium[row['size']]['mode']}): {faster}"
+            )
+        print()
 
     made = {backend: make_agent(backend) for backend in backends}
     agents = {backend: agent for backend, (agent, _, _) in made.items()}

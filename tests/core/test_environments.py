@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 from rlgraph.environments import Environment, GridWorld, GymnasiumEnv, OpenAIGymEnv, VectorEnv
-from rlgraph.environments.vector_env import split_infos
+from rlgraph.environments.vector_env import RowInfos
 from rlgraph.errors import SpecError
 from rlgraph.spaces import Dict, FloatBox, IntBox
 
@@ -250,6 +252,18 @@ def test_vector_of_grid_worlds_and_instances():
     )
 
 
-def test_split_infos():
+def test_row_infos():
     info = {"a": np.array([1, 2, 3]), "_a": np.array([True, False, True]), "b": np.array([4, 5, 6])}
-    assert split_infos(info, 3) == [{"a": 1, "b": 4}, {"b": 5}, {"a": 3, "b": 6}]
+    infos = RowInfos(info, 3)
+    assert list(infos) == [{"a": 1, "b": 4}, {"b": 5}, {"a": 3, "b": 6}]
+    assert infos[-1] == {"a": 3, "b": 6} and infos[1:] == [{"b": 5}, {"a": 3, "b": 6}] and len(infos) == 3
+    with pytest.raises(IndexError):
+        infos[3]
+    infos.drop(["a"])
+    assert list(infos) == [{"b": 4}, {"b": 5}, {"b": 6}]
+
+
+def test_envpool_mode_without_envpool_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "envpool", None)  # as if not installed: its import fails
+    with pytest.raises(SpecError, match="pip install envpool"):
+        VectorEnv("CartPole-v1", 2, vectorization_mode="envpool")

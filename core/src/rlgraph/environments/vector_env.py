@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -20,7 +21,7 @@ VectorStep = tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any, Sequence[Mappin
 """``(next_states, rewards, terminateds, truncateds, final_states, infos)`` of all environments."""
 
 EnvSpec = str | Mapping[str, Any] | Callable[[], Any] | Environment
-VECTORIZATION_MODES = ("vector_entry_point", "sync")
+VECTORIZATION_MODES = ("vector_entry_point", "envpool", "sync")
 AUTO_VECTOR_ENTRY_POINT_MIN_ENVS = 8
 """From this many environments on, ``vectorization_mode=None`` picks Gymnasium's NumPy-vectorized
 implementation: below it, looping over single environments is faster (CartPole-v1 with random actions
@@ -59,9 +60,11 @@ class VectorEnv:
     environment) an :class:`Environment`.
 
     ``vectorization_mode``: ``"vector_entry_point"`` steps Gymnasium's NumPy-vectorized implementation
-    of the id (CartPole has one); ``"sync"`` loops over single environments (faster here than
-    ``gymnasium.vector.SyncVectorEnv``, and it serves every rlgraph environment); ``None`` picks the
-    first where the id has one and ``num_environments >= AUTO_VECTOR_ENTRY_POINT_MIN_ENVS``.
+    of the id (CartPole has one); ``"envpool"`` steps the id in EnvPool's C++ pool (an optional
+    dependency: ``pip install envpool``; its own implementations of the ids it lists); ``"sync"`` loops
+    over single environments (faster here than ``gymnasium.vector.SyncVectorEnv``, and it serves every
+    rlgraph environment); ``None`` picks the first where the id has one and ``num_environments >=
+    AUTO_VECTOR_ENTRY_POINT_MIN_ENVS`` (never EnvPool: it is asked for by name).
 
     ``seed`` (or the spec dict's ``"seed"``) seeds the first reset; environment ``i`` of a ``"sync"``
     vector gets ``seed + i``.
@@ -84,14 +87,15 @@ class VectorEnv:
             seed = env_spec.get("seed")
         self.num_environments = num_environments
         self._next_seed = seed
-        self._batch = _gymnasium_vector(env_spec, num_environments, vectorization_mode) or _EnvironmentLoop(
-            _environment_factory(env_spec, num_environments), num_environments
-        )
+        if vectorization_mode == "envpool":
+            self._batch: Any = _envpool_vector(env_spec, num_environments, seed)
+        else:
+            self._batch = _gymnasium_vector(
+                env_spec, num_environments, vectorization_mode
+            ) or _EnvironmentLoop(_environment_factory(env_spec, num_environments), num_environments)
         self.state_space: Space = self._batch.state_space
         self.action_space: Space = self._batch.action_space
-        self.vectorization_mode = (
-            "vector_entry_point" if isinstance(self._batch, _GymnasiumVector) else "sync"
-        )
+        self.vectorization_mode: str = self._batch.mode
 
     def reset(self, seed: int | None = None) -> Any:
         """Start new episodes in all environments; their first states."""
@@ -122,6 +126,8 @@ class VectorEnv:
 
 class _EnvironmentLoop:
     """Single rlgraph environments stepped one after another."""
+
+    mode = "sync"
 
     def __init__(self, make_env: Callable[[], Environment], num_environments: int) -> None:
         self.envs = [make_env() for _ in range(num_environments)]
@@ -181,6 +187,8 @@ class _EnvironmentLoop:
 class _GymnasiumVector:
     """A Gymnasium NumPy-vectorized environment whose ended rows restart in the step they end."""
 
+    mode = "vector_entry_point"
+
     def __init__(
         self, env: gymnasium.vector.VectorEnv, restart_rows: Callable[[Any, np.ndarray], np.ndarray]
     ):
@@ -188,6 +196,7 @@ class _GymnasiumVector:
         self._restart_rows = restart_rows
         self.state_space = from_gymnasium(env.single_observation_space)
         self.action_space = from_gymnasium(env.single_action_space)
+        self.num_environments = env.num_envs
         self._no_infos = (MappingProxyType({}),) * env.num_envs
 
     def reset(self, seed: int | None) -> np.ndarray:
@@ -196,7 +205,7 @@ class _GymnasiumVector:
 
     def step(self, actions: Any) -> VectorStep:
         final_states, rewards, terminateds, truncateds, info = self.env.step(np.asarray(actions))
-        infos = split_infos(info, self.env.num_envs) if info else self._no_infos
+        infos = RowInfos(info, self.num_environments) if info else self._no_infos
         ended = terminateds | truncateds
         if not np.count_nonzero(ended):  # several times faster than ended.any() on small arrays
             return final_states, rewards, terminateds, truncateds, final_states, infos
@@ -220,16 +229,79 @@ class _GymnasiumVector:
         return repr(self.env)
 
 
-def split_infos(info: Mapping[str, Any], num_environments: int) -> list[dict[str, Any]]:
-    """Gymnasium's batched info dict (``key`` -> values, ``_key`` -> which rows have one) as one dict per row."""
-    per_env: list[dict[str, Any]] = [{} for _ in range(num_environments)]
-    for key, values in info.items():
-        if key.startswith("_"):
-            continue
-        rows = np.flatnonzero(info[f"_{key}"]) if f"_{key}" in info else range(num_environments)
-        for row in rows:
-            per_env[row][key] = values[row]
-    return per_env
+class _EnvPoolVector(_GymnasiumVector):
+    """An EnvPool pool (Gymnasium API; it autoresets an ended row on its next step): ended rows are
+    restarted in the step they end through its ``reset(env_ids)``. A new seed makes a new pool.
+
+    EnvPool runs its own implementations of the ids: at the step limit it reports a truncation only,
+    where Gymnasium reports a termination too if the episode also ends there."""
+
+    mode = "envpool"
+    #: EnvPool's bookkeeping in its info dict, not the environment's.
+    BOOKKEEPING = ("env_id", "players")
+
+    def __init__(
+        self, envpool: Any, env_id: str, num_environments: int, kwargs: dict[str, Any], seed: int | None
+    ):
+        self._make = lambda seed: envpool.make_gymnasium(
+            env_id, num_envs=num_environments, **({} if seed is None else {"seed": seed}), **kwargs
+        )
+        self._seed = seed
+        env = self._make(seed)
+        self.env = env
+        self._restart_rows = _restart_envpool_rows
+        self.state_space = from_gymnasium(env.observation_space)
+        self.action_space = from_gymnasium(env.action_space)
+        self.num_environments = num_environments
+        self._no_infos = (MappingProxyType({}),) * num_environments
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        if seed is not None and seed != self._seed:
+            self.env.close()
+            self.env, self._seed = self._make(seed), seed
+        states, _ = self.env.reset()
+        return states
+
+    def step(self, actions: Any) -> VectorStep:
+        step = super().step(actions)
+        infos = step[5]
+        if isinstance(infos, RowInfos):
+            infos.drop(self.BOOKKEEPING)
+        return step
+
+
+def _restart_envpool_rows(env: Any, rows: np.ndarray) -> np.ndarray:
+    states, info = env.reset(rows.astype(np.int32))
+    ids = info["env_id"]
+    return states if np.array_equal(ids, rows) else states[np.argsort(ids)]
+
+
+class RowInfos(Sequence[Mapping[str, Any]]):
+    """Gymnasium's batched info dict (``key`` -> values, ``_key`` -> which rows have one) as one dict
+    per row, each made when it is read (most steps' infos are never read)."""
+
+    __slots__ = ("_info", "_size")
+
+    def __init__(self, info: Mapping[str, Any], num_environments: int) -> None:
+        self._info = info
+        self._size = num_environments
+
+    def drop(self, keys: Sequence[str]) -> None:
+        self._info = {key: value for key, value in self._info.items() if key.lstrip("_") not in keys}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, row: Any) -> Any:
+        if isinstance(row, slice):
+            return [self[index] for index in range(*row.indices(self._size))]
+        row = range(self._size)[row]  # negative rows, and an IndexError past the end
+        info = self._info
+        return {
+            key: values[row]
+            for key, values in info.items()
+            if not key.startswith("_") and (f"_{key}" not in info or info[f"_{key}"][row])
+        }
 
 
 def _gymnasium_vector(env_spec: EnvSpec, num_environments: int, mode: str | None) -> _GymnasiumVector | None:
@@ -251,6 +323,34 @@ def _gymnasium_vector(env_spec: EnvSpec, num_environments: int, mode: str | None
         env_id, num_envs=num_environments, vectorization_mode="vector_entry_point", **kwargs
     )
     return _GymnasiumVector(env, ROW_RESTARTS[entry_point])
+
+
+def _envpool_vector(env_spec: EnvSpec, num_environments: int, seed: int | None) -> _EnvPoolVector:
+    """EnvPool's pool of ``env_spec``'s Gymnasium id (``vectorization_mode="envpool"``)."""
+    target = _gymnasium_id_and_kwargs(env_spec)
+    if target is None:
+        raise SpecError(
+            f"vectorization_mode 'envpool' takes a Gymnasium id (or a gymnasium spec dict), got {env_spec!r}",
+            "vectorization_mode",
+        )
+    try:
+        envpool = importlib.import_module("envpool")
+    except ImportError:
+        raise SpecError(
+            "vectorization_mode 'envpool' needs EnvPool, which is not installed: pip install envpool",
+            "vectorization_mode",
+        ) from None
+    env_id, kwargs = target
+    if env_id not in envpool.list_all_envs():
+        raise SpecError(
+            f"EnvPool has no environment {env_id!r} (envpool.list_all_envs() lists its ids); "
+            "use vectorization_mode 'sync' or 'vector_entry_point'",
+            "vectorization_mode",
+        )
+    try:
+        return _EnvPoolVector(envpool, env_id, num_environments, kwargs, seed)
+    except (TypeError, ValueError) as error:
+        raise SpecError(f"EnvPool refused {env_id!r} with {kwargs}: {error}", "environment") from None
 
 
 def _gymnasium_id_and_kwargs(env_spec: EnvSpec) -> tuple[str, dict[str, Any]] | None:
