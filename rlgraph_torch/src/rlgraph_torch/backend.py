@@ -217,8 +217,9 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
                 and arrays[index].dtype == numpy_dtype(value.dtype)
             ):
                 return arrays[index]
-        value = value.detach()
-        return value.numpy() if value.device.type == "cpu" else value.cpu().numpy()
+        if value.requires_grad:
+            value = value.detach()
+        return value.numpy() if value.is_cpu else value.cpu().numpy()
     if type(value) in _NUMBER_DTYPES:  # a scalar op's Python number: NumPy, in the contract's dtype
         return np.asarray(value, _NUMBER_DTYPES[type(value)])
     if isinstance(value, dict):

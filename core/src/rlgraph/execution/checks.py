@@ -10,9 +10,16 @@ from rlgraph.errors import APICallError
 
 
 class InputCheck:
-    """A cheap shape/dtype check of one input (an API method's, a record field's) against its space."""
+    """A cheap shape/dtype check of one input (an API method's, a record field's) against its space.
 
-    __slots__ = ("leaves", "space")
+    An input of one array (or one Python number) whose dtype and shape passed once passes again at the
+    cost of a set lookup: the check then costs nothing after the first call with the same signature.
+    """
+
+    __slots__ = ("leaves", "passed", "space")
+
+    #: Signatures remembered per check (batch sizes vary; beyond this many, checks run in full).
+    MAX_SIGNATURES = 64
 
     _KINDS: ClassVar[dict[str, str]] = {
         "f": "fiub",
@@ -30,6 +37,8 @@ class InputCheck:
 
         flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
         self.leaves = [(key, self._expectation(leaf)) for key, leaf in flat.items()]
+        #: Signatures (dtype and shape of an array, or the type of a number) that passed; one-leaf spaces.
+        self.passed: set[Any] | None = set() if list(flat) == [""] else None
 
     @classmethod
     def _expectation(cls, leaf: Any) -> tuple[tuple[int, ...], set[int], str]:
@@ -39,6 +48,19 @@ class InputCheck:
         return shape, allowed_ndim, cls._KINDS.get(np.dtype(leaf.dtype).kind, "fiubUSO")
 
     def __call__(self, api_method: str, param: str, value: Any) -> None:
+        passed = self.passed
+        if passed is not None:
+            kind = type(value)
+            signature = (value.dtype, value.shape) if kind is np.ndarray else kind
+            if signature in passed:
+                return
+            self._check(api_method, param, value)
+            if kind in _SIGNED_TYPES and len(passed) < self.MAX_SIGNATURES:
+                passed.add(signature)
+            return
+        self._check(api_method, param, value)
+
+    def _check(self, api_method: str, param: str, value: Any) -> None:
         for key, (shape, ndims, kinds) in self.leaves:
             leaf = _get_path(value, key, api_method, param)
             array = leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf)
@@ -50,6 +72,10 @@ class InputCheck:
                     f"(shape {_shape_text(shape, ndims)}, dtype kind {kinds!r}); "
                     f"got shape {array.shape} dtype {array.dtype}."
                 )
+
+
+#: Input types whose dtype and shape a signature captures (an int's dtype kind is always "i").
+_SIGNED_TYPES = (np.ndarray, int, float, bool)
 
 
 def _shape_text(shape: tuple[int, ...], ndims: set[int]) -> str:
