@@ -61,23 +61,25 @@ class RecordCheck:
     def __call__(self, method: str, record: dict[str, Any]) -> dict[str, Any]:
         """The checked record, one step given with no batch rank turned into a batch of one (as its
         ``terminals`` tell)."""
-        unknown = sorted(set(record) - set(self.fields))
-        if unknown:
+        if not record.keys() <= self.fields.keys():
+            unknown = sorted(set(record) - set(self.fields))
             raise APICallError(
                 f"{method}: unknown field(s) {unknown}; the record of {self.owner} has {sorted(self.fields)}."
             )
         if record.get("truncateds") is None and "terminals" in record:
             record["truncateds"] = np.zeros(np.shape(record["terminals"]), dtype=bool)
-        missing = sorted(name for name in self.fields if record.get(name) is None)
-        if missing:
+        if record.keys() != self.fields.keys() or any(value is None for value in record.values()):
+            missing = sorted(name for name in self.fields if record.get(name) is None)
             raise APICallError(f"{method}: missing field(s) {missing} of the record of {self.owner}.")
         if np.ndim(record["terminals"]) == 0:
             record = {k: nested.map_structure(lambda v: np.asarray(v)[None], v) for k, v in record.items()}
         checked = {}
+        checks = self.checks
         for name, value in record.items():
-            if name in _DTYPES:
-                value = np.asarray(value, dtype=_DTYPES[name])
-            self.checks[name](method, name, value)
+            dtype = _DTYPES.get(name)
+            if dtype is not None and (type(value) is not np.ndarray or value.dtype != dtype):
+                value = np.asarray(value, dtype=dtype)
+            checks[name](method, name, value)
             checked[name] = value
         return checked
 
