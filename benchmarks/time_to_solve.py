@@ -177,8 +177,16 @@ def print_table(rows: list[dict[str, Any]], labels: dict[str, str], target: floa
         )
 
 
-def compare(rows: list[dict[str, Any]], backends: list[str], peer: str, target: float, aim: float) -> None:
-    """Each backend's median against the aim (every seed solved), and the peer's median over ours."""
+def compare(
+    rows: list[dict[str, Any]],
+    backends: list[str],
+    peer: str,
+    target: float,
+    aim: float,
+    speedup_aim: float | None = None,
+) -> None:
+    """Each backend's median against the aim (every seed solved), and the peer's median over ours
+    (against ``speedup_aim``, if given)."""
     theirs = median_seconds([r for r in rows if r["library"] == peer]) if peer else math.nan
     for backend in backends:
         mine = [r for r in rows if r["library"] == f"rlgraph-{backend}"]
@@ -186,6 +194,8 @@ def compare(rows: list[dict[str, Any]], backends: list[str], peer: str, target: 
         solved = sum(r["reached"] for r in mine)
         verdict = "met" if ours <= aim and solved == len(mine) else "NOT met"
         ratio = f"{theirs / ours:.2f}x" if math.isfinite(ours) and math.isfinite(theirs) else "undefined"
+        if speedup_aim is not None and ratio != "undefined":
+            ratio += f" (aim >= {speedup_aim:g}x: {'met' if theirs / ours >= speedup_aim else 'NOT met'})"
         print(
             f"RLgraph ({backend}): median {number(ours, '.2f')} s to {target:g}, {solved}/{len(mine)} seeds solved "
             f"(aim: median <= {aim:g} s, every seed solved: {verdict}); {peer} / RLgraph: {ratio}"
@@ -205,6 +215,7 @@ def run_benchmark(
     sb3_run: Callable[[int], dict[str, Any]],
     target: float,
     aim: float,
+    speedup_aim: float | None = None,
 ) -> None:
     """RLgraph's ``example`` on each backend and, when Stable-Baselines3 is installed, ``sb3_run``,
     alternating by seed; print the table and each backend's median against the aim and against SB3."""
@@ -218,6 +229,6 @@ def run_benchmark(
     labels = {f"rlgraph-{b}": f"RLgraph {algorithm} ({b})" for b in backends}
     print_table(rows, labels | {"sb3": f"SB3 {algorithm} (zoo hyperparameters)"}, target)
     print()
-    compare(rows, backends, "sb3" if with_sb3 else "", target, aim)
+    compare(rows, backends, "sb3" if with_sb3 else "", target, aim, speedup_aim)
     if not with_sb3:
         print("Stable-Baselines3 is not installed: pip install -c constraints.txt stable-baselines3")

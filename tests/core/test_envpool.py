@@ -14,7 +14,6 @@ from rlgraph.environments import VectorEnv
 from rlgraph.errors import SpecError
 
 envpool = pytest.importorskip("envpool")
-pytestmark = pytest.mark.filterwarnings("ignore:.*precision lowered:UserWarning")
 
 
 def cartpole_step_from(state: np.ndarray, action: int) -> tuple[np.ndarray, bool]:

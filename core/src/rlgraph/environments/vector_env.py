@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -250,8 +252,9 @@ class _EnvPoolVector(_GymnasiumVector):
         env = self._make(seed)
         self.env = env
         self._restart_rows = _restart_envpool_rows
-        self.state_space = from_gymnasium(env.observation_space)
-        self.action_space = from_gymnasium(env.action_space)
+        with _quiet_spaces():
+            self.state_space = from_gymnasium(env.observation_space)
+            self.action_space = from_gymnasium(env.action_space)
         self.num_environments = num_environments
         self._no_infos = (MappingProxyType({}),) * num_environments
 
@@ -259,7 +262,8 @@ class _EnvPoolVector(_GymnasiumVector):
         if seed is not None and seed != self._seed:
             self.env.close()
             self.env, self._seed = self._make(seed), seed
-        states, _ = self.env.reset()
+        with _quiet_spaces():
+            states, _ = self.env.reset()
         return states
 
     def step(self, actions: Any) -> VectorStep:
@@ -270,8 +274,18 @@ class _EnvPoolVector(_GymnasiumVector):
         return step
 
 
+@contextlib.contextmanager
+def _quiet_spaces() -> Iterator[None]:
+    """EnvPool makes Gymnasium spaces with float64 bounds for float32 boxes whenever it reads its spec
+    (on resets too): Gymnasium's warning about it says nothing to the user."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*precision lowered", category=UserWarning)
+        yield
+
+
 def _restart_envpool_rows(env: Any, rows: np.ndarray) -> np.ndarray:
-    states, info = env.reset(rows.astype(np.int32))
+    with _quiet_spaces():
+        states, info = env.reset(rows.astype(np.int32))
     ids = info["env_id"]
     return states if np.array_equal(ids, rows) else states[np.argsort(ids)]
 
