@@ -90,6 +90,24 @@ def test_greedy_actions_are_the_argmax_of_the_q_values(rlgraph_backend):
     np.testing.assert_array_equal(actions, agent.get_q_values(states).argmax(axis=1))
 
 
+def test_python_lists_are_states_and_records_as_arrays_are(rlgraph_backend):
+    agent = make({"type": "dqn", "memory_spec": {"type": "replay", "capacity": 16}}, rlgraph_backend)
+    state = [0.1, -0.2, 0.03, 0.4]
+    greedy = agent.get_action(np.array(state, np.float32), use_exploration=False)
+    assert agent.get_action(state, use_exploration=False) == greedy
+    batch = agent.get_action([state, state], use_exploration=False)
+    np.testing.assert_array_equal(batch, [greedy, greedy])
+    agent.observe([state, state], [0, 1], None, [1.0, 0.5], [state, state], [False, True])
+    agent.flush_buffers()
+    weights = agent.executor.get_weights()
+    scope = agent.root.memory.global_scope
+    np.testing.assert_allclose(weights[f"{scope}/records/states"][:2], [state, state], rtol=1e-6)
+    np.testing.assert_array_equal(weights[f"{scope}/records/rewards"][:2], [1.0, 0.5])
+    np.testing.assert_array_equal(weights[f"{scope}/records/actions"][:2], [0, 1])
+    with pytest.raises(APICallError, match=r"got shape \(1, 3\)"):
+        agent.get_action([0.1, 0.2, 0.3])  # a list of the wrong shape: the error an array gets
+
+
 def test_a_state_of_the_wrong_shape_or_dtype_names_the_api_method_and_space(rlgraph_backend):
     agent = make({"type": "dqn"}, rlgraph_backend)
     with pytest.raises(

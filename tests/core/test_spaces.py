@@ -468,3 +468,15 @@ def test_importing_spaces_does_not_import_gymnasium():
     code = "import sys, rlgraph.spaces; print('gymnasium' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_as_arrays_follows_the_space_not_the_python_types():
+    leaf = FloatBox(shape=(2,))
+    assert leaf.as_arrays([1.0, 2.0]).shape == (2,)  # a list is a leaf's value
+    value = np.zeros(2, np.float32)
+    assert leaf.as_arrays(value) is value  # arrays pass as they are
+    space = Dict(a=leaf, b=Tuple(IntBox(3), leaf))
+    converted = space.as_arrays({"a": [1.0, 2.0], "b": [1, [0.5, 0.5]]})
+    assert converted["a"].shape == (2,) and isinstance(converted["b"], tuple)
+    assert converted["b"][0].shape == () and converted["b"][1].shape == (2,)
+    assert space.as_arrays({"a": [1.0, 2.0], "z": 3})["z"] == 3  # unknown entries are left to the input check

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.spaces import ContainerSpace
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
 try:
@@ -305,10 +306,11 @@ def _eager_tensor_maker() -> Callable[[Any], Any]:
 
 def _convert(value: Any, space: Any) -> Any:
     """NumPy (nested) into what the signature expects: arrays of the space's dtype."""
-    if isinstance(value, dict):
-        return {key: _convert(item, space[key]) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     if isinstance(value, tf.Tensor):
         return value
+    if isinstance(space, ContainerSpace):  # the structure is the space's: a list is a leaf's value
+        if isinstance(value, dict):
+            return {key: _convert(item, space[key]) for key, item in value.items()}
+        if isinstance(value, tuple | list):
+            return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     return np.asarray(value, dtype=space.dtype)

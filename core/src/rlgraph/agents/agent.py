@@ -253,8 +253,12 @@ class Agent(Specifiable):
         actions in the order given (a set is sorted).
         """
         preprocessed = not apply_preprocessing and self.preprocessing_spec
-        single = self._is_single(states, self.preprocessed_state_space if preprocessed else self.state_space)
-        batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
+        space = self.preprocessed_state_space if preprocessed else self.state_space
+        states = space.as_arrays(states)  # Python lists as arrays: a list state is a state
+        single = self._is_single(states, space)
+        batch = nested.map_structure(lambda s: s[None], states) if single else states
+        if internals is not None and self.internal_states_space is not None:
+            internals = self.internal_states_space.as_arrays(internals)
         if single and internals is not None:
             internals = nested.map_structure(lambda s: np.asarray(s)[None], internals)
         outputs = self.act(batch, internals, use_exploration, apply_preprocessing)
@@ -314,8 +318,9 @@ class Agent(Specifiable):
         """
         if not self.preprocessing_spec or not self.has_api("preprocess_states"):
             return states
+        states = self.state_space.as_arrays(states)
         single = self._is_single(states, self.state_space)
-        batch = nested.map_structure(lambda s: np.asarray(s)[None], states) if single else states
+        batch = nested.map_structure(lambda s: s[None], states) if single else states
         self._check_environments(batch, "preprocess_states", env_rows)
         args = (batch,) if env_rows is None else (batch, np.asarray(env_rows, np.int64))
         result = self._execute("preprocess_states", *args)

@@ -79,6 +79,8 @@ class RecordCheck:
             dtype = _DTYPES.get(name)
             if dtype is not None and (type(value) is not np.ndarray or value.dtype != dtype):
                 value = np.asarray(value, dtype=dtype)
+            elif type(value) is not np.ndarray:  # Python lists where the field's leaves are arrays
+                value = self.fields[name].as_arrays(value)
             checks[name](method, name, value)
             checked[name] = value
         return checked

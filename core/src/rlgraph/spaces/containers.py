@@ -96,6 +96,14 @@ class ContainerSpace(Space):
             {key: child._unflatten(flat, join_path(prefix, key)) for key, child in self._children.items()}
         )
 
+    def as_arrays(self, value: Any) -> Any:
+        children = self._children
+        if isinstance(value, Mapping):
+            return {key: children[key].as_arrays(v) if key in children else v for key, v in value.items()}
+        if isinstance(value, tuple | list):
+            return tuple(children[i].as_arrays(v) if i in children else v for i, v in enumerate(value))
+        return value  # not this space's structure: the input check says so
+
     def map(self, fn: Callable[[Space], Space]) -> Space:
         return self._from_children(
             {key: child.map(fn) for key, child in self._children.items()}, self._ranks()

@@ -259,6 +259,11 @@ class Space(abc.ABC):
         """A space with ``fn`` applied to every leaf space."""
         return fn(self)
 
+    def as_arrays(self, value: Any) -> Any:
+        """``value`` with each leaf of this space a NumPy array: a Python list or number where a leaf
+        is expected becomes an array (a list is a value of a leaf space, not a container)."""
+        return value if type(value) is np.ndarray else np.asarray(value)
+
     def to_gymnasium(self) -> Any:
         """The equivalent ``gymnasium.spaces.Space`` (ranks are dropped)."""
         from rlgraph.spaces.gymnasium import to_gymnasium
