@@ -18,7 +18,7 @@ import torch
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_torch import devices
 from rlgraph_torch.ops import create_ops as ops_for_graph
-from rlgraph_torch.ops import numpy_dtype, torch_dtype
+from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
 RLGRAPH_PLUGIN_API = "2.1"
@@ -176,7 +176,7 @@ def _is_scalar(space: Any) -> bool:
 def _scalar_converter(dtype: np.dtype) -> Converter:
     """A scalar input stays a Python number (the ops contract's scalar ops keep it one): a decay's
     arithmetic costs no tensor ops, and a learning rate reaches the optimizer with no device sync."""
-    python_type = {"f": float, "b": bool}.get(dtype.kind, int)
+    python_type = python_number_type(dtype)
 
     def convert(value: Any) -> Any:
         return value if isinstance(value, torch.Tensor) else python_type(value)

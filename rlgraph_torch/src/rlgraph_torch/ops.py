@@ -103,13 +103,14 @@ _NUMBERS = (int, float)
 
 
 @functools.cache
-def _python_type(dtype: Any) -> type:
+def python_number_type(dtype: Any) -> type:
+    """The Python type of a number of ``dtype`` (a scalar op's result, a scalar input)."""
     return {"f": float, "i": int, "u": int, "b": bool}.get(np.dtype(dtype).kind, float)
 
 
 def cast(x: Any, dtype: Any) -> Any:
     if type(x) in _NUMBERS:
-        return _python_type(dtype)(x)
+        return python_number_type(dtype)(x)
     return _t(x).to(torch_dtype(dtype))
 
 

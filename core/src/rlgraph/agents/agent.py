@@ -134,7 +134,6 @@ class Agent(Specifiable):
         self.threads: dict[str, int] | None = None
         #: The fields the root's ``observe`` receives (:meth:`graph_record_space`'s keys), set by build().
         self.graph_record_fields: tuple[str, ...] = ()
-        self._leaf_ranks: dict[int, tuple[Any, int]] = {}  # id(space) -> (space, its first leaf's rank)
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
         self.buffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
@@ -302,13 +301,11 @@ class Agent(Specifiable):
         ``apply_preprocessing``. Override to pass more (a time step for decaying exploration, say)."""
         return [states] if internals is None else [states, internals]
 
-    def _is_single(self, states: Any, space: Any) -> bool:
+    @staticmethod
+    def _is_single(states: Any, space: Any) -> bool:
         """Whether ``states`` is one state (no batch rank) of ``space``."""
-        known = self._leaf_ranks.get(id(space))
-        if known is None or known[0] is not space:  # the space's first leaf's rank, worked out once
-            known = self._leaf_ranks[id(space)] = (space, len(next(iter(space.flatten().values())).shape))
         first_state = states if type(states) is np.ndarray else nested.flatten(states)[0]
-        return np.ndim(first_state) == known[1]
+        return np.ndim(first_state) == space.first_leaf_rank
 
     def preprocess_states(self, states: Any, env_rows: np.ndarray | None = None) -> Any:
         """Apply the agent's preprocessor to ``states``; identity if it has none.

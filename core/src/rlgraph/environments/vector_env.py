@@ -192,14 +192,21 @@ class _GymnasiumVector:
     mode = "vector_entry_point"
 
     def __init__(
-        self, env: gymnasium.vector.VectorEnv, restart_rows: Callable[[Any, np.ndarray], np.ndarray]
+        self,
+        env: Any,
+        restart_rows: Callable[[Any, np.ndarray], np.ndarray],
+        spaces: tuple[Any, Any] | None = None,
+        num_environments: int | None = None,
     ):
+        """``spaces``: the Gymnasium state and action spaces of one environment (default: ``env``'s
+        ``single_observation_space`` and ``single_action_space``)."""
         self.env = env
         self._restart_rows = restart_rows
-        self.state_space = from_gymnasium(env.single_observation_space)
-        self.action_space = from_gymnasium(env.single_action_space)
-        self.num_environments = env.num_envs
-        self._no_infos = (MappingProxyType({}),) * env.num_envs
+        state_space, action_space = spaces or (env.single_observation_space, env.single_action_space)
+        self.state_space = from_gymnasium(state_space)
+        self.action_space = from_gymnasium(action_space)
+        self.num_environments = num_environments or env.num_envs
+        self._no_infos = (MappingProxyType({}),) * self.num_environments
 
     def reset(self, seed: int | None) -> np.ndarray:
         states, _ = self.env.reset(seed=seed)
@@ -250,13 +257,10 @@ class _EnvPoolVector(_GymnasiumVector):
         )
         self._seed = seed
         env = self._make(seed)
-        self.env = env
-        self._restart_rows = _restart_envpool_rows
         with _quiet_spaces():
-            self.state_space = from_gymnasium(env.observation_space)
-            self.action_space = from_gymnasium(env.action_space)
-        self.num_environments = num_environments
-        self._no_infos = (MappingProxyType({}),) * num_environments
+            super().__init__(
+                env, _restart_envpool_rows, (env.observation_space, env.action_space), num_environments
+            )
 
     def reset(self, seed: int | None) -> np.ndarray:
         if seed is not None and seed != self._seed:

@@ -120,9 +120,7 @@ class GraphExecutor:
         if function is None:
             self._unknown(api_method)
         if self.validate_inputs and not checked:
-            for index, param, check in self._checks[api_method]:
-                if index < len(args):
-                    check(api_method, param, args[index])
+            self._check_inputs(api_method, args)
         if not self._announce_calls:
             return function(*args)
         start = time.perf_counter()
@@ -147,13 +145,21 @@ class GraphExecutor:
         if chain is None:
             chain = self._chains[names] = self._compile_chain(names)
         arguments: list[Any] = []
-        for (name, args, checked), defaults in zip(calls, chain.defaults, strict=True):
+        for (name, args, checked), (defaults, required) in zip(calls, chain.defaults, strict=True):
             if self.validate_inputs and not checked:
-                for index, param, check in self._checks[name]:
-                    if index < len(args):
-                        check(name, param, args[index])
-            arguments += _with_defaults(name, args, defaults)
+                self._check_inputs(name, args)
+            if len(args) > len(defaults):
+                raise APICallError(f"{name}: {len(args)} arguments given, it takes {len(defaults)}.")
+            if len(args) < required:
+                raise APICallError(f"{name}: {required - len(args)} argument(s) missing.")
+            arguments += args
+            arguments += defaults[len(args) :]
         return chain.function(*arguments)
+
+    def _check_inputs(self, api_method: str, args: Sequence[Any]) -> None:
+        for index, param, check in self._checks[api_method]:
+            if index < len(args):
+                check(api_method, param, args[index])
 
     def _compile_chain(self, names: tuple[str, ...]) -> _Chain:
         for name in names:
@@ -178,9 +184,12 @@ class GraphExecutor:
         defaults = [self._defaults(name) for name in names]
         return _Chain(function, defaults)
 
-    def _defaults(self, api_method: str) -> list[Any]:
+    def _defaults(self, api_method: str) -> tuple[list[Any], int]:
+        """The defaults of ``api_method``'s parameters, and how many of them must be given."""
         signature = type(self.root).api_methods()[api_method].signature
-        return [p.default for name, p in signature.parameters.items() if name != "self"]
+        defaults = [p.default for name, p in signature.parameters.items() if name != "self"]
+        required = sum(default is inspect.Parameter.empty for default in defaults)
+        return defaults, required
 
     def _unknown(self, api_method: str) -> None:
         reason = self._built().not_applicable.get(api_method)
@@ -236,20 +245,10 @@ class GraphExecutor:
 
 
 class _Chain:
-    """A compiled sequence of root API methods, with each one's parameter defaults."""
+    """A compiled sequence of root API methods, with each one's parameter defaults and required count."""
 
     __slots__ = ("defaults", "function")
 
-    def __init__(self, function: Callable[..., Any], defaults: list[list[Any]]) -> None:
+    def __init__(self, function: Callable[..., Any], defaults: list[tuple[list[Any], int]]) -> None:
         self.function = function
         self.defaults = defaults
-
-
-def _with_defaults(api_method: str, args: Sequence[Any], defaults: list[Any]) -> list[Any]:
-    """``args`` completed with the defaults of the parameters left out."""
-    if len(args) > len(defaults):
-        raise APICallError(f"{api_method}: {len(args)} arguments given, it takes {len(defaults)}.")
-    missing = [i for i in range(len(args), len(defaults)) if defaults[i] is inspect.Parameter.empty]
-    if missing:
-        raise APICallError(f"{api_method}: {len(defaults) - len(args)} argument(s) missing.")
-    return [*args, *defaults[len(args) :]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -258,6 +259,12 @@ class Space(abc.ABC):
     def map(self, fn: Callable[[Space], Space]) -> Space:
         """A space with ``fn`` applied to every leaf space."""
         return fn(self)
+
+    @functools.cached_property
+    def first_leaf_rank(self) -> int:
+        """The rank of one value of the first leaf (no batch or time rank): what tells one value of
+        the space from a batch of them."""
+        return len(next(iter(self.flatten().values())).shape)
 
     def as_arrays(self, value: Any) -> Any:
         """``value`` with each leaf of this space a NumPy array: a Python list or number where a leaf

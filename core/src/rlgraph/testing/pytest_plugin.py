@@ -66,7 +66,6 @@ def rlgraph_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     registered_here = name == numpy_backend.NAME and name not in plugins.names("rlgraph.backends")
     if registered_here:
         numpy_backend.register()
-    _use_agent_threads(name)
     yield name
     if registered_here:
         plugins.unregister("rlgraph.backends", name)
