@@ -297,3 +297,42 @@ def test_a_learner_fed_batches_returns_td_errors_and_syncs_its_target_by_updates
         synced.append(target_matches_online())
     assert agent.timesteps == 0 and agent.updates == 7
     assert synced == [False, False, True, False, False, True, False]
+
+
+def test_acting_leaves_records_staged_and_learning_is_as_without_staging(rlgraph_backend):
+    """Acting cannot read the replay memory, so observed records wait in the agent's stage and reach
+    the memory with the next update, in order: the weights learned are exactly those of an agent
+    that sends every batch to the graph at once."""
+    from rlgraph.agents.records import RecordStage
+    from rlgraph.workers import SingleThreadedWorker
+
+    spec = {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 16}],
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "update_spec": {"batch_size": 8, "update_interval": 16, "steps_before_update": 32},
+        "execution_spec": {"seed": 5},
+    }
+    staged, direct = make(spec, rlgraph_backend), make(spec, rlgraph_backend)
+    direct.staged_records = RecordStage(max_rows=0)
+    assert not staged.executor.shares_state("get_actions", "observe")
+    assert staged.executor.shares_state("update", "observe")
+    workers = [
+        SingleThreadedWorker(agent, "CartPole-v1", num_environments=2, seed=1) for agent in (staged, direct)
+    ]
+    for worker in workers:
+        worker.execute_timesteps(10)
+    assert staged.staged_records.rows == 10  # 5 steps of 2 environments, none in the graph yet
+    inserted = f"{staged.root.memory.global_scope}/inserted"
+    assert staged.executor.get_weights()[inserted] == 10  # reading the graph takes them along
+    assert staged.staged_records.rows == 0
+    for worker in workers:
+        worker.execute_timesteps(200)
+    assert staged.updates == direct.updates > 0
+    for name, value in direct.get_weights().items():
+        np.testing.assert_array_equal(staged.get_weights()[name], value, err_msg=name)
+    memory = staged.root.memory.global_scope
+    stored, expected = staged.executor.get_weights(), direct.executor.get_weights()
+    for name in stored:
+        if name.startswith(memory):
+            np.testing.assert_array_equal(stored[name], expected[name], err_msg=name)

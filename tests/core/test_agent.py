@@ -231,13 +231,15 @@ def test_agent_classes_import_through_the_registry(registered):
 
 
 def test_observed_records_reach_the_graph_with_its_next_call(registered):
-    """The root's observe runs with the agent's next graph call, in one backend call; whoever reads the
-    graph (an action, an update, the executor, the weights) sees every record observed before."""
+    """The root's observe runs with the agent's next graph call that may read what it writes (here every
+    call: the table that acts holds the memory), in one backend call; whoever reads the graph (an
+    action, an update, the executor, the weights) sees every record observed before."""
     agent = make_agent(registered)
     step = {"preprocessed_states": np.array([1]), "actions": np.array([0]), "rewards": np.array([1.0])}
     step |= {"terminals": np.array([False]), "next_states": np.array([2])}
     agent.observe(**step)
-    agent.observe(**step)  # a second observe before any graph call: the first goes to the graph first
+    agent.observe(**step)  # a second observe before any graph call: both wait, in order
+    assert agent.staged_records.rows == 2
     agent.get_action(np.array([1]))  # observe, then get_actions: one chained call
     assert memory_size(agent) == 2
     assert ("observe", "get_actions") in agent.executor._chains
@@ -245,7 +247,7 @@ def test_observed_records_reach_the_graph_with_its_next_call(registered):
     assert memory_size(agent) == 3  # reading through agent.executor
     agent.observe(**step)
     agent.get_weights()  # any use of the graph takes the waiting records along first
-    assert agent._pending_records is None
+    assert agent.staged_records.rows == 0
     agent.observe(**step)
     agent.update()  # observe, then update: the update learns from all of them
     assert memory_size(agent) == 5 and ("observe", "update") in agent.executor._chains

@@ -6,7 +6,7 @@ import types
 
 import numpy as np
 import pytest
-from test_build import SPACE, BufferRoot, Outer, Scale
+from test_build import SPACE, Buffer, BufferRoot, Outer, Scale
 
 import rlgraph
 from rlgraph import plugins
@@ -205,3 +205,61 @@ def test_observers_see_each_api_call_of_a_chain(rlgraph_backend):
         executor.execute_chain([("write", (rows,), False), ("read", (np.array([0]),), False)]), rows
     )
     assert [e[1] for e in recorder.events if e[0] == "after_api_call"] == ["write", "read"]
+
+
+class BufferReader(rlgraph.Component):
+    """Reads another component's variables in its graph function, as it declares."""
+
+    def __init__(self, buffer):
+        super().__init__(scope="reader")
+        object.__setattr__(self, "buffer", buffer)  # a reference, not a sub-component
+        self.needs_variables_of(buffer)
+
+    @rlgraph.graph_fn(api=True)
+    def total(self):
+        return self.ops.sum(self.buffer.values)
+
+
+class Shared(rlgraph.Component):
+    """A buffer, a scale beside it, a reader of the buffer, and a graph function of the root's own."""
+
+    def __init__(self):
+        super().__init__(scope="shared")
+        self.buffer = Buffer()
+        self.scale_layer = Scale()
+        self.reader = BufferReader(self.buffer)
+
+    @rlgraph.api
+    def write(self, records):
+        return self.buffer.write(records)
+
+    @rlgraph.api
+    def read(self, indices):
+        return self.buffer.read(indices)
+
+    @rlgraph.api
+    def scale(self, inputs):
+        return self.scale_layer.scale(inputs)
+
+    @rlgraph.api
+    def total(self):
+        return self.reader.total()
+
+    @rlgraph.graph_fn(api=True)
+    def doubled(self, inputs):
+        return inputs * 2.0
+
+
+def test_shares_state_tells_which_api_methods_may_touch_the_same_variables(rlgraph_backend):
+    records = FloatBox(shape=(2,), add_batch_rank=True)
+    spaces = {"records": records, "indices": IntBox(4, add_batch_rank=True), "inputs": SPACE}
+    executor = GraphExecutor(Shared(), spaces, backend=rlgraph_backend)
+    executor.build()
+    shares = executor.shares_state
+    assert shares("write", "read") and shares("read", "write") and shares("write", "write")
+    assert not shares("write", "scale") and not shares("scale", "read")
+    assert shares("write", "total") and not shares("scale", "total")  # the reader declares the buffer
+    assert shares("doubled", "scale") and shares("doubled", "write")  # the root's own graph function
+    assert executor.api_registry["scale"].components == {"shared/scale"}
+    with pytest.raises(APICallError, match="has no API method 'wrte'"):
+        shares("wrte", "read")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.agents.observation_buffer import ObservationBuffer
-from rlgraph.agents.records import INTERNALS, RecordCheck, UpdateResult, environment_record
+from rlgraph.agents.records import INTERNALS, RecordCheck, RecordStage, UpdateResult, environment_record
 from rlgraph.agents.spec_keys import check_spec_keys
 from rlgraph.agents.specs import (
     ExecutionSpec,
@@ -124,9 +124,11 @@ class Agent(Specifiable):
         self.last_loss: Any = None
         self.root: Component | None = None
         self._executor: GraphExecutor | None = None
-        #: Records observed for the root's ``observe`` that wait for the next graph call, to go to the
-        #: graph in the same backend call (see :meth:`_execute`).
-        self._pending_records: dict[str, Any] | None = None
+        #: Records observed for the root's ``observe``, waiting for an API method that may read them
+        #: (see :meth:`_execute`).
+        self.staged_records = RecordStage()
+        #: Root API method -> whether it may read what ``observe`` writes (set by build()).
+        self._reads_records: dict[str, bool] = {}
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
         self.max_environments: int | None = None
         self.record_check: RecordCheck | None = None
@@ -205,33 +207,37 @@ class Agent(Specifiable):
         self.threads = self._configure_threads(self._executor.backend)
         self.record_check = RecordCheck(self.record_space(), type(self).__name__)
         self.graph_record_fields = tuple(self.graph_record_space())
+        report = self._executor.build()
+        if "observe" in self._executor.api_registry:
+            shares = self._executor.shares_state
+            self._reads_records = {name: shares(name, "observe") for name in self._executor.api_registry}
         limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
         self.max_environments = min(limits) if limits else None
-        return self._executor.build()
+        return report
 
     @property
     def executor(self) -> GraphExecutor | None:
         """The graph's executor (None before the build); records waiting for the graph go there first."""
-        if self._pending_records is not None:
+        if self.staged_records.rows:
             self._flush_records()
         return self._executor
 
     def _execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
-        """Run a root API method. Records waiting for the root's ``observe`` go first, in the same
-        backend call (one compiled function on a static-graph backend): a worker's step costs one
-        graph call for acting and observing, not two."""
+        """Run a root API method. Staged records go to the root's ``observe`` first where the method
+        may read what it writes, in the same backend call (one compiled function on a static-graph
+        backend); a method that cannot (acting, on most agents) leaves them staged."""
         executor = self._executor
         if executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
-        pending, self._pending_records = self._pending_records, None
-        if pending is None:
+        if not self.staged_records.rows or not self._reads_records.get(api_method, True):
             return executor.execute(api_method, *args, checked=checked)
-        return executor.execute_chain((("observe", (pending,), True), (api_method, args, checked)))
+        staged = self.staged_records.take()
+        return executor.execute_chain((("observe", (staged,), True), (api_method, args, checked)))
 
     def _flush_records(self) -> None:
-        pending, self._pending_records = self._pending_records, None
-        if pending is not None and self._executor is not None:
-            self._executor.execute("observe", pending, checked=True)
+        staged = self.staged_records.take()
+        if staged is not None and self._executor is not None:
+            self._executor.execute("observe", staged, checked=True)
 
     def has_api(self, api_method: str) -> bool:
         return self._executor is not None and api_method in self._executor.api_registry
@@ -425,13 +431,18 @@ class Agent(Specifiable):
         return [env_id] * rows
 
     def _observe_graph(self, records: dict[str, Any]) -> None:
-        """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one: with
-        the agent's next graph call (an action, an update; anything reading the graph sees them)."""
-        if self.has_api("observe"):
-            if self._pending_records is not None:
-                self._flush_records()
-            # The record check has checked every field (and DQN's discounts are its own).
-            self._pending_records = {name: records[name] for name in self.graph_record_fields}
+        """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one:
+        staged, until an API method that may read them runs (an update; anything reading the graph
+        through :attr:`executor` sees them too)."""
+        if not self.has_api("observe"):
+            return
+        # The record check has checked every field (and DQN's discounts are its own).
+        records = {name: records[name] for name in self.graph_record_fields}
+        if self.staged_records.add(records):
+            return
+        self._flush_records()  # the stage is full, or holds rows of another layout
+        if not self.staged_records.add(records):  # larger than the stage holds
+            self._executor.execute("observe", records, checked=True)
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""
@@ -558,7 +569,7 @@ class Agent(Specifiable):
         if self._executor is not None:
             self._executor.terminate()
             self._executor = None
-            self._pending_records = None
+            self.staged_records.take()
 
     def _built_executor(self) -> GraphExecutor:
         executor = self.executor  # records waiting for the graph go there first

@@ -86,6 +86,57 @@ class RecordCheck:
         return checked
 
 
+class RecordStage:
+    """Checked batches of records on their way to the graph's ``observe``: each batch is copied into
+    preallocated rows, and :meth:`take` hands them over as one batch, in the order they came. An agent
+    passes them on when an API method that may read them runs (see ``GraphExecutor.shares_state``),
+    so acting steps between two reads cost no graph call for observing.
+
+    At most ``max_rows`` rows and ``max_bytes`` are staged; a batch larger than that is not staged.
+    """
+
+    def __init__(self, max_rows: int = 4096, max_bytes: int = 8 << 20) -> None:
+        self.max_rows, self.max_bytes = max_rows, max_bytes
+        #: How many rows are staged.
+        self.rows = 0
+        self._template: Any = None
+        self._layout: tuple[tuple[tuple[int, ...], np.dtype], ...] = ()
+        self._buffers: list[np.ndarray] = []
+
+    def add(self, records: Mapping[str, Any]) -> bool:
+        """Copy a batch of records (all of the same fields, each a batched array or a nest of them) in
+        after the staged ones; False, with nothing copied, where it does not fit: too many rows, or
+        leaves of other shapes or dtypes than the staged ones' (take those first)."""
+        leaves = nested.flatten(records)
+        count = len(leaves[0])
+        layout = tuple((leaf.shape[1:], leaf.dtype) for leaf in leaves)
+        if layout != self._layout:
+            if self.rows:
+                return False
+            self._allocate(records, layout)
+        start = self.rows
+        if start + count > len(self._buffers[0]):
+            return False
+        for buffer, leaf in zip(self._buffers, leaves):
+            buffer[start : start + count] = leaf
+        self.rows = start + count
+        return True
+
+    def take(self) -> dict[str, Any] | None:
+        """The staged rows as one batch (views, valid until the next :meth:`add`), or None; the stage
+        is empty afterwards."""
+        if not self.rows:
+            return None
+        rows, self.rows = self.rows, 0
+        return nested.unflatten(self._template, [buffer[:rows] for buffer in self._buffers])
+
+    def _allocate(self, records: Mapping[str, Any], layout: tuple[Any, ...]) -> None:
+        row_bytes = sum(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize for shape, dtype in layout)
+        capacity = max(0, min(self.max_rows, self.max_bytes // max(row_bytes, 1)))
+        self._template, self._layout = dict(records), layout
+        self._buffers = [np.empty((capacity, *shape), dtype) for shape, dtype in layout]
+
+
 @attrs.frozen
 class UpdateResult:
     """What one update did: ``loss``, ``loss_per_item`` (per batch item: the TD errors a prioritized

@@ -171,6 +171,10 @@ class APIRecord:
         self.output_spaces: Any = None
         #: Whether the method computes gradients (asked for them during the build).
         self.needs_gradients = False
+        #: Global scopes of the components whose graph functions it runs (called with its defaults),
+        #: and of those whose variables they use (``needs_variables_of``): only these and their
+        #: sub-components hold the variables it may read or write.
+        self.components: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"APIRecord({self.name}({', '.join(self.input_names)}) -> {self.output_spaces})"
@@ -247,6 +251,7 @@ class Builder:
         self._phase = "composition"
         self._spaces_by_id: dict[int, tuple[Any, Any]] = {}
         self._backend_depth = 0  # graph functions nest (a loss inside a gradient): time the outermost
+        self._running_graph_fns: set[str] = set()  # components running graph functions (assembly)
 
     # -- entry points -------------------------------------------------------------------------
     def run(self) -> BuildReport:
@@ -262,13 +267,15 @@ class Builder:
         with self._active():
             for name, api in self.root.api_methods().items():
                 args = self._root_arguments(api, lambda param, name=name: Record(f"{name}({param})"))
-                self.api_registry[name] = APIRecord(
+                record = self.api_registry[name] = APIRecord(
                     name, [p for p, v in args.items() if _contains_record(v)], self._root_spaces(api)
                 )
+                self._running_graph_fns = set()
                 try:
                     getattr(self.root, name)(*args.values())
                 except NotApplicableError as error:
                     self._leave_out(name, error)
+                record.components = frozenset(self._running_graph_fns)
         self._find_mirrors()
         self.report.assembly_seconds = time.perf_counter() - start
         return self.graph
@@ -341,6 +348,8 @@ class Builder:
             )
         if self._phase == "assembly":
             frame.graph_fns += 1
+            self._running_graph_fns.add(component.global_scope)
+            self._running_graph_fns.update(c.global_scope for c in component.variable_dependencies)
             for argument in (*args, *kwargs.values()):
                 if _is_function(argument):
                     argument()  # a function of the variables (a loss): record what it calls

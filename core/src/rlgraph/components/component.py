@@ -80,9 +80,10 @@ class Component(Specifiable):
             object.__setattr__(component, "parent", self)
 
     def needs_variables_of(self, *components: Component) -> None:
-        """Wait with this component's completion (``create_variables``) until ``components`` have their
-        variables: for components that use other components' variables (an optimizer, a target-network
-        synchronizer). The others stay where they are in the component tree."""
+        """Declare that this component's graph functions use ``components``' variables (an optimizer, a
+        target-network synchronizer): its completion (``create_variables``) waits until they have them,
+        and the executor counts them among what an API method touches (see
+        ``GraphExecutor.shares_state``). The others stay where they are in the component tree."""
         self.variable_dependencies.extend(components)
 
     def input_spaces_from(self, source: Component) -> None:

@@ -104,6 +104,22 @@ class GraphExecutor:
         """Root API method name -> :class:`~rlgraph.components.build.APIRecord`."""
         return self._built().api_registry
 
+    def shares_state(self, first: str, second: str) -> bool:
+        """Whether root API methods ``first`` and ``second`` may touch the same variables: one runs a
+        graph function of a component that is, contains or is inside one the other runs a graph
+        function of (or uses the variables of). A component's graph functions touch its own variables,
+        its sub-components' and those of the components it names with ``needs_variables_of``."""
+        registry = self._built().api_registry
+        for name in (first, second):
+            if name not in registry:
+                self._unknown(name)
+
+        def related(a: str, b: str) -> bool:
+            return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+        theirs = registry[second].components
+        return any(related(mine, other) for mine in registry[first].components for other in theirs)
+
     def _built(self) -> Builder:
         if self.builder is None:
             raise BuildError(f"{self.root.global_scope!r} is not built yet: call build() first.")

@@ -406,21 +406,19 @@ class SingleThreadedWorker:
     def _finish_episodes(self, rows: np.ndarray, limit: int) -> int:
         """Record the episodes of ``rows`` (at most ``limit``), reset their counters; how many were recorded."""
         now = time.perf_counter()
-        recorded = 0
-        for row in rows:
-            episode_return = float(self._episode_returns[row])
-            length = self._steps - int(self._episode_first_steps[row])
-            if recorded < limit:
-                recorded += 1
-                self.finished_episode_rewards.append(episode_return)
-                self.finished_episode_timesteps.append(length)
-                self.finished_episode_durations.append(now - self._episode_starts[row])
-                if self.episode_finish_callback is not None:
-                    self.episode_finish_callback(self.env_ids[row], episode_return, length)
+        recorded = rows[:limit]
+        returns = self._episode_returns[recorded].tolist()
+        lengths = (self._steps - self._episode_first_steps[recorded]).tolist()
+        self.finished_episode_rewards += returns
+        self.finished_episode_timesteps += lengths
+        self.finished_episode_durations += (now - self._episode_starts[recorded]).tolist()
+        if self.episode_finish_callback is not None:
+            for row, episode_return, length in zip(recorded.tolist(), returns, lengths):
+                self.episode_finish_callback(self.env_ids[row], episode_return, length)
         self._episode_returns[rows] = 0.0
         self._episode_first_steps[rows] = self._steps
         self._episode_starts[rows] = now
-        return recorded
+        return len(recorded)
 
     def _update(self, schedule: UpdateSchedule, new_timesteps: int, new_episodes: int) -> None:
         """Call ``agent.update()`` as often as ``schedule`` says for the step that was just counted."""
