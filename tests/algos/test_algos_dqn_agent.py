@@ -336,3 +336,40 @@ def test_acting_leaves_records_staged_and_learning_is_as_without_staging(rlgraph
     for name in stored:
         if name.startswith(memory):
             np.testing.assert_array_equal(stored[name], expected[name], err_msg=name)
+
+
+def test_acting_after_updates_uses_the_updated_weights(rlgraph_backend):
+    """Q-values and greedy actions on large batches (where backends may take faster routes) are those
+    of the weights the updates left, computed here in NumPy."""
+    agent = make({"type": "dqn", "network_spec": [{"type": "dense", "units": 8}]}, rlgraph_backend)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        agent.update(
+            {
+                "preprocessed_states": rng.normal(size=(64, 4)).astype(np.float32),
+                "actions": rng.integers(0, 2, 64),
+                "rewards": rng.normal(size=64).astype(np.float32),
+                "terminals": rng.random(64) < 0.1,
+                "next_states": rng.normal(size=(64, 4)).astype(np.float32),
+                "discounts": np.full(64, 0.99, np.float32),
+                "importance_weights": np.ones(64, np.float32),
+            }
+        )
+    w = {name.removeprefix("dqn-agent/dueling-policy/"): value for name, value in agent.get_weights().items()}
+
+    def dense(x, scope, relu):
+        y = x @ w[f"{scope}/kernel"] + w[f"{scope}/bias"]
+        return np.maximum(y, 0.0) if relu else y
+
+    states = rng.normal(size=(256, 4)).astype(np.float32)
+    features = dense(states, "network/dense", relu=False)
+    advantages = dense(features, "action-adapter/action-layer", relu=False)
+    values = dense(
+        dense(features, "value-stream/value-hidden", relu=True), "value-stream/state-value", relu=False
+    )
+    expected = values + advantages - advantages.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(agent.get_q_values(states), expected, rtol=1e-4, atol=1e-5)
+    clear = np.abs(expected[:, 0] - expected[:, 1]) > 1e-4
+    np.testing.assert_array_equal(
+        agent.get_action(states, use_exploration=False)[clear], expected.argmax(1)[clear]
+    )
