@@ -13,8 +13,6 @@ torch = pytest.importorskip("torch")
 
 from backend_components import X_SPACE, Affine, Pipeline
 
-from rlgraph_torch import ops
-
 
 class GradMode(Affine):
     """``grad_mode`` reports whether autograd records during the call."""
@@ -62,18 +60,3 @@ def test_gradients_need_a_scalar_loss():
         backend.compute_gradients(lambda: weight * 2, [weight])
     _, _, (gradient,) = backend.compute_gradients(lambda: (weight * 3).sum(), [weight])
     np.testing.assert_array_equal(gradient.numpy(), [3.0, 3.0])
-
-
-def test_narrow_kernels_act_column_major_on_large_batches_and_learn_as_they_are():
-    """Acting (no gradient) on many rows multiplies by a column-major copy of a narrow kernel, made
-    per call (an update in place shows at once); with gradients recorded, the plain product, to the bit."""
-    generator = torch.Generator().manual_seed(0)
-    x = torch.randn(256, 128, generator=generator)
-    kernel = torch.randn(128, 2, generator=generator, requires_grad=True)
-    bias = torch.randn(2, generator=generator, requires_grad=True)
-    with torch.no_grad():
-        torch.testing.assert_close(ops.linear(x, kernel, bias), torch.addmm(bias, x, kernel))
-        kernel.add_(1.0)  # an update in place (an optimizer step, set_weights)
-        torch.testing.assert_close(ops.linear(x, kernel, bias), torch.addmm(bias, x, kernel))
-    with torch.enable_grad():
-        assert torch.equal(ops.linear(x, kernel, bias), torch.addmm(bias, x, kernel))

@@ -314,21 +314,7 @@ def sqrt(x: Any) -> Tensor:
 
 
 # -- linear algebra and images ----------------------------------------------------------------------------
-#: CPU products with 2 to 8 output columns and this many rows or more run 2-3x faster on a column-major
-#: kernel, its copy included (128 inputs, 2 outputs, batch 256: 45 µs row-major, 18 µs copied): the narrow
-#: heads of Q-functions and policies acting on many environments. Acting only (no gradient recorded):
-#: learning keeps the order of the sums of the other backends. Copied per call: fused optimizer steps
-#: change variables without a trace a cached copy could check.
-_COLUMN_MAJOR_ROWS = 128
-
-
-def _narrow_on_cpu(kernel: Tensor) -> bool:
-    return 2 <= kernel.shape[-1] <= 8 and kernel.device.type == "cpu"
-
-
 def linear(x: Tensor, kernel: Tensor, bias: Tensor | None = None) -> Tensor:
-    if _narrow_on_cpu(kernel) and x.shape[0] >= _COLUMN_MAJOR_ROWS and not torch.is_grad_enabled():
-        kernel = kernel.t().contiguous().t()  # the same values, column-major
     if x.dim() == 2 and bias is not None:
         return torch.addmm(bias, x, kernel)
     out = torch.matmul(x, kernel)
