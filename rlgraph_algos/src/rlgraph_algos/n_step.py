@@ -10,6 +10,7 @@ import numpy as np
 from rlgraph.utils import nested
 
 _STORED = ("states", "actions")
+_KNOWN_SEQUENCES = 256  # env id sequences whose columns are remembered (a worker has one)
 
 
 class NStepBuffer:
@@ -33,6 +34,13 @@ class NStepBuffer:
         self.n = n
         self.discount = float(discount)
         self._powers = self.discount ** np.arange(n + 1)
+        self._steps = np.arange(n)
+        #: [i, l] = discount^(l - i) for l >= i: the discounted sums of a window's later rewards.
+        self._discounting = np.triu(
+            self.discount ** np.maximum(self._steps[None, :] - self._steps[:, None], 0)
+        )
+        #: Env id sequences seen: their columns, and whether those are all different.
+        self._known: dict[tuple, tuple[np.ndarray, bool]] = {}
         self._columns: dict[Hashable, int] = {}
         self._rings: dict[str, np.ndarray] = {}  # (n, envs, ...) per stored leaf, "rewards" included
         self._structure: dict[str, Any] = {}
@@ -45,19 +53,16 @@ class NStepBuffer:
     def add(
         self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
     ) -> dict[str, Any] | None:
-        """Add one row per env id; return the n-step transitions now complete (or None)."""
-        cols = np.fromiter((self._column(e) for e in env_ids), np.int64, len(env_ids))
-        if len(np.unique(cols)) < len(cols):  # an environment twice in one call: take the rows in order
+        """Add one row per env id; return the n-step transitions now complete (or None): first those
+        of full windows, in row order, then each ended episode's pending ones, oldest first."""
+        cols, distinct = self._columns_of(env_ids)
+        if not distinct:  # an environment twice in one call: take the rows in order
             parts = [
                 self.add([env_ids[i]], nested.get_index(fields, slice(i, i + 1)), ended[i : i + 1])
                 for i in range(len(cols))
             ]
             return _concat([p for p in parts if p is not None])
-        flat = {
-            f"{name}/{path}": np.asarray(leaf)
-            for name in _STORED
-            for path, leaf in nested.flatten_with_paths(fields[name]).items()
-        }
+        flat = {f"{name}/{path}": leaf for name in _STORED for path, leaf in _leaves(fields[name])}
         flat["rewards"] = np.asarray(fields["rewards"], dtype=np.float64)
         self._store(cols, flat, fields)
         ended = np.asarray(ended, dtype=bool)
@@ -66,9 +71,21 @@ class NStepBuffer:
         out = []
         if full.any():
             out.append(self._emit_oldest(cols[full], fields, np.flatnonzero(full), terminals))
-        for row in np.flatnonzero(ended):
-            out.append(self._emit_all(cols[row], fields, row, terminals[row]))
+        if ended.any():
+            rows = np.flatnonzero(ended)
+            out.append(self._emit_all(cols[rows], fields, rows, terminals[rows]))
         return _concat(out)
+
+    def _columns_of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
+        """Each env id's ring column, and whether they are all different (remembered per id sequence)."""
+        key = tuple(env_ids.tolist()) if isinstance(env_ids, np.ndarray) else tuple(env_ids)
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) >= _KNOWN_SEQUENCES:
+                self._known.clear()
+            cols = np.fromiter((self._column(e) for e in key), np.int64, len(key))
+            known = self._known[key] = (cols, len(np.unique(cols)) == len(cols))
+        return known
 
     def _column(self, env_id: Hashable) -> int:
         col = self._columns.get(env_id)
@@ -96,11 +113,9 @@ class NStepBuffer:
         self, cols: np.ndarray, fields: dict[str, Any], rows: np.ndarray, terminals: np.ndarray
     ) -> dict:
         """The full windows of ``cols`` (not ended): their oldest transition as an n-step one."""
-        order = (
-            self._start[cols][None, :] + np.arange(self.n)[:, None]
-        ) % self.n  # (n, m) slots, oldest first
-        returns = self._powers[: self.n] @ self._rings["rewards"][order, cols]
         first = self._start[cols]
+        order = (first[None, :] + self._steps[:, None]) % self.n  # (n, m) slots, oldest first
+        returns = self._powers[: self.n] @ self._rings["rewards"][order, cols]
         transitions = self._transitions(
             first, cols, returns, terminals[rows], nested.get_index(fields["next_states"], rows)
         )
@@ -109,31 +124,38 @@ class NStepBuffer:
         self._count[cols] -= 1
         return transitions
 
-    def _emit_all(self, col: int, fields: dict[str, Any], row: int, terminal: bool) -> dict:
-        """Every pending transition of an environment whose episode ended in ``row``."""
-        count = int(self._count[col])
-        slots = (self._start[col] + np.arange(count)) % self.n
-        rewards = self._rings["rewards"][slots, col]
-        # returns[i] = sum_k discount^k rewards[i + k]: a reversed discounted cumulative sum.
-        returns = np.array([self._powers[: count - i] @ rewards[i:] for i in range(count)])
-        next_state = nested.get_index(fields["next_states"], np.full(count, row))
-        cols = np.full(count, col)
-        transitions = self._transitions(slots, cols, returns, np.full(count, terminal), next_state)
-        transitions["discounts"] = self._powers[count - np.arange(count)].astype(np.float32)
-        self._start[col], self._count[col] = 0, 0
+    def _emit_all(
+        self, cols: np.ndarray, fields: dict[str, Any], rows: np.ndarray, terminals: np.ndarray
+    ) -> dict:
+        """Every pending transition of the environments ``cols`` whose episodes ended in ``rows``: each
+        environment's together, oldest first."""
+        counts = self._count[cols]
+        order = (self._start[cols][None, :] + self._steps[:, None]) % self.n  # (n, m) slots, oldest first
+        pending = self._steps[:, None] < counts[None, :]
+        rewards = np.where(pending, self._rings["rewards"][order, cols], 0.0)
+        # returns[i] = sum_k discount^k rewards[i + k] over the pending ones: an upper-triangular product.
+        returns = self._discounting @ rewards
+        which, step = np.nonzero(pending.T)  # by environment, then oldest first
+        transitions = self._transitions(
+            order[step, which],
+            cols[which],
+            returns[step, which],
+            terminals[which],
+            nested.get_index(fields["next_states"], rows[which]),
+        )
+        transitions["discounts"] = self._powers[counts[which] - step].astype(np.float32)
+        self._start[cols], self._count[cols] = 0, 0
         return transitions
 
     def _transitions(
         self, slots: np.ndarray, cols: np.ndarray, returns: Any, terminals: Any, next_states: Any
     ) -> dict:
         def stored(name: str) -> Any:
-            leaves = {
-                path: self._rings[f"{name}/{path}"][slots, cols]
-                for path in nested.flatten_with_paths(self._structure[name])
-            }
-            return (
-                leaves[""] if list(leaves) == [""] else nested.unflatten_like(self._structure[name], leaves)
-            )
+            structure = self._structure[name]
+            if type(structure) is np.ndarray:
+                return self._rings[f"{name}/"][slots, cols]
+            leaves = {path: self._rings[f"{name}/{path}"][slots, cols] for path, _ in _leaves(structure)}
+            return nested.unflatten_like(structure, leaves)
 
         return {
             "states": stored("states"),
@@ -152,6 +174,13 @@ class NStepBuffer:
             self._count[:] = 0
         elif env_id in self._columns:
             self._count[self._columns[env_id]] = 0
+
+
+def _leaves(value: Any) -> list[tuple[str, np.ndarray]]:
+    """``(path, array)`` per leaf (a lone array: path ``""``)."""
+    if type(value) is np.ndarray:
+        return [("", value)]
+    return [(path, np.asarray(leaf)) for path, leaf in nested.flatten_with_paths(value).items()]
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
