@@ -4,7 +4,7 @@
 (2x128 relu network, dueling, epsilon-greedy exploration decaying as in the example) without updates
 (``update_spec.do_updates: false``) on 1, 8, 32 and 256 CartPole-v1 environments, one worker per backend;
 each step is one batched ``get_action``, one vector-environment step and one batched ``observe`` into
-the agent's replay memory. The reference, in the same process: an equivalent ``torch.nn`` module holding
+the agent's replay memory (through its record stage: in batches of up to 4,096 rows). The reference, in the same process: an equivalent ``torch.nn`` module holding
 the agent's weights, argmax plus epsilon-greedy with the same epsilon schedule, the same
 ``rlgraph.environments.VectorEnv`` (same vectorization mode and seed) and inserts into a preallocated
 torch replay buffer of the same capacity. Environment steps per second.
