@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
 import pytest
 
+import rlgraph.config
 from rlgraph.config import (
     config_path,
     load_config,
@@ -123,14 +125,26 @@ def test_the_only_installed_backend_is_chosen(site):
     assert resolve_backend() == "torch"
 
 
-def test_several_backends_and_no_choice_lists_them_and_the_ways_to_choose(site):
+def test_several_backends_and_no_choice_take_the_default_order_and_say_so_once(site, monkeypatch, caplog):
     install(site, "rlgraph-torch", ["torch"])
     install(site, "rlgraph-tf", ["tf"])
-    with pytest.raises(BackendError) as raised:
-        resolve_backend()
-    message = str(raised.value)
-    assert "several backends are installed (tf, torch)" in message
-    assert '"backend"' in message and "RLGRAPH_BACKEND=" in message and "rlgraph.json" in message
+    monkeypatch.setattr(rlgraph.config, "_announced", set())
+    with caplog.at_level(logging.WARNING, logger="rlgraph"):
+        assert resolve_backend() == "torch" and resolve_backend() == "torch"
+    (record,) = caplog.records  # one line per process, not one per agent
+    message = record.getMessage()
+    assert "several backends are installed (tf, torch); using torch" in message
+    assert "--backend tf" in message and '"backend": "tf"' in message and "RLGRAPH_BACKEND=tf" in message
+
+
+def test_backends_outside_the_default_order_come_after_it_by_name(site, monkeypatch):
+    monkeypatch.setattr(rlgraph.config, "_announced", set())
+    install(site, "rlgraph-zeta", ["zeta"])
+    install(site, "rlgraph-alpha", ["alpha"])
+    assert resolve_backend() == "alpha"
+    install(site, "rlgraph-tf", ["tf"])
+    reset_cache()
+    assert resolve_backend() == "tf"
 
 
 def test_no_backend_installed_says_what_to_install(site):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -23,6 +24,11 @@ BACKEND_VARIABLE = "RLGRAPH_BACKEND"
 DISTRIBUTED_BACKEND_VARIABLE = "RLGRAPH_DISTRIBUTED_BACKEND"
 _BACKENDS = "rlgraph.backends"
 _LOCAL = ("local", "none")
+#: The backend chosen when several are installed and nothing names one: the first of these installed
+#: (others after them, by name).
+DEFAULT_BACKEND_ORDER = ("torch", "tf", "jax")
+_log = logging.getLogger("rlgraph")
+_announced: set[str] = set()  # default choices already announced in this process
 
 
 def rlgraph_home() -> Path:
@@ -66,11 +72,12 @@ def resolve_backend(explicit: str | None = None) -> str:
     """The registered name of the backend to build with.
 
     The first of: ``explicit`` (a spec's ``backend``), ``$RLGRAPH_BACKEND``, ``BACKEND`` in the
-    settings file, the only installed backend.
+    settings file, the only installed backend; among several, the first of
+    :data:`DEFAULT_BACKEND_ORDER` (one line on the ``rlgraph`` logger says so, once per process).
     """
     choice, source = _choice(explicit, BACKEND_VARIABLE, "BACKEND")
     if choice is None:
-        return _only_backend()
+        return _default_backend()
     try:
         return resolve_name(_BACKENDS, choice)
     except PluginNotFoundError as error:
@@ -121,7 +128,8 @@ def _choice(explicit: str | None, variable: str, key: str) -> tuple[str | None, 
     return None, ""
 
 
-def _only_backend() -> str:
+def _default_backend() -> str:
+    """The installed backend, or the first of :data:`DEFAULT_BACKEND_ORDER` among several (said once)."""
     installed = names(_BACKENDS)
     if len(installed) == 1:
         return installed[0]
@@ -130,12 +138,33 @@ def _only_backend() -> str:
             "no backend is installed; install one: "
             f"{install_hint('rlgraph-torch')} (PyTorch) or {install_hint('rlgraph-tf')} (TensorFlow)"
         )
-    example = installed[0]
-    raise BackendError(
-        f"several backends are installed ({', '.join(installed)}); choose one: "
-        f'set "backend": "{example}" in the agent spec, or the environment variable '
-        f'{BACKEND_VARIABLE}={example}, or write {{"BACKEND": "{example}"}} to {config_path()}'
-    )
+    ranked = sorted(installed, key=lambda name: (_rank(name), name))
+    chosen, other = ranked[0], ranked[1]
+    if chosen not in _announced:
+        _announced.add(chosen)
+        _log.warning(
+            "rlgraph: several backends are installed (%s); using %s (the default order: %s, then others by "
+            'name). Choose another with --backend %s, "backend": "%s" in the agent spec, %s=%s, or '
+            '{"BACKEND": "%s"} in %s.',
+            ", ".join(installed),
+            chosen,
+            ", ".join(DEFAULT_BACKEND_ORDER),
+            other,
+            other,
+            BACKEND_VARIABLE,
+            other,
+            other,
+            config_path(),
+        )
+    return chosen
+
+
+def _rank(name: str) -> int:
+    provider = provider_of(_BACKENDS, name)
+    for rank, preferred in enumerate(DEFAULT_BACKEND_ORDER):
+        if name == preferred or (provider and provider == provider_of(_BACKENDS, preferred)):
+            return rank
+    return len(DEFAULT_BACKEND_ORDER)
 
 
 def _installed_alias(choice: str) -> str | None:
