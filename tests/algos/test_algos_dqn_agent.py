@@ -127,6 +127,11 @@ def test_bad_agent_specs_are_clear_errors(rlgraph_backend):
         make({"type": "dqn", "n_step": 0}, rlgraph_backend)
     with pytest.raises(SpecError, match=r"'doubel_q'.*Did you mean 'double_q'"):
         make({"type": "dqn", "doubel_q": True}, rlgraph_backend)
+    with pytest.raises(SpecError, match=r"^discount: must be a number in \[0, 1\], got 2.0"):
+        make({"type": "dqn", "discount": 2.0}, rlgraph_backend)
+    too_large = {"memory_spec": {"type": "replay", "capacity": 32}, "update_spec": {"batch_size": 64}}
+    with pytest.raises(SpecError, match=r"^update_spec.batch_size: must be <= memory_spec.capacity \(32\)"):
+        make({"type": "dqn", **too_large}, rlgraph_backend)
     with pytest.raises(SpecError, match="IntBox action space"):
         make(
             {"type": "dqn"},

@@ -206,6 +206,12 @@ def test_container_and_continuous_action_spaces(rlgraph_backend):
         ({"gae_lambda": 1.5}, "gae_lambda: must be in \\[0, 1\\]"),
         ({"value_function_clipping": -1.0}, "value_function_clipping: must be > 0"),
         ({"clip_ratio": ["cosine", 0.2, 0.1]}, "clip_ratio"),
+        ({"clip_ratio": -0.2}, "clip_ratio: must be > 0 \\(it may decay to 0\\), got -0.2"),
+        ({"clip_ratio": 0.0}, "clip_ratio: must be > 0"),
+        ({"weight_entropy": ["linear", 0.01, -0.01]}, "weight_entropy: must be >= 0"),
+        ({"weight_vf": -1.0}, "weight_vf: must be >= 0"),
+        ({"discount": 1.5}, "discount: must be a number in \\[0, 1\\], got 1.5"),
+        ({"discount": "0.99"}, "discount"),
         (
             {"exploration_spec": {"epsilon_spec": {"decay_spec": 0.1}}},
             "exploration_spec: PPOAgent does not use",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 import warnings
@@ -101,7 +102,7 @@ class Agent(Specifiable):
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
-        self.discount = 0.98 if discount is None else float(discount)
+        self.discount = 0.98 if discount is None else _discount(discount)
         self.preprocessing_spec = preprocessing_spec
         self.network_spec = network_spec
         self.policy_spec = policy_spec
@@ -610,6 +611,13 @@ def _checkpoint_file(path: Path) -> Path:
     if not found:
         raise CheckpointError(f"No checkpoint (model-<timestep>.npz or model.npz) in {str(path)!r}.")
     return max(found)[1]
+
+
+def _discount(value: Any) -> float:
+    """``value`` as a discount: a number in [0, 1], else a SpecError naming ``discount``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise SpecError(f"must be a number in [0, 1], got {value!r}", "discount")
+    return float(value)
 
 
 def _float_batch() -> Any:

@@ -187,11 +187,19 @@ class DQNAgent(Agent):
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
         ).strip_ranks()
+        memory = Component.from_spec(self.memory_spec, path="memory_spec")
+        capacity = getattr(memory, "capacity", None)
+        if capacity is not None and self.update_spec.batch_size > capacity:
+            raise SpecError(
+                f"must be <= memory_spec.capacity ({capacity}): a batch is drawn from the memory, got "
+                f"{self.update_spec.batch_size}",
+                "update_spec.batch_size",
+            )
         return DQNGraph(
             preprocessor=preprocessor,
             policy=self._policy(),
             exploration=Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
-            memory=Component.from_spec(self.memory_spec, path="memory_spec"),
+            memory=memory,
             optimizer=Optimizer.from_spec(
                 self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
             ),

@@ -11,14 +11,25 @@ from rlgraph.specs.validation import rebase
 from rlgraph_networks.decays import Decay
 
 
-def _decay(spec: Any, key: str) -> Decay:
-    """A decay from a number (a constant), ``[from, to]`` or a decay spec, scoped by ``key``; errors name ``key``."""
+def _decay(spec: Any, key: str, positive: bool = False) -> Decay:
+    """A decay from a number (a constant), ``[from, to]`` or a decay spec, scoped by ``key``; errors name
+    ``key``. Its values must be >= 0 (a decay stays between its ends), and where ``positive`` it must
+    start above 0 (it may anneal to 0)."""
     try:
         decay = Decay.from_spec(spec)
     except SpecError as error:
         raise rebase(error, key) from None
+    if min(decay.from_, decay.to_) < 0 or (positive and decay.from_ == 0):
+        bound = "> 0 (it may decay to 0)" if positive else ">= 0"
+        raise SpecError(f"must be {bound}, got {spec!r}", key)
     decay.scope = key.replace("_", "-")
     return decay
+
+
+def _non_negative(value: Any, key: str) -> float:
+    if value < 0:
+        raise SpecError(f"must be >= 0, got {value!r}", key)
+    return float(value)
 
 
 class ValueLoss(Component):
@@ -32,7 +43,7 @@ class ValueLoss(Component):
         super().__init__(scope=scope, **kwargs)
         if clipping is not None and clipping <= 0:
             raise SpecError(f"must be > 0 (or None: no clipping), got {clipping}", "value_function_clipping")
-        self.weight = float(weight)
+        self.weight = _non_negative(weight, "weight_vf")
         self.clipping = clipping
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
@@ -64,7 +75,7 @@ class PPOLoss(Component):
         self, clip_ratio: Any = 0.2, weight_entropy: Any = 0.00025, scope: str = "ppo-loss", **kwargs: Any
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.clip_ratio = _decay(clip_ratio, "clip_ratio")
+        self.clip_ratio = _decay(clip_ratio, "clip_ratio", positive=True)
         self.weight_entropy = _decay(0.0 if weight_entropy is None else weight_entropy, "weight_entropy")
 
     @rlgraph.api
@@ -105,7 +116,7 @@ class ActorCriticLoss(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.weight_pg = float(weight_pg)
+        self.weight_pg = _non_negative(weight_pg, "weight_pg")
         self.weight_entropy = _decay(0.0 if weight_entropy is None else weight_entropy, "weight_entropy")
 
     @rlgraph.api
