@@ -136,8 +136,27 @@ def test_neither_run_spec_nor_agent_spec_is_refused(tmp_path):
 def test_default_run_dir_names_agent_environment_and_utc_time(tmp_path):
     now = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
     spec = load_run_spec({"environment": "ALE/Pong-v5", "agent": {"type": "my_pkg.agents:MyAgent"}})
-    assert default_run_dir(spec, tmp_path, now) == tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z"
-    (tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z").mkdir()
+    first = default_run_dir(spec, tmp_path, now)
+    assert first == tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z" and first.is_dir()  # reserved at once
     assert default_run_dir(spec, tmp_path, now) == tmp_path / "MyAgent-ALE-Pong-v5-20250304T050607Z-2"
     grid = load_run_spec({"environment": {"type": "grid_world"}, "agent": {"type": "dqn"}})
-    assert default_run_dir(grid, "runs", now) == Path("runs/dqn-grid_world-20250304T050607Z")
+    assert default_run_dir(grid, tmp_path / "runs", now) == tmp_path / "runs/dqn-grid_world-20250304T050607Z"
+
+
+def test_runs_started_at_the_same_second_by_several_processes_get_folders_of_their_own(tmp_path):
+    """Eight processes ask for the default folder of the same run spec at the same second."""
+    import multiprocessing
+
+    spec = load_run_spec({"environment": "CartPole-v1", "agent": {"type": "dqn"}})
+    now = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+    with multiprocessing.get_context("spawn").Pool(8) as pool:
+        folders = pool.starmap(default_run_dir, [(spec, tmp_path, now)] * 8)
+    assert len(set(folders)) == 8 and all(Path(folder).is_dir() for folder in folders)
+
+
+def test_no_evaluation_from_the_command_line_drops_the_target_it_could_not_check():
+    source = {"environment": "CartPole-v1", "agent": AGENT, "evaluation": {"target_return": 475}}
+    spec = load_run_spec(source, options={"eval_episodes": 0})
+    assert spec.evaluation.episodes == 0 and spec.evaluation.target_return is None
+    with pytest.raises(SpecError, match="a target return needs evaluation episodes"):
+        load_run_spec(source, options={"eval_episodes": 0, "target_return": 400.0})

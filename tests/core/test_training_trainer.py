@@ -177,3 +177,15 @@ def test_an_existing_non_empty_run_folder_is_refused(tabular):
     (tabular / "run" / "old.txt").write_text("x")
     with pytest.raises(RLGraphError, match="exists and is not empty"):
         train(tabular / "run")
+
+
+def test_of_two_runs_given_one_folder_one_gets_it(tmp_path):
+    from rlgraph.errors import RLGraphError
+    from rlgraph.training.trainer import create_run_dir
+
+    empty = tmp_path / "reserved"
+    empty.mkdir()
+    assert create_run_dir(empty) == empty and (empty / "checkpoints").is_dir()
+    with pytest.raises(RLGraphError, match="exists and is not empty"):
+        create_run_dir(empty)  # the second run: the checkpoint folder is taken
+    assert create_run_dir(tmp_path / "new" / "run").is_dir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eval-interval", metavar="N", type=_positive, help="steps between greedy evaluations"
     )
     parser.add_argument(
-        "--eval-episodes", metavar="N", type=int, help="episodes per greedy evaluation (0: none)"
+        "--eval-episodes",
+        metavar="N",
+        type=int,
+        help="episodes per greedy evaluation (0: none, and no target return)",
     )
     parser.add_argument(
         "--target-return", metavar="R", type=float, help="stop once the greedy mean return reaches R"
@@ -53,15 +57,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train; return 0, or 130 when interrupted (Ctrl-C)."""
     from rlgraph.training import ProgressDisplay, Trainer, default_run_dir, load_run_spec
-    from rlgraph.training.spec import OPTION_KEYS
+    from rlgraph.training.spec import OPTION_KEYS, RUNS_ROOT
 
     spec = load_run_spec(args.spec, args.set, {option: getattr(args, option) for option in OPTION_KEYS})
+    had_runs_root = Path(RUNS_ROOT).exists()
+    run_dir = args.run_dir or default_run_dir(spec)
     try:
-        trainer = Trainer(
-            spec,
-            args.run_dir or default_run_dir(spec),
-            display=ProgressDisplay(spec.timesteps, enabled=not args.quiet),
-        )
+        try:
+            trainer = Trainer(spec, run_dir, display=ProgressDisplay(spec.timesteps, enabled=not args.quiet))
+        except BaseException:
+            if not args.run_dir:  # the folder reserved for this run (and its root, if new) stays empty
+                with contextlib.suppress(OSError):
+                    Path(run_dir).rmdir()
+                    if not had_runs_root:
+                        Path(RUNS_ROOT).rmdir()
+            raise
         summary = trainer.run()  # handles Ctrl-C during training itself
     except KeyboardInterrupt:
         print("rlgraph train: interrupted.", file=sys.stderr)

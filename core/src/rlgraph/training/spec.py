@@ -124,14 +124,18 @@ def load_run_spec(
 
     ``assignments`` are ``"key.path=value"`` strings (values parsed as YAML; agent keys under
     ``agent.``), applied first; ``options`` map :data:`OPTION_KEYS` names to values (``None``:
-    not given), applied last.
+    not given), applied last. ``eval_episodes=0`` turns evaluation off, and with it the spec's
+    target return (unless ``target_return`` is given too, an error).
     """
     raw = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else load_spec_file(source)
     data = as_run_dict(raw)
     for assignment in assignments:
         key_path, value = parse_assignment(assignment)
         set_path(data, key_path, value)
-    for option, value in (options or {}).items():
+    options = dict(options or {})
+    if options.get("eval_episodes") == 0 and options.get("target_return") is None:
+        set_path(data, OPTION_KEYS["target_return"], None)  # no evaluation: no target to check
+    for option, value in options.items():
         if value is not None:
             set_path(data, OPTION_KEYS[option], value)
     if "environment" not in data and "agent" not in raw:
@@ -203,15 +207,24 @@ def agent_label(agent_spec: Mapping[str, Any]) -> str:
     return str(getattr(type_value, "__name__", type_value)).rpartition(":")[2]
 
 
-def default_run_dir(spec: RunSpec, root: str | os.PathLike = "runs", now: datetime | None = None) -> Path:
-    """``runs/<agent type>-<env id>-<UTC timestamp>``, with a counter appended if it exists."""
+#: Where run folders go by default.
+RUNS_ROOT = "runs"
+
+
+def default_run_dir(spec: RunSpec, root: str | os.PathLike = RUNS_ROOT, now: datetime | None = None) -> Path:
+    """A new, empty run folder ``runs/<agent type>-<env id>-<UTC timestamp>``, with a counter appended
+    where that exists. It is created here, atomically: runs started at the same second (by several
+    processes) each get a folder of their own."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     name = _file_name(f"{agent_label(spec.agent)}-{environment_label(spec.environment)}-{stamp}")
     candidate, number = Path(root) / name, 1
-    while candidate.exists():
-        number += 1
-        candidate = Path(root) / f"{name}-{number}"
-    return candidate
+    while True:
+        try:
+            candidate.mkdir(parents=True)
+            return candidate
+        except FileExistsError:
+            number += 1
+            candidate = Path(root) / f"{name}-{number}"
 
 
 def _file_name(text: str) -> str:

@@ -331,11 +331,17 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:
-    """Create the run folder ``path``; an existing, non-empty folder is refused."""
+    """Create the run folder ``path`` (or take it where it exists and is empty); a non-empty folder is
+    refused. Its checkpoint folder is created atomically: of two runs given one folder, one gets it."""
     path = Path(path)
+    refused = RLGraphError(f"run folder {str(path)!r} exists and is not empty; choose another --run-dir")
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise RLGraphError(f"run folder {str(path)!r} exists and is not empty; choose another --run-dir")
-    (path / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
+        raise refused
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        (path / CHECKPOINT_DIR).mkdir()
+    except FileExistsError:
+        raise refused from None
     return path
 
 
