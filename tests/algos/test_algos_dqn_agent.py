@@ -378,3 +378,21 @@ def test_acting_after_updates_uses_the_updated_weights(rlgraph_backend):
     np.testing.assert_array_equal(
         agent.get_action(states, use_exploration=False)[clear], expected.argmax(1)[clear]
     )
+
+
+def test_actions_outside_the_action_space_are_the_same_clear_error_on_every_backend(rlgraph_backend):
+    agent = make({"type": "dqn", "network_spec": [{"type": "dense", "units": 8}]}, rlgraph_backend)
+    states = np.zeros((3, 4), np.float32)
+    message = r"observe: 'actions' holds 5 \(entry 1\), outside IntBox\(shape=\(\), low=0, high=2"
+    with pytest.raises(APICallError, match=message):
+        agent.observe(states, np.array([0, 5, 1]), None, np.ones(3), states, np.zeros(3, bool))
+    batch = {
+        "preprocessed_states": states,
+        "actions": np.array([0, 1, -1]),
+        "rewards": np.ones(3, np.float32),
+        "terminals": np.zeros(3, bool),
+        "next_states": states,
+    }
+    with pytest.raises(APICallError, match=r"update: 'actions' holds -1 \(entry 2\), outside IntBox"):
+        agent.update(batch)
+    assert agent.staged_records.rows == 0 and agent.updates == 0  # nothing was kept or learned

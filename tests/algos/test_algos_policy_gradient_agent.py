@@ -225,6 +225,21 @@ def test_bad_specs_are_clear_errors(rlgraph_backend, changes, message):
         make({"type": "ppo", **SMALL, **changes}, rlgraph_backend)
 
 
+def test_discrete_actions_outside_the_action_space_are_refused_by_update(rlgraph_backend):
+    agent = make({"type": "ppo", **SMALL}, rlgraph_backend)
+    rng = np.random.default_rng(0)
+    batch = {
+        "states": rng.normal(size=(4, 2, 4)).astype(np.float32),
+        "next_states": rng.normal(size=(4, 2, 4)).astype(np.float32),
+        "actions": np.array([[0, 1], [1, 0], [2, 0], [0, 1]]),
+        "rewards": np.ones((4, 2), np.float32),
+        "terminals": np.zeros((4, 2), bool),
+        "log_probs": np.full((4, 2), -0.7, np.float32),
+    }
+    with pytest.raises(APICallError, match=r"update: 'actions' holds 2 \(entry 4\), outside IntBox"):
+        agent.update(batch)
+
+
 def test_cartpole_env_spaces(rlgraph_backend):
     env = GymnasiumEnv("CartPole-v1")
     agent = make(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import InputCheck
+from rlgraph.execution.checks import BoundsCheck, InputCheck
 from rlgraph.spaces import Dict, FloatBox, IntBox
 
 STATES = FloatBox(shape=(4,), add_batch_rank=True)
@@ -44,3 +44,14 @@ def test_python_numbers_are_remembered_by_type():
     assert int in check.passed
     with pytest.raises(APICallError, match="got shape \\(2,\\)"):
         check("act", "time_step", np.zeros(2, np.int64))
+
+
+def test_bounds_checks_name_the_first_value_outside_a_discrete_space():
+    check = BoundsCheck(Dict(move=FloatBox(shape=(2,)), pick=IntBox(3), grid=IntBox(low=[0, 1], high=[4, 2])))
+    fine = {"move": np.full((2, 2), 99.0), "pick": np.array([0, 2]), "grid": np.array([[3, 1], [0, 1]])}
+    check("observe", "actions", fine)  # floats are not bounded here; ints are within their bounds
+    with pytest.raises(APICallError, match=r"'actions/pick' holds 3 \(entry 1\), outside IntBox"):
+        check("observe", "actions", {**fine, "pick": np.array([0, 3])})
+    with pytest.raises(APICallError, match=r"'actions/grid' holds 2 \(entry 1\)"):
+        check("observe", "actions", {**fine, "grid": np.array([[3, 2], [0, 1]])})
+    assert not BoundsCheck(FloatBox(shape=(2,)))  # nothing to check: it costs nothing

@@ -27,6 +27,7 @@ from rlgraph.agents.specs import (
 )
 from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, CheckpointError, RLGraphError, SpecError
+from rlgraph.execution.checks import BoundsCheck
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
@@ -498,7 +499,13 @@ class Agent(Specifiable):
         missing = [p for p in params if p not in batch]
         if missing:
             raise APICallError(f"update: batch lacks {missing}; it needs {params}")
+        if "actions" in params:
+            self.check_action_bounds("update", batch["actions"])
         return [batch[p] for p in params]
+
+    def check_action_bounds(self, method: str, actions: Any) -> None:
+        """An APICallError where discrete ``actions`` lie outside the action space (naming ``method``)."""
+        BoundsCheck(self.action_space)(method, "actions", actions)
 
     def reset(self) -> None:
         """Prepare for new episodes: clear observe buffers and stateful preprocessors."""

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import InputCheck
+from rlgraph.execution.checks import BoundsCheck, InputCheck
 from rlgraph.utils import nested
 
 ENVIRONMENT_FIELDS = ("states", "actions", "rewards", "terminals", "truncateds", "next_states")
@@ -48,8 +48,9 @@ def environment_record(
 class RecordCheck:
     """Checks records (dicts of batched fields) against an agent's record spaces.
 
-    Unknown or missing fields, and fields of the wrong shape or dtype kind, are an
-    :class:`~rlgraph.errors.APICallError` naming the field; ``truncateds`` defaults to all False.
+    Unknown or missing fields, fields of the wrong shape or dtype kind, and discrete actions outside
+    the action space are an :class:`~rlgraph.errors.APICallError` naming the field; ``truncateds``
+    defaults to all False.
     Rewards become float32 and the flags bool.
     """
 
@@ -57,6 +58,9 @@ class RecordCheck:
         self.fields = dict(fields)
         self.owner = owner
         self.checks = {name: InputCheck(space.with_batch_rank()) for name, space in self.fields.items()}
+        #: Discrete actions are checked against their bounds too (an index out of range would otherwise
+        #: train silently on one backend and fail inside another).
+        self.action_bounds = BoundsCheck(self.fields["actions"]) if "actions" in self.fields else None
 
     def __call__(self, method: str, record: dict[str, Any]) -> dict[str, Any]:
         """The checked record, one step given with no batch rank turned into a batch of one (as its
@@ -83,6 +87,8 @@ class RecordCheck:
                 value = self.fields[name].as_arrays(value)
             checks[name](method, name, value)
             checked[name] = value
+        if self.action_bounds:
+            self.action_bounds(method, "actions", checked["actions"])
         return checked
 
 

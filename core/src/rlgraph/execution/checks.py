@@ -99,3 +99,44 @@ def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:
                 f"{api_method}: input {param!r} lacks the entry {key!r} its space has."
             ) from None
     return value
+
+
+class BoundsCheck:
+    """The values of a space's bounded int leaves (discrete actions) within their bounds. Values vary per
+    call, so this runs in full (a few array operations per leaf); a space without such leaves costs nothing."""
+
+    __slots__ = ("leaves",)
+
+    def __init__(self, space: Any) -> None:
+        from rlgraph.spaces import ContainerSpace, IntBox
+
+        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+        self.leaves = [
+            (key, leaf, *_common_bounds(leaf))
+            for key, leaf in flat.items()
+            if isinstance(leaf, IntBox) and leaf.bounded
+        ]
+
+    def __bool__(self) -> bool:
+        return bool(self.leaves)
+
+    def __call__(self, api_method: str, param: str, value: Any) -> None:
+        for key, leaf, low, high in self.leaves:
+            array = np.asarray(_get_path(value, key, api_method, param))
+            if not array.size or (low is not None and array.min() >= low and array.max() < high):
+                continue  # bounds shared by every entry: two reductions
+            outside = (array < leaf.low) | (array >= leaf.high)
+            if outside.any():
+                where = f"{param}/{key}" if key else param
+                first = int(np.flatnonzero(outside)[0])
+                raise APICallError(
+                    f"{api_method}: {where!r} holds {array.flat[first].item()!r} (entry {first}), outside {leaf}."
+                )
+
+
+def _common_bounds(leaf: Any) -> tuple[int | None, int | None]:
+    """``(low, high)`` as ints where every entry of ``leaf`` shares them, else ``(None, None)``."""
+    low, high = leaf.low, leaf.high
+    if (low == low.flat[0]).all() and (high == high.flat[0]).all():
+        return int(low.flat[0]), int(high.flat[0])
+    return None, None
