@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -396,3 +397,40 @@ def test_actions_outside_the_action_space_are_the_same_clear_error_on_every_back
     with pytest.raises(APICallError, match=r"update: 'actions' holds -1 \(entry 2\), outside IntBox"):
         agent.update(batch)
     assert agent.staged_records.rows == 0 and agent.updates == 0  # nothing was kept or learned
+
+
+def test_a_nan_reward_stops_the_update_it_poisons_and_check_numerics_refuses_it_at_once(rlgraph_backend):
+    from rlgraph.errors import NonFiniteError
+
+    spec = {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8}],
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "update_spec": {"batch_size": 64},
+    }
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(64, 4)).astype(np.float32)
+    rewards = np.ones(64, np.float32)
+    rewards[7] = np.nan
+    step = (states, rng.integers(0, 2, 64), None, rewards, states, np.zeros(64, bool))
+    agent = make(spec, rlgraph_backend)
+    agent.observe(*step, env_id=list(range(64)))
+    with pytest.raises(NonFiniteError) as raised:
+        for _ in range(30):  # each update draws row 7 with probability 0.63
+            agent.update()
+    message = (
+        rf"^update {agent.updates + 1}: the loss is nan.*'dqn-agent/replay-memory/records/rewards' holds nan"
+    )
+    assert re.match(message + r" at entry 7\.", str(raised.value))
+    names = ("preprocessed_states", "actions", "rewards", "next_states", "terminals")
+    batch = dict(zip(names, step[:2] + step[3:], strict=True))
+    with pytest.raises(NonFiniteError, match=r"the batch given: 'rewards' holds nan at entry 7"):
+        make(spec, rlgraph_backend).update(batch)
+
+    checking = make({**spec, "execution_spec": {"check_numerics": True}}, rlgraph_backend)
+    with pytest.raises(NonFiniteError, match=r"^observe: 'rewards' holds nan at entry 7; execution_spec"):
+        checking.observe(*step, env_id=list(range(64)))
+    states[3, 2] = np.inf
+    with pytest.raises(NonFiniteError, match=r"^get_action: 'states' holds inf at entry 14"):
+        checking.get_action(states)
+    assert checking.get_action(states[:3]).shape == (3,)

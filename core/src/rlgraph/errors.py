@@ -84,3 +84,8 @@ class APICallError(RLGraphError, ValueError):
 
 class CheckpointError(RLGraphError):
     """A checkpoint is missing, truncated, corrupt, or does not fit the agent."""
+
+
+class NonFiniteError(RLGraphError, FloatingPointError):
+    """A NaN or infinite loss (or input, with ``execution_spec.check_numerics``): the message names the
+    update and the first non-finite input found, and where it is."""

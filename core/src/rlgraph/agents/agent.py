@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import re
@@ -26,8 +27,8 @@ from rlgraph.agents.specs import (
     keep_newest_checkpoints,
 )
 from rlgraph.components.component import Component
-from rlgraph.errors import APICallError, CheckpointError, RLGraphError, SpecError
-from rlgraph.execution.checks import BoundsCheck
+from rlgraph.errors import APICallError, CheckpointError, NonFiniteError, RLGraphError, SpecError
+from rlgraph.execution.checks import BoundsCheck, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
@@ -294,6 +295,8 @@ class Agent(Specifiable):
         batch counts as that many time steps."""
         if apply_preprocessing:
             self._check_environments(states, "act")
+        if self.execution_spec.check_numerics:
+            _refuse_non_finite("get_action", {"states": states})
         inputs = self.action_inputs(states, internals)
         if not apply_preprocessing and self.has_api("get_preprocessed_actions"):
             outputs = self._execute("get_preprocessed_actions", *inputs, use_exploration)
@@ -408,6 +411,8 @@ class Agent(Specifiable):
     def observe_record(self, record: Mapping[str, Any], env_id: Any = None) -> None:
         """Observe a record (field name -> one step or a batch of steps) as :meth:`observe` does."""
         record = self._built_record_check()("observe", dict(record))
+        if self.execution_spec.check_numerics:
+            _refuse_non_finite("observe", record)
         rows = len(record["terminals"])
         ended = record["terminals"] | record["truncateds"]
         self.episodes += int(np.count_nonzero(ended))
@@ -481,9 +486,36 @@ class Agent(Specifiable):
         ``loss, loss_per_item``.
         """
         result = self.update_from_storage() if batch is None else self.update_from_batch(batch)
+        if not math.isfinite(result.loss):
+            raise NonFiniteError(self._non_finite_loss(result.loss, batch))
         self.updates += 1
         self.last_loss = result.loss
         return result
+
+    def _non_finite_loss(self, loss: float, batch: Any) -> str:
+        """What to say about a non-finite loss: the update, and the first non-finite input found."""
+        where = f"update {self.updates + 1}: the loss is {loss}, and the weights this update changed are not finite"
+        if batch is not None:
+            found = first_non_finite(dict(getattr(batch, "records", batch)))
+            source = "the batch given"
+        else:
+            stored = {
+                name: value
+                for name, value in self.executor.get_weights().items()
+                if "/records/" in name or name.endswith("/records")
+            }
+            found = first_non_finite(stored)
+            source = "the records the agent stored"
+        if found is None:
+            return (
+                f"{where}. Every input in {source} is finite: the loss diverged (a lower learning rate or "
+                "gradient clipping may help)."
+            )
+        path, index, value = found
+        return (
+            f"{where}. The first non-finite input in {source}: {path!r} holds {value} at entry {index}. "
+            "execution_spec.check_numerics refuses such values where they are observed."
+        )
 
     def update_from_storage(self) -> UpdateResult:
         """One update from what the agent stored (its root's ``update`` API method)."""
@@ -618,6 +650,16 @@ def _checkpoint_file(path: Path) -> Path:
     if not found:
         raise CheckpointError(f"No checkpoint (model-<timestep>.npz or model.npz) in {str(path)!r}.")
     return max(found)[1]
+
+
+def _refuse_non_finite(method: str, fields: Mapping[str, Any]) -> None:
+    found = first_non_finite(dict(fields))
+    if found is not None:
+        path, index, value = found
+        raise NonFiniteError(
+            f"{method}: {path!r} holds {value} at entry {index}; execution_spec.check_numerics refuses "
+            "NaN and infinite values."
+        )
 
 
 def _discount(value: Any) -> float:

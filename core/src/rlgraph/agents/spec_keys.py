@@ -52,6 +52,7 @@ BASE_KEYS = frozenset(
         "execution_spec.gpu_spec",
         "execution_spec.intra_op_threads",
         "execution_spec.inter_op_threads",
+        "execution_spec.check_numerics",
         "observe_spec.buffer_size",
         "observe_spec.buffer_enabled",
         "update_spec.update_mode",

@@ -121,7 +121,9 @@ class ExecutionSpec(GivenKeys):
     ``{"gpus_enabled": false}`` has an effect, making the CPU the default device (RLgraph's other
     GPU options configured TensorFlow 1 sessions and are refused). RLgraph's ``session_config``,
     ``disable_monitoring``, ``trace_enabled`` and ``ray_spec`` do nothing in an agent: the agent
-    warns about or rejects them (:mod:`rlgraph.agents.spec_keys`).
+    warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics``: refuse NaN and
+    infinite values in observed records and in the states acted on (a clear error at once, for a
+    little time per call); without it, a non-finite loss still stops the update that made it.
     """
 
     seed: int | None = attrs.field(default=None, metadata=_at_least(0))
@@ -133,6 +135,7 @@ class ExecutionSpec(GivenKeys):
     session_config: dict[str, Any] | None = None
     trace_enabled: bool = False
     ray_spec: dict[str, Any] | None = None
+    check_numerics: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.gpu_spec is not None:

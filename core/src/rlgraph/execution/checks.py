@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlgraph.errors import APICallError
+from rlgraph.utils import nested
 
 
 class InputCheck:
@@ -140,3 +141,18 @@ def _common_bounds(leaf: Any) -> tuple[int | None, int | None]:
     if (low == low.flat[0]).all() and (high == high.flat[0]).all():
         return int(low.flat[0]), int(high.flat[0])
     return None, None
+
+
+def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
+    """The first NaN or infinite entry of a dict of (nested) float values: ``(path, flat index, value)``;
+    None if every entry is finite (non-float leaves are skipped)."""
+    for name, field in value.items():
+        leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
+        for path, leaf in leaves.items():
+            array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
+            if array.dtype.kind == "f":
+                finite = np.isfinite(array)
+                if not finite.all():
+                    index = int(np.flatnonzero(~finite)[0])
+                    return path, index, array.flat[index].item()
+    return None
