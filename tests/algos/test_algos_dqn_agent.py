@@ -92,7 +92,12 @@ def test_greedy_actions_are_the_argmax_of_the_q_values(rlgraph_backend):
 
 
 def test_python_lists_are_states_and_records_as_arrays_are(rlgraph_backend):
-    agent = make({"type": "dqn", "memory_spec": {"type": "replay", "capacity": 16}}, rlgraph_backend)
+    spec = {
+        "type": "dqn",
+        "memory_spec": {"type": "replay", "capacity": 16},
+        "update_spec": {"batch_size": 8},
+    }
+    agent = make(spec, rlgraph_backend)
     state = [0.1, -0.2, 0.03, 0.4]
     greedy = agent.get_action(np.array(state, np.float32), use_exploration=False)
     assert agent.get_action(state, use_exploration=False) == greedy
@@ -182,7 +187,13 @@ def test_checkpoints_restore_the_agent_and_bad_files_change_nothing(rlgraph_back
 
 def test_n_step_transitions_reach_the_memory_with_their_discounts(rlgraph_backend):
     agent = make(
-        {"type": "dqn", "n_step": 3, "discount": 0.5, "memory_spec": {"type": "replay", "capacity": 10}},
+        {
+            "type": "dqn",
+            "n_step": 3,
+            "discount": 0.5,
+            "memory_spec": {"type": "replay", "capacity": 10},
+            "update_spec": {"batch_size": 4},
+        },
         rlgraph_backend,
     )
     state = np.zeros((1, 4), np.float32)
