@@ -87,7 +87,7 @@ def test_generated_distribution(tmp_path, capsys):
             assert "$" not in path.read_text(), f"unfilled placeholder in {path}"
             if path.suffix == ".py":
                 ast.parse(path.read_text(), filename=str(path))
-    assert f"pip install -e {root}" in capsys.readouterr().out
+    assert f'pip install -e "{root}[test]"' in capsys.readouterr().out  # [test] installs pytest
 
 
 def test_existing_folder_is_kept_unless_forced(tmp_path, capsys):

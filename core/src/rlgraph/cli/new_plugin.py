@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         f"Created {names['distribution']} in {target}: component {names['name']!r} "
         f"({names['package']}.components.{names['class_name']}).\n"
         "Next steps:\n"
-        f"  pip install -e {shown}\n"
+        f'  pip install -e "{shown}[test]"\n'
         "  rlgraph plugins --group components\n"
         f"  cd {shown} && pytest"
     )
