@@ -1,0 +1,119 @@
+"""``rlgraph agents`` and ``rlgraph components``: what is installed, and the spec keys of each."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+from typing import Any
+
+import attrs
+
+from rlgraph.plugins import list_plugins, load
+from rlgraph.specs.validation import schema_of, type_name
+
+#: command -> entry-point group
+GROUPS = {"agents": "rlgraph.agents", "components": "rlgraph.components"}
+
+
+def add_arguments(parser: argparse.ArgumentParser, group: str) -> None:
+    """Declare a catalog command's arguments."""
+    kind = group.removeprefix("rlgraph.")
+    parser.description = (
+        f"List the installed {kind} (name, class, distribution, summary), or one's spec keys with their "
+        "types and defaults."
+    )
+    parser.add_argument("name", nargs="?", help=f"show the spec keys of this {kind[:-1]}")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run(args: argparse.Namespace, group: str) -> int:
+    """Print the table, or one entry's keys; 0."""
+    if args.name:
+        info = describe(group, args.name)
+        print(json.dumps(info, indent=2) if args.json else format_keys(info))
+        return 0
+    rows = [
+        _row(group, info.name, info.distribution)
+        for info in list_plugins(group)
+        if info.status in ("ok", "loaded")
+    ]
+    print(json.dumps(rows, indent=2) if args.json else format_table(rows, group))
+    return 0
+
+
+def describe(group: str, name: str) -> dict[str, Any]:
+    """One entry: its name, class, summary and spec keys (``{"key", "type", "default"}`` each; a key
+    without a default is required). RLgraph's spellings of keys (``from`` for ``from_``) are given."""
+    cls = load(group, name)
+    schema = schema_of(cls)
+    aliases = {target: alias for alias, target in getattr(cls, "spec_aliases", {}).items()}
+    keys = [
+        {
+            "key": aliases.get(field.name, field.name),
+            "type": type_name(field.type) if field.type is not None else "any",
+            "default": None if field.default is attrs.NOTHING else _shown(field.default),
+            "required": field.default is attrs.NOTHING,
+        }
+        for field in attrs.fields(schema.spec_class)
+    ]
+    return {
+        "name": name,
+        "class": f"{cls.__module__}:{cls.__qualname__}",
+        "summary": _summary(cls),
+        "keys": keys,
+        "more_keys": schema.extra_keys,
+    }
+
+
+def format_table(rows: list[dict[str, str]], group: str) -> str:
+    if not rows:
+        return f"No {group.removeprefix('rlgraph.')} installed."
+    columns = ("name", "distribution", "summary")
+    table = [[column.upper() for column in columns], *[[row[column] for column in columns] for row in rows]]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
+    return "\n".join(
+        "  ".join(
+            [*(cell.ljust(width) for cell, width in zip(line, widths, strict=False)), line[-1]]
+        ).rstrip()
+        for line in table
+    )
+
+
+def format_keys(info: dict[str, Any]) -> str:
+    lines = [f"{info['name']}: {info['class']}", f"  {info['summary']}", ""]
+    table = [["KEY", "TYPE", "DEFAULT"]]
+    table += [
+        [k["key"], k["type"], "(required)" if k["required"] else repr(k["default"])] for k in info["keys"]
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(2)]
+    lines += ["  ".join([line[0].ljust(widths[0]), line[1].ljust(widths[1]), line[2]]) for line in table]
+    if info["more_keys"]:
+        lines.append("(further keys pass on to the class's base)")
+    return "\n".join(lines)
+
+
+def _row(group: str, name: str, distribution: str) -> dict[str, str]:
+    cls = load(group, name)
+    return {
+        "name": name,
+        "class": f"{cls.__module__}:{cls.__qualname__}",
+        "distribution": distribution,
+        "summary": _summary(cls),
+    }
+
+
+def _summary(cls: type) -> str:
+    doc = inspect.getdoc(cls) or ""
+    return doc.strip().split("\n\n")[0].replace("\n", " ")
+
+
+def _shown(value: Any) -> Any:
+    """A default as JSON can hold it (factories are called; other objects as their repr)."""
+    if isinstance(value, attrs.Factory):
+        value = value.factory()  # type: ignore[call-arg]
+    try:
+        json.dumps(value)
+    except TypeError:
+        return repr(value)
+    return value

@@ -1,0 +1,50 @@
+"""``rlgraph agents`` and ``rlgraph components``: what is installed, and each one's spec keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tabular_agent import TabularQAgent
+from test_build import Scale
+
+from rlgraph.cli import main
+from rlgraph.errors import PluginNotFoundError
+from rlgraph.plugins import register, unregister
+
+
+@pytest.fixture
+def registered_catalog():
+    register("agents", "tabular_q_catalog", TabularQAgent)
+    register("components", "scale_catalog", Scale)
+    yield
+    unregister("agents", "tabular_q_catalog")
+    unregister("components", "scale_catalog")
+
+
+def test_agents_lists_each_installed_agent_with_its_summary(registered_catalog, capsys):
+    assert main(["agents"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "DISTRIBUTION", "SUMMARY"]
+    row = next(line for line in lines if line.startswith("tabular_q_catalog"))
+    assert "Q-learning on a table" in row
+
+
+def test_one_agent_shows_its_keys_types_and_defaults_its_base_included(registered_catalog, capsys):
+    assert main(["agents", "tabular_q_catalog", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["class"] == "tabular_agent:TabularQAgent"
+    keys = {key["key"]: key for key in info["keys"]}
+    assert keys["learning_rate"]["default"] == 0.5 and keys["learning_rate"]["type"] == "float"
+    assert keys["state_space"]["required"] and "discount" in keys and "update_spec" in keys  # the base's
+    assert main(["components", "scale_catalog"]) == 0
+    text = capsys.readouterr().out
+    assert "initial" in text and "1.0" in text and text.startswith("scale_catalog: test_build:Scale")
+
+
+def test_an_unknown_name_is_the_registry_error(registered_catalog):
+    with pytest.raises(PluginNotFoundError):
+        from rlgraph.cli import catalog
+
+        catalog.describe("rlgraph.agents", "no_such_agent")
+    assert main(["agents", "no_such_agent"]) == 2
