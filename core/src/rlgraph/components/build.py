@@ -160,6 +160,22 @@ class ComponentGraph:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
+    def to_text(self) -> str:
+        """The graph as an indented tree of components, each with the API methods called on it (and
+        how often the graph calls them)."""
+        called: dict[str, dict[str, int]] = {}
+        for (_, callee, api_method), count in self.edges.items():
+            methods = called.setdefault(callee, {})
+            methods[api_method] = methods.get(api_method, 0) + count
+        lines = []
+        for component in self.root.walk():
+            depth = component.global_scope.count("/")
+            methods = called.get(component.global_scope, {})
+            calls = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in sorted(methods.items()))
+            text = f"{'  ' * depth}{component.scope} ({type(component).__name__})"
+            lines.append(f"{text}: {calls}" if calls else text)
+        return "\n".join(lines) + "\n"
+
 
 class APIRecord:
     """One root API method in the API registry: its tensor inputs and their spaces."""
