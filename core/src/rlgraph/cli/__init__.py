@@ -20,9 +20,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("rlgraph.cli.train", "train an agent from a spec file into a run folder"),
     "evaluate": ("rlgraph.cli.evaluate", "replay a trained agent of a run folder greedily"),
     "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
-    "agents": ("rlgraph.cli.agents_cmd", "list the installed agents, or one agent's spec keys"),
-    "graph": ("rlgraph.cli.graph", "write an agent's component graph (DOT, SVG with Graphviz, a text tree)"),
-    "components": ("rlgraph.cli.components_cmd", "list the installed components, or one's spec keys"),
+    "agents": ("rlgraph.cli.agents_cmd", "list installed agents, or one agent's keys"),
+    "components": ("rlgraph.cli.components_cmd", "list installed components, or one's keys"),
+    "graph": ("rlgraph.cli.graph", "write an agent's component graph"),
     "new-plugin": ("rlgraph.cli.new_plugin", "create a new plugin distribution from a template"),
 }
 
