@@ -10,6 +10,7 @@ import contextlib
 import copy
 import csv
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from tabular_agent import TabularQAgent
@@ -119,3 +120,30 @@ def shortest_path_states() -> dict[int, int]:
         policy[int(state)] = action
         state, *_ = env.step(action)
     return policy
+
+
+class RunEvents:
+    """A run spec's callback (``test_training_support:RunEvents``): the run-level events in order. The
+    instances it made are kept on the class, so that a test can read what the trainer announced."""
+
+    made: ClassVar[list[RunEvents]] = []
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        RunEvents.made.append(self)
+
+    @hookimpl
+    def after_progress(self, row):
+        self.events.append(("progress", row["timesteps"]))
+
+    @hookimpl
+    def after_evaluation(self, timestep, result, seconds):
+        self.events.append(("evaluation", timestep, len(result.returns), seconds >= 0))
+
+    @hookimpl
+    def after_checkpoint(self, timestep, path, best):
+        self.events.append(("checkpoint", timestep, Path(path).name, best))
+
+    @hookimpl
+    def after_run(self, summary):
+        self.events.append(("run", summary.timesteps, summary.interrupted))

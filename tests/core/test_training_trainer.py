@@ -12,6 +12,7 @@ from test_training_support import (
     OPTIMAL_RETURN,
     RECENT,
     Recorder,
+    RunEvents,
     greedy_return_by_hand,
     read_progress,
     run_spec,
@@ -189,3 +190,27 @@ def test_of_two_runs_given_one_folder_one_gets_it(tmp_path):
     with pytest.raises(RLGraphError, match="exists and is not empty"):
         create_run_dir(empty)  # the second run: the checkpoint folder is taken
     assert create_run_dir(tmp_path / "new" / "run").is_dir()
+
+
+def test_callbacks_named_in_the_run_spec_see_progress_evaluations_checkpoints_and_the_end(tabular):
+    RunEvents.made.clear()
+    _, summary = train(tabular / "run", callbacks=["test_training_support:RunEvents"])
+    (callback,) = RunEvents.made
+    kinds = [event[0] for event in callback.events]
+    assert kinds[-2:] == ["checkpoint", "run"] and callback.events[-1] == ("run", summary.timesteps, False)
+    evaluations = [event for event in callback.events if event[0] == "evaluation"]
+    assert [event[1] for event in evaluations] == [500, 1000, 1500, 2000] and all(
+        e[2] == 4 for e in evaluations
+    )
+    assert ("checkpoint", summary.timesteps, f"model-{summary.timesteps}.npz", False) in callback.events
+    assert any(event[0] == "checkpoint" and event[3] for event in callback.events)  # the best one
+    progress = [event[1] for event in callback.events if event[0] == "progress"]
+    assert progress == [int(row["timesteps"]) for row in read_progress(tabular / "run")]
+
+
+def test_a_callback_that_cannot_be_imported_is_a_spec_error_before_anything_runs(tabular):
+    from rlgraph.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"^callbacks.0: cannot import module 'no_such_module'"):
+        train(tabular / "run", callbacks=["no_such_module:Thing"])
+    assert not (tabular / "run").exists()

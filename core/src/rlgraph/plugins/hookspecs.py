@@ -181,3 +181,22 @@ class EventHooks:
     @hookspec
     def after_episode(self, env_id: Any, episode_return: float, episode_length: int, timestep: int) -> None:
         """An environment finished an episode."""
+
+    @hookspec
+    def after_progress(self, row: dict[str, Any]) -> None:
+        """The trainer finished a chunk of steps; ``row`` is its progress row (``progress.csv``'s
+        columns: timesteps, episodes, updates, wall_seconds, mean_return, loss, evaluation returns)."""
+
+    @hookspec
+    def after_evaluation(self, timestep: int, result: Any, seconds: float) -> None:
+        """A greedy evaluation finished; ``result`` is an :class:`rlgraph.training.EvaluationResult`
+        (``returns``, ``lengths``, ``mean_return``); ``seconds`` it took (not training time)."""
+
+    @hookspec
+    def after_checkpoint(self, timestep: int, path: Any, best: bool) -> None:
+        """The trainer stored a checkpoint at ``path`` (``best``: the best evaluation's so far)."""
+
+    @hookspec
+    def after_run(self, summary: Any) -> None:
+        """The run ended (finished, target reached or interrupted); ``summary`` is its
+        :class:`rlgraph.training.TrainingSummary`."""

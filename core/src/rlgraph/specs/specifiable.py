@@ -170,6 +170,12 @@ def _find_class(group: str | None, type_value: Any, path: str) -> type:
     return found
 
 
+def import_class(reference: str, path: str = "") -> type:
+    """The class ``"package.module:Outer.ClassName"`` names, its module imported; a SpecError at
+    ``path`` where it cannot be."""
+    return _import_class(reference, path)
+
+
 def _import_class(reference: str, path: str) -> type:
     """The class ``"package.module:Outer.ClassName"`` names, its module imported."""
     module_name, _, qualname = reference.partition(":")

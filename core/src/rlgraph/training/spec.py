@@ -57,6 +57,8 @@ class RunSpec:
     ``checkpoint_interval``: time steps between checkpoints (default: only the final and the best
     one); the newest ``keep_checkpoints`` are kept. ``max_episode_steps`` cuts episodes (training
     and evaluation) after that many steps; without it, only the environment's own limit applies.
+    ``callbacks``: ``"package.module:ClassName"`` observers of the trainer's events (see
+    :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
     """
 
     agent: dict[str, Any]
@@ -68,6 +70,7 @@ class RunSpec:
     evaluation: EvaluationSpec = attrs.field(factory=EvaluationSpec)
     log_interval: int | None = attrs.field(default=None, validator=_at_least(1))
     checkpoint_interval: int | None = attrs.field(default=None, validator=_at_least(1))
+    callbacks: list[str] = attrs.field(factory=list)
     keep_checkpoints: int = attrs.field(default=5, validator=_at_least(1))
     max_episode_steps: int | None = attrs.field(default=None, validator=_at_least(1))
     executor: str | dict[str, Any] = "local"

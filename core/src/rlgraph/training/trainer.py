@@ -129,6 +129,7 @@ class Trainer:
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
+        callbacks = load_callbacks(spec.callbacks)
         self.executor = make_executor(spec, self._episode_finished)
         self.agent = self.executor.agent
         try:
@@ -141,7 +142,7 @@ class Trainer:
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
         self.log = ProgressLog(self.run_dir / PROGRESS_FILE)
-        self.events = EventBus((self.tensorboard, *observers))
+        self.events = EventBus((self.tensorboard, *callbacks, *observers))
         self._announce_episodes = self.events.listens("after_episode")
         self._announce_updates = self.events.listens("after_update")
         self.display = display or ProgressDisplay(spec.timesteps, enabled=False)
@@ -178,6 +179,7 @@ class Trainer:
             checkpoint = self._store_checkpoint()
             summary = self._summary(interrupted, checkpoint)
             (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+            self.events.hook.after_run(summary=summary)
         finally:
             self.close()
         return summary
@@ -225,6 +227,7 @@ class Trainer:
         self.log.write_row(row)
         self.tensorboard.write_row(row)
         self.display.update(row)
+        self.events.hook.after_progress(row=row)
 
     def _episode_finished(self, env_id: Any, episode_return: float, episode_length: int) -> None:
         self.recent_returns.append(episode_return)
@@ -240,8 +243,12 @@ class Trainer:
         """Run a greedy evaluation; record it in ``row``; store the best checkpoint; check the target."""
         start = time.perf_counter()
         result = self.evaluator.run()
-        self.evaluation_seconds += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.evaluation_seconds += seconds
         self.last_evaluation = result
+        self.events.hook.after_evaluation(
+            timestep=int(self.executor.timesteps), result=result, seconds=seconds
+        )
         row.update(
             eval_mean_return=result.mean_return,
             eval_min_return=result.min_return,
@@ -250,7 +257,8 @@ class Trainer:
         done = self.executor.timesteps
         if self.best_evaluation is None or result.mean_return > self.best_evaluation[0]:
             self.best_evaluation = (result.mean_return, int(done))
-            self.agent.store_model(self.checkpoint_dir / BEST_CHECKPOINT)
+            best = self.agent.store_model(self.checkpoint_dir / BEST_CHECKPOINT)
+            self.events.hook.after_checkpoint(timestep=int(done), path=best, best=True)
         target = self.spec.evaluation.target_return
         if target is not None and self.target is None and result.mean_return >= target:
             seconds = time.perf_counter() - self._start
@@ -262,6 +270,7 @@ class Trainer:
         stored = sorted(self.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
         for old in stored[: -self.spec.keep_checkpoints]:
             old.unlink()
+        self.events.hook.after_checkpoint(timestep=int(self.executor.timesteps), path=path, best=False)
         return path
 
     def _summary(self, interrupted: bool, checkpoint: Path) -> TrainingSummary:
@@ -328,6 +337,16 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
     }
     # Errors of the executor's own keys name "executor"; those of the environment and the agent, theirs.
     return executor_class(**validate(executor_class, {**options, **given}, "executor"))
+
+
+def load_callbacks(references: Sequence[str]) -> list[Any]:
+    """The observers a run spec's ``callbacks`` name (``"package.module:ClassName"``), each class
+    instantiated without arguments. They implement any of the trainer's events (``after_progress``,
+    ``after_episode``, ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``)
+    with ``@rlgraph.hookimpl``."""
+    from rlgraph.specs.specifiable import import_class
+
+    return [import_class(reference, f"callbacks.{index}")() for index, reference in enumerate(references)]
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:
