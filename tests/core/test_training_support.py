@@ -147,3 +147,16 @@ class RunEvents:
     @hookimpl
     def after_run(self, summary):
         self.events.append(("run", summary.timesteps, summary.interrupted))
+
+
+class NaNAfterGridWorld(GridWorld):
+    """A GridWorld whose rewards turn NaN after ``good_steps`` steps of this environment."""
+
+    def __init__(self, good_steps: int = 300, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.good_steps, self.steps = good_steps, 0
+
+    def step(self, action):
+        state, reward, terminated, truncated, info = super().step(action)
+        self.steps += 1
+        return state, reward if self.steps <= self.good_steps else float("nan"), terminated, truncated, info

@@ -11,6 +11,7 @@ from tabular_agent import TabularQAgent
 from test_training_support import (
     OPTIMAL_RETURN,
     RECENT,
+    NaNAfterGridWorld,
     Recorder,
     RunEvents,
     greedy_return_by_hand,
@@ -214,3 +215,24 @@ def test_a_callback_that_cannot_be_imported_is_a_spec_error_before_anything_runs
     with pytest.raises(SpecError, match=r"^callbacks.0: cannot import module 'no_such_module'"):
         train(tabular / "run", callbacks=["no_such_module:Thing"])
     assert not (tabular / "run").exists()
+
+
+def test_a_nan_reward_stops_training_naming_it_and_the_last_good_checkpoint_stays(tabular):
+    from rlgraph import plugins
+    from rlgraph.errors import NonFiniteError
+
+    plugins.register("rlgraph.environments", "nan_grid_world", NaNAfterGridWorld)
+    try:
+        environment = {"type": "nan_grid_world", "world": "4x4", "good_steps": 300}
+        with pytest.raises(
+            NonFiniteError, match=r"the loss is nan.*'tabular-q/q-table/memory/rewards' holds nan"
+        ):
+            train(tabular / "run", environment=environment, checkpoint_interval=400)
+    finally:
+        plugins.unregister("rlgraph.environments", "nan_grid_world")
+    # 4 environments: NaN rewards from step 1,200 on; the checkpoints before it stay, none after it.
+    stored = sorted(path.name for path in (tabular / "run" / "checkpoints").glob("model-*.npz"))
+    assert stored == ["model-1200.npz", "model-400.npz", "model-800.npz"]
+    assert not (tabular / "run" / "summary.json").exists()
+    weights = np.load(tabular / "run" / "checkpoints" / "model-1200.npz")
+    assert all(np.isfinite(weights[name]).all() for name in weights.files if weights[name].dtype.kind == "f")

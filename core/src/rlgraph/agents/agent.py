@@ -499,23 +499,31 @@ class Agent(Specifiable):
             found = first_non_finite(dict(getattr(batch, "records", batch)))
             source = "the batch given"
         else:
-            stored = {
-                name: value
-                for name, value in self.executor.get_weights().items()
-                if "/records/" in name or name.endswith("/records")
-            }
-            found = first_non_finite(stored)
-            source = "the records the agent stored"
+            found = first_non_finite(self._stored_values())
+            source = "what the agent stored (its variables other than weights and optimizer state)"
         if found is None:
             return (
-                f"{where}. Every input in {source} is finite: the loss diverged (a lower learning rate or "
-                "gradient clipping may help)."
+                f"{where}. No value in {source} is NaN or infinite: the loss diverged (a lower learning "
+                "rate or gradient clipping may help)."
             )
         path, index, value = found
         return (
-            f"{where}. The first non-finite input in {source}: {path!r} holds {value} at entry {index}. "
+            f"{where}. The first non-finite value in {source}: {path!r} holds {value} at entry {index}. "
             "execution_spec.check_numerics refuses such values where they are observed."
         )
+
+    def _stored_values(self) -> dict[str, np.ndarray]:
+        """The values of the variables that hold what the agent stored (memories, counters): neither
+        trainable weights nor the state of components derived from others' variables (optimizer
+        slots, target networks' synchronizers)."""
+        executor = self.executor
+        weights = set(executor.variables(trainable_only=True))
+        derived = tuple(c.global_scope + "/" for c in self.root.walk() if c.variable_dependencies)
+        return {
+            name: value
+            for name, value in executor.get_weights().items()
+            if name not in weights and not name.startswith(derived)
+        }
 
     def update_from_storage(self) -> UpdateResult:
         """One update from what the agent stored (its root's ``update`` API method)."""
