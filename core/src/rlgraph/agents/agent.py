@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -545,7 +546,11 @@ class Agent(Specifiable):
 
     def check_action_bounds(self, method: str, actions: Any) -> None:
         """An APICallError where discrete ``actions`` lie outside the action space (naming ``method``)."""
-        BoundsCheck(self.action_space)(method, "actions", actions)
+        self._action_bounds(method, "actions", actions)
+
+    @functools.cached_property
+    def _action_bounds(self) -> BoundsCheck:
+        return BoundsCheck(self.action_space)
 
     def reset(self) -> None:
         """Prepare for new episodes: clear observe buffers and stateful preprocessors."""
