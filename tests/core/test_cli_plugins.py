@@ -161,7 +161,16 @@ def test_commands_are_imported_only_when_chosen():
     script = "import sys; from rlgraph.cli import main; print(sorted(m for m in sys.modules if m.startswith('rlgraph.cli.')))"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-    assert set(COMMANDS) == {"plugins", "new-plugin", "train", "evaluate", "agents", "components", "graph"}
+    assert set(COMMANDS) == {
+        "plugins",
+        "new-plugin",
+        "train",
+        "evaluate",
+        "plot",
+        "agents",
+        "components",
+        "graph",
+    }
 
 
 def test_python_m_rlgraph_cli_plugins_imports_neither_numpy_nor_plugins(site, tmp_path):
