@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -56,10 +57,20 @@ def test_train_a_run_spec_then_evaluate_the_run_folder(tabular, capsys):
     assert main(["evaluate", "out", "--episodes", "3"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert out == (
+    first, second = out.splitlines()
+    assert first == (
         f"3 greedy episodes with {tabular.joinpath('out', 'checkpoints', 'best.npz').relative_to(tabular)}: "
-        "mean return -4, min -4, max -4 (mean length 6.0)\n"
+        "mean return -4, min -4, max -4 (mean length 6.0)"
     )
+    # What training measured with the same weights, and why its episodes are others.
+    steps = summary["best_eval_timesteps"]
+    assert second.startswith(
+        f"Training evaluated these weights at {steps:,} steps: mean return -4. The episodes"
+    )
+    assert "--seed" in second
+    from rlgraph.training.runs import training_evaluation
+
+    assert training_evaluation(tabular / "out", Path("model-7.npz")) is None  # no evaluation at 7 steps
 
 
 def test_train_an_agent_spec_with_env_and_options_into_the_default_run_folder(tabular, capsys):

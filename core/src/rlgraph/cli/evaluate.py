@@ -32,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate; print the mean, min and max return; return 0."""
     from rlgraph.training import evaluate_run
+    from rlgraph.training.runs import training_evaluation
 
     result, checkpoint = evaluate_run(
         args.run_dir, args.episodes, args.checkpoint, args.render, args.seed, args.backend
@@ -40,6 +41,14 @@ def run(args: argparse.Namespace) -> int:
         f"{len(result.returns)} greedy episodes with {checkpoint}: mean return {result.mean_return:.4g}, "
         f"min {result.min_return:.4g}, max {result.max_return:.4g} (mean length {result.mean_length:.1f})"
     )
+    during_training = training_evaluation(args.run_dir, checkpoint)
+    if during_training is not None:
+        steps, mean_return = during_training
+        print(
+            f"Training evaluated these weights at {steps:,} steps: mean return {mean_return:.4g}. The episodes "
+            "differ: training's evaluations continue their environments' random streams from one evaluation "
+            "to the next, while this one starts them from the seed (--seed to choose another)."
+        )
     return 0
 
 

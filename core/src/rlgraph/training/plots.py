@@ -21,8 +21,8 @@ from rlgraph.errors import RLGraphError
 from rlgraph.training.progress import COLUMNS
 from rlgraph.training.runs import read_run_spec
 from rlgraph.training.spec import agent_label, environment_label
+from rlgraph.training.trainer import PROGRESS_FILE
 
-PROGRESS_FILE = "progress.csv"
 #: What to plot: ``progress.csv``'s column and the panel's title.
 CURVES = {
     "episode": ("mean_return", "training episodes (mean of the last 100, exploring)"),

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, make_environments
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
@@ -17,7 +18,9 @@ from rlgraph.training.trainer import (
     BEST_CHECKPOINT,
     CHECKPOINT_DIR,
     EVALUATION_SEED_OFFSET,
+    PROGRESS_FILE,
     RUN_SPEC_FILE,
+    SUMMARY_FILE,
     build_agent,
 )
 from rlgraph.utils.naming import normalize_name
@@ -52,6 +55,31 @@ def find_checkpoint(run_dir: str | os.PathLike, checkpoint: str | os.PathLike | 
     if not stored:
         raise CheckpointError(f"no checkpoint in {str(folder)!r}")
     return stored[-1]
+
+
+def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[int, float] | None:
+    """``(time steps, greedy mean return)`` of the evaluation training ran with ``checkpoint``'s weights
+    (``best.npz``: the best one; ``model-N.npz``: the one at N steps), from ``summary.json`` and
+    ``progress.csv``; None where training ran none."""
+    import csv
+    import json
+
+    folder = Path(run_dir)
+    if checkpoint.name == BEST_CHECKPOINT:
+        try:
+            steps = json.loads((folder / SUMMARY_FILE).read_text()).get("best_eval_timesteps")
+        except (OSError, ValueError):
+            return None
+    else:
+        match = CHECKPOINT_NAME.search(checkpoint.name)
+        steps = int(match.group(1)) if match else None
+    if steps is None or not (folder / PROGRESS_FILE).is_file():
+        return None
+    with open(folder / PROGRESS_FILE, newline="") as file:
+        for row in csv.DictReader(file):
+            if row.get("eval_mean_return") and int(row["timesteps"]) == int(steps):
+                return int(steps), float(row["eval_mean_return"])
+    return None
 
 
 def evaluate_run(
