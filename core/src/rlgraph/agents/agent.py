@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import os
@@ -29,7 +28,7 @@ from rlgraph.agents.specs import (
 )
 from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, CheckpointError, NonFiniteError, RLGraphError, SpecError
-from rlgraph.execution.checks import BoundsCheck, first_non_finite
+from rlgraph.execution.checks import first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
@@ -486,7 +485,14 @@ class Agent(Specifiable):
         prioritized replay takes as new priorities, and metrics); it unpacks as
         ``loss, loss_per_item``.
         """
-        result = self.update_from_storage() if batch is None else self.update_from_batch(batch)
+        if batch is None:
+            result = self.update_from_storage()
+        else:
+            actions = dict(getattr(batch, "records", batch)).get("actions")
+            bounds = self._built_record_check().action_bounds
+            if actions is not None and bounds:  # discrete actions out of range: the record check's error
+                bounds("update", "actions", actions)
+            result = self.update_from_batch(batch)
         if not math.isfinite(result.loss):
             raise NonFiniteError(self._non_finite_loss(result.loss, batch))
         self.updates += 1
@@ -540,17 +546,7 @@ class Agent(Specifiable):
         missing = [p for p in params if p not in batch]
         if missing:
             raise APICallError(f"update: batch lacks {missing}; it needs {params}")
-        if "actions" in params:
-            self.check_action_bounds("update", batch["actions"])
         return [batch[p] for p in params]
-
-    def check_action_bounds(self, method: str, actions: Any) -> None:
-        """An APICallError where discrete ``actions`` lie outside the action space (naming ``method``)."""
-        self._action_bounds(method, "actions", actions)
-
-    @functools.cached_property
-    def _action_bounds(self) -> BoundsCheck:
-        return BoundsCheck(self.action_space)
 
     def reset(self) -> None:
         """Prepare for new episodes: clear observe buffers and stateful preprocessors."""

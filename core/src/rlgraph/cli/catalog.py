@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, group: str) -> int:
         print(json.dumps(info, indent=2) if args.json else format_keys(info))
         return 0
     rows = [
-        _row(group, info.name, info.distribution)
+        {**_identity(info.name, load(group, info.name)), "distribution": info.distribution}
         for info in list_plugins(group)
         if info.status in ("ok", "loaded")
     ]
@@ -57,13 +57,7 @@ def describe(group: str, name: str) -> dict[str, Any]:
         }
         for field in attrs.fields(schema.spec_class)
     ]
-    return {
-        "name": name,
-        "class": f"{cls.__module__}:{cls.__qualname__}",
-        "summary": _summary(cls),
-        "keys": keys,
-        "more_keys": schema.extra_keys,
-    }
+    return {**_identity(name, cls), "keys": keys, "more_keys": schema.extra_keys}
 
 
 def format_table(rows: list[dict[str, str]], group: str) -> str:
@@ -93,19 +87,10 @@ def format_keys(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _row(group: str, name: str, distribution: str) -> dict[str, str]:
-    cls = load(group, name)
-    return {
-        "name": name,
-        "class": f"{cls.__module__}:{cls.__qualname__}",
-        "distribution": distribution,
-        "summary": _summary(cls),
-    }
-
-
-def _summary(cls: type) -> str:
-    doc = inspect.getdoc(cls) or ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
+def _identity(name: str, cls: type) -> dict[str, str]:
+    """An entry's name, class reference and summary (its docstring's first paragraph)."""
+    summary = (inspect.getdoc(cls) or "").strip().split("\n\n")[0].replace("\n", " ")
+    return {"name": name, "class": f"{cls.__module__}:{cls.__qualname__}", "summary": summary}
 
 
 def _shown(value: Any) -> Any:

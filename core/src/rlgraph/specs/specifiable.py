@@ -158,7 +158,7 @@ def _find_class(group: str | None, type_value: Any, path: str) -> type:
     if not isinstance(type_value, str):
         raise SpecError(f"expected a type name, got {describe(type_value)}", path)
     if ":" in type_value:
-        return _import_class(type_value, path)
+        return import_class(type_value, path)
     from rlgraph import plugins
 
     try:
@@ -173,11 +173,6 @@ def _find_class(group: str | None, type_value: Any, path: str) -> type:
 def import_class(reference: str, path: str = "") -> type:
     """The class ``"package.module:Outer.ClassName"`` names, its module imported; a SpecError at
     ``path`` where it cannot be."""
-    return _import_class(reference, path)
-
-
-def _import_class(reference: str, path: str) -> type:
-    """The class ``"package.module:Outer.ClassName"`` names, its module imported."""
     module_name, _, qualname = reference.partition(":")
     parts = [*module_name.split("."), *qualname.split(".")]
     if not all(part.isidentifier() for part in parts):

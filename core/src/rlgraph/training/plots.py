@@ -7,7 +7,6 @@ share the figure. Needs matplotlib (``pip install -c constraints.txt -e "core[pl
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from collections import Counter
@@ -18,7 +17,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import RLGraphError
-from rlgraph.training.progress import COLUMNS
+from rlgraph.training.progress import COLUMNS, read_progress
 from rlgraph.training.runs import read_run_spec
 from rlgraph.training.spec import agent_label, environment_label
 from rlgraph.training.trainer import PROGRESS_FILE
@@ -61,11 +60,8 @@ def read_run(folder: Path) -> Run:
     data = spec.to_dict()
     data.pop("seed", None)
     label = f"{agent_label(spec.agent)} ({spec.backend or 'default backend'}) on {environment_label(spec.environment)}"
-    with open(folder / PROGRESS_FILE, newline="") as file:
-        rows = list(csv.DictReader(file))
-    columns = {
-        name: np.array([float(row[name]) if row.get(name) else np.nan for row in rows]) for name in COLUMNS
-    }
+    rows = read_progress(folder / PROGRESS_FILE)
+    columns = {name: np.array([row[name] for row in rows], dtype=float) for name in COLUMNS}  # None: NaN
     return Run(folder, label, json.dumps(data, sort_keys=True, default=str), columns)
 
 

@@ -45,6 +45,15 @@ class ProgressLog:
         self._file.close()
 
 
+def read_progress(path: str | os.PathLike) -> list[dict[str, float | None]]:
+    """The rows a :class:`ProgressLog` wrote: each column a float, or None where the row has no value."""
+    with open(Path(path), newline="", encoding="utf-8") as file:
+        return [
+            {column: float(row[column]) if row.get(column) else None for column in COLUMNS}
+            for row in csv.DictReader(file)
+        ]
+
+
 def _csv_value(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, make_environments
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
+from rlgraph.training.progress import read_progress
 from rlgraph.training.spec import RunSpec, environment_label, load_run_spec
 from rlgraph.training.trainer import (
     BEST_CHECKPOINT,
@@ -61,9 +63,6 @@ def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[i
     """``(time steps, greedy mean return)`` of the evaluation training ran with ``checkpoint``'s weights
     (``best.npz``: the best one; ``model-N.npz``: the one at N steps), from ``summary.json`` and
     ``progress.csv``; None where training ran none."""
-    import csv
-    import json
-
     folder = Path(run_dir)
     if checkpoint.name == BEST_CHECKPOINT:
         try:
@@ -75,10 +74,9 @@ def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[i
         steps = int(match.group(1)) if match else None
     if steps is None or not (folder / PROGRESS_FILE).is_file():
         return None
-    with open(folder / PROGRESS_FILE, newline="") as file:
-        for row in csv.DictReader(file):
-            if row.get("eval_mean_return") and int(row["timesteps"]) == int(steps):
-                return int(steps), float(row["eval_mean_return"])
+    for row in read_progress(folder / PROGRESS_FILE):
+        if row["eval_mean_return"] is not None and row["timesteps"] == steps:
+            return int(steps), row["eval_mean_return"]
     return None
 
 

@@ -262,7 +262,6 @@ class DQNAgent(Agent):
                 f"update: the batch lacks {missing or ['preprocessed_states']}; it needs preprocessed_states, "
                 "actions, rewards, terminals and next_states (discounts and importance_weights are optional)."
             )
-        self.check_action_bounds("update", batch["actions"])
         rows = len(batch["terminals"])
         discounts = batch.get("discounts", np.full(rows, self.discount, dtype=np.float32))
         weights = batch.get("importance_weights", np.ones(rows, dtype=np.float32))

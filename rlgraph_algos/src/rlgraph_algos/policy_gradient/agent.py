@@ -209,7 +209,6 @@ class PolicyGradientAgent(Agent):
                 f"update: the batch lacks {missing}; it needs time-major records (T, B, ...) of "
                 f"{sorted(self.record_space())} (as SingleThreadedWorker.sample gives them)."
             )
-        self.check_action_bounds("update", records["actions"])
         if MASK not in records:
             records[MASK] = np.ones(np.shape(records["terminals"])[:2], bool)
         return self.learn(records)
