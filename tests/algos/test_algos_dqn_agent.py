@@ -185,6 +185,41 @@ def test_checkpoints_restore_the_agent_and_bad_files_change_nothing(rlgraph_back
         other.load_model(path)
 
 
+def test_a_checkpoint_continues_exploration_sampling_and_updates_exactly(rlgraph_backend, tmp_path):
+    """What a loaded checkpoint does next equals what the stored agent did next: the same exploring
+    actions (the graph's random streams), the same replay samples and the same weights."""
+    spec = {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8}],
+        "memory_spec": {"type": "prioritized_replay", "capacity": 64},
+        "update_spec": {"batch_size": 8},
+        "execution_spec": {"seed": 3},
+    }
+    states = np.random.default_rng(2).normal(size=(16, 4)).astype(np.float32)
+
+    def train(agent, rounds):
+        actions = []
+        for _ in range(rounds):
+            action = agent.get_action(states[:8])
+            agent.observe(
+                states[:8], action, None, np.ones(8), states[8:], np.zeros(8, bool), env_id=list(range(8))
+            )
+            agent.update()
+            actions.append(action)
+        return np.stack(actions), agent.get_q_values(states)
+
+    original = make(spec, rlgraph_backend)
+    train(original, 3)
+    path = original.store_model(tmp_path / "model.npz")
+    expected_actions, expected_q = train(original, 4)
+    resumed = make({**spec, "execution_spec": {"seed": 77}}, rlgraph_backend)
+    resumed.load_model(path)
+    assert (resumed.timesteps, resumed.updates) == (24, 3)
+    actions, q_values = train(resumed, 4)
+    np.testing.assert_array_equal(actions, expected_actions)
+    np.testing.assert_allclose(q_values, expected_q, rtol=1e-6)
+
+
 def test_n_step_transitions_reach_the_memory_with_their_discounts(rlgraph_backend):
     agent = make(
         {

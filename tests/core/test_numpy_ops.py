@@ -7,8 +7,8 @@ import pytest
 import scipy.special
 
 from rlgraph.execution.ops import OPS as CONTRACT
-from rlgraph.testing.numpy_backend import OPS
-from rlgraph.testing.ops_contract import CASES
+from rlgraph.testing.numpy_backend import OPS, create_ops
+from rlgraph.testing.ops_contract import CASES, check_random_state
 
 
 def naive_conv2d(x, kernel, stride, pad):
@@ -51,7 +51,9 @@ def test_special_functions():
 def test_every_deterministic_op_has_a_contract_case():
     """Every backend runs rlgraph.testing.ops_contract's cases; no deterministic op may lack one."""
     random_or_stateful = {
-        name for name in CONTRACT if name.startswith(("random_", "assign", "scatter", "reseed"))
+        name
+        for name in CONTRACT
+        if name.startswith(("random_", "assign", "scatter", "reseed", "set_random_state"))
     }
     tested_by_each_backend = {"read", "to_numpy", "shape", "unstack", "zeros_like", "ones_like"}
     untested = set(CONTRACT) - {case[1] for case in CASES} - random_or_stateful - tested_by_each_backend
@@ -80,3 +82,7 @@ def test_argsort_is_stable_by_hand():
     assert OPS.argsort(x, descending=True).tolist() == [0, 2, 3, 1, 4]
     assert OPS.argsort(np.array([[1, 0], [0, 1]]), axis=0).tolist() == [[1, 0], [0, 1]]
     assert OPS.argsort(x).dtype == np.int64
+
+
+def test_random_state_continues_the_streams():
+    check_random_state(create_ops, np.asarray)

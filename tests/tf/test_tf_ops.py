@@ -11,7 +11,7 @@ tf = pytest.importorskip("tensorflow")
 
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
-from rlgraph.testing.ops_contract import CASES, check_case, discounted_cumsum_gradients
+from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
 from rlgraph_tf.ops import OPS, create_ops, numpy_dtype, tf_dtype
 
 CASE_IDS = [case[0] for case in CASES]
@@ -488,3 +488,7 @@ def test_argsort_is_stable_with_unknown_lengths():
     assert ascending.tolist() == [[1, 4, 3, 0, 2], [0, 1, 2, 3, 4]]
     assert descending.tolist() == [[0, 2, 3, 1, 4], [0, 1, 2, 3, 4]]
     assert columns.tolist() == [[1, 1, 1, 1, 1], [0, 0, 0, 0, 0]]
+
+
+def test_random_state_continues_the_streams():
+    check_random_state(create_ops, lambda tensor: tensor.numpy())

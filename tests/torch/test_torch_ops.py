@@ -8,7 +8,7 @@ import torch
 
 from rlgraph.execution.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
-from rlgraph.testing.ops_contract import CASES, check_case, discounted_cumsum_gradients
+from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
 from rlgraph_torch.backend import to_numpy as backend_to_numpy
 from rlgraph_torch.ops import OPS, create_ops
 
@@ -174,3 +174,7 @@ def test_random_ops_draw_from_the_graphs_own_seeded_streams():
     one.reseed(7)
     for got, want in zip(draw(one), first):
         torch.testing.assert_close(got, want)
+
+
+def test_random_state_continues_the_streams():
+    check_random_state(create_ops, lambda tensor: tensor.numpy())

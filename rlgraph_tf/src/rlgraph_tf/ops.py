@@ -554,6 +554,13 @@ class RandomStream:
         else:
             self.generator.reset_from_seed(int(seed))
 
+    def state(self) -> dict[str, np.ndarray]:
+        """The generator's state (its algorithm's counter and key)."""
+        return {"philox": self.generator.state.numpy()}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        self.generator.reset(tf.constant(state["philox"], dtype=self.generator.state.dtype))
+
 
 def random_ops(stream: RandomStream) -> dict[str, Any]:
     """The random ops of the contract, drawing from ``stream``."""
@@ -595,6 +602,8 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         "random_int": random_int,
         "random_gamma": random_gamma,
         "reseed": stream.reseed,
+        "random_state": stream.state,
+        "set_random_state": stream.set_state,
     }
 
 

@@ -382,7 +382,8 @@ def lstm(
 # -- random: each graph draws from streams of its own ------------------------------------------------------
 class RandomStreams:
     """One graph's random number generators: a ``torch.Generator`` per device, seeded from the graph's
-    seed (None: from the operating system's entropy). ``reseed`` restarts them."""
+    seed (None: from the operating system's entropy). ``reseed`` restarts them; ``state`` and
+    ``set_state`` save and continue them."""
 
     def __init__(self, seed: int | None) -> None:
         self.seed = seed
@@ -391,6 +392,15 @@ class RandomStreams:
     def reseed(self, seed: int | None) -> None:
         self.seed = seed
         self._generators.clear()
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Each device's generator state, by device name (devices not drawn from yet are left out)."""
+        return {str(device or "cpu"): g.get_state().numpy() for device, g in self._generators.items()}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for name, value in state.items():
+            device = torch.device(name)
+            self.generator(None if device.type == "cpu" else device).set_state(torch.from_numpy(value))
 
     def generator(self, device: torch.device | None) -> torch.Generator:
         found = self._generators.get(device)
@@ -455,6 +465,8 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
         "random_int": random_int,
         "random_gamma": random_gamma,
         "reseed": streams.reseed,
+        "random_state": streams.state,
+        "set_random_state": streams.set_state,
     }
 
 

@@ -32,8 +32,11 @@ from rlgraph.execution.checks import first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
+from rlgraph.utils.random_state import generator_state, set_generator_state
 
 _DEFAULT_ENV = "env_0"
+HOST_RANDOM = "agent"
+"""The checkpoint name of :attr:`Agent.rng`'s state."""
 _CHECKPOINT = re.compile(r"model-(\d+)\.npz$")
 
 
@@ -125,6 +128,9 @@ class Agent(Specifiable):
         self.episodes = 0
         self.updates = 0
         self.last_loss: Any = None
+        #: Randomness drawn outside the graph (minibatch orders, say), seeded from ``execution_spec.seed``;
+        #: checkpoints hold its state as they hold the graph's streams.
+        self.rng = np.random.default_rng(self.execution_spec.seed)
         self.root: Component | None = None
         self._executor: GraphExecutor | None = None
         #: Records observed for the root's ``observe``, waiting for an API method that may read them
@@ -582,31 +588,45 @@ class Agent(Specifiable):
             executor.backend.assign_variables({name: variables[name] for name in state}, state)
 
     def store_model(self, path: str | os.PathLike | None = None, add_timestep: bool = True) -> Path:
-        """Write every checkpointed variable to ``path`` (a folder, or a ``.npz`` file); return the file.
+        """Write the agent's state to ``path`` (a folder, or a ``.npz`` file); return the file.
 
-        ``path`` defaults to ``saver_spec.directory``. With ``saver_spec.max_checkpoints``, only the newest
-        that many ``model-<timestep>.npz`` files this agent wrote into a folder stay there.
+        The file holds every variable (weights, optimizer slots, memories, counters kept in the graph),
+        the graph's random streams, :attr:`rng`, and the time step, episode and update counts: what
+        training needs to go on where it stopped. ``path`` defaults to ``saver_spec.directory``. With
+        ``saver_spec.max_checkpoints``, only the newest that many ``model-<timestep>.npz`` files this
+        agent wrote into a folder stay there.
         """
         executor = self._built_executor()
         target = Path(path or self.saver_spec.directory or ".")
         if target.suffix != ".npz":
             target = target / (f"model-{self.timesteps}.npz" if add_timestep else "model.npz")
-        metadata = {"agent": type(self).__name__, "timesteps": self.timesteps, "updates": self.updates}
-        stored = executor.store(target, metadata)
+        metadata = {
+            "agent": type(self).__name__,
+            "timesteps": self.timesteps,
+            "episodes": self.episodes,
+            "updates": self.updates,
+        }
+        stored = executor.store(target, metadata, {HOST_RANDOM: generator_state(self.rng)})
         self._stored_checkpoints = keep_newest_checkpoints(
             self._stored_checkpoints, stored, self.saver_spec.max_checkpoints
         )
         return stored
 
     def load_model(self, path: str | os.PathLike) -> dict[str, Any]:
-        """Load a checkpoint written by :meth:`store_model` (a file, or the newest in a folder).
+        """Load a checkpoint written by :meth:`store_model` (a file, or the newest in a folder), on
+        any backend: the variables, the counters and :attr:`rng`, and the graph's random streams where
+        it was written on this backend. Returns the checkpoint's metadata.
 
         A missing, truncated or foreign file raises CheckpointError and leaves the agent as it was.
         """
         executor = self._built_executor()
         metadata = executor.load(_checkpoint_file(Path(path)))
         self.timesteps = int(metadata.get("timesteps", self.timesteps))
+        self.episodes = int(metadata.get("episodes", self.episodes))
         self.updates = int(metadata.get("updates", self.updates))
+        host = metadata.get("random_state", {}).get(HOST_RANDOM)
+        if host is not None:
+            set_generator_state(self.rng, host)
         return metadata
 
     def export_graph(self, path: str | os.PathLike) -> Path:

@@ -21,6 +21,8 @@ from rlgraph.errors import CheckpointError
 FORMAT = "rlgraph-weights"
 FORMAT_VERSION = 1
 _HEADER = "__rlgraph__"
+RANDOM_PREFIX = "#random/"
+"""Arrays named with this prefix hold random generators' states, not variables."""
 
 
 def save_weights(
@@ -92,3 +94,21 @@ def check_compatible(
             problems.append(f"{name!r} has shape {tuple(got)}, expected {tuple(want)}")
     if problems:
         raise CheckpointError(f"{source} do not fit this model: " + "; ".join(problems))
+
+
+def random_arrays(prefix: str, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Random states named for a checkpoint file: ``#random/<prefix><name>``."""
+    return {f"{RANDOM_PREFIX}{prefix}{name}": np.asarray(value) for name, value in state.items()}
+
+
+def split_random_arrays(
+    arrays: dict[str, np.ndarray],
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A checkpoint's arrays as ``(weights, random states by name without the prefix)``."""
+    weights = {name: value for name, value in arrays.items() if not name.startswith(RANDOM_PREFIX)}
+    random_state = {
+        name.removeprefix(RANDOM_PREFIX): value
+        for name, value in arrays.items()
+        if name.startswith(RANDOM_PREFIX)
+    }
+    return weights, random_state

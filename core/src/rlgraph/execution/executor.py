@@ -19,6 +19,9 @@ from rlgraph.execution.backend import Backend, EventBus, load_backend
 from rlgraph.execution.checks import InputCheck
 from rlgraph.utils.naming import suggestion_text
 
+GRAPH_RANDOM = "graph/"
+"""Checkpoint names of the graph's own random streams (``#random/graph/<stream>``)."""
+
 
 class GraphExecutor:
     """Builds a root component on a backend and runs its API methods.
@@ -54,6 +57,8 @@ class GraphExecutor:
         self.events = EventBus(observers)
         self.validate_inputs = validate_inputs
         self.builder: Builder | None = None
+        #: The built graph's ops namespace (its random streams among them).
+        self.ops: Any = None
         self._functions: dict[str, Callable[..., Any]] = {}
         self._checks: dict[str, list[tuple[int, str, InputCheck]]] = {}
         #: Per root API method: its parameters' spaces, in order (None: a plain Python parameter).
@@ -66,7 +71,7 @@ class GraphExecutor:
         if self.builder is not None:
             raise BuildError(f"{self.root.global_scope!r} is already built.")
         self.events.hook.before_build(root=self.root, input_spaces=self.input_spaces)
-        ops = self.backend.create_ops(self.seed)
+        ops = self.ops = self.backend.create_ops(self.seed)
         builder = Builder(
             self.root, self.input_spaces, self.backend, self.action_space, self.seed, self.device_map, ops
         )
@@ -233,19 +238,40 @@ class GraphExecutor:
         checkpoint.check_compatible(expected, weights, "weights")
         self.backend.assign_variables(variables, {name: np.asarray(weights[name]) for name in variables})
 
-    def store(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None) -> Path:
-        """Write every variable to a backend-neutral checkpoint file (atomically)."""
-        return checkpoint.save_weights(
-            path, self.get_weights(), {"backend": self.backend.name, **(metadata or {})}
-        )
+    def store(
+        self,
+        path: str | os.PathLike,
+        metadata: dict[str, Any] | None = None,
+        random_state: dict[str, np.ndarray] | None = None,
+    ) -> Path:
+        """Write every variable and the graph's random streams to a backend-neutral checkpoint file
+        (atomically); ``random_state`` adds the caller's own random states (as arrays) by name."""
+        arrays = self.get_weights()
+        arrays.update(checkpoint.random_arrays(GRAPH_RANDOM, self.ops.random_state()))
+        arrays.update(checkpoint.random_arrays("", random_state or {}))
+        return checkpoint.save_weights(path, arrays, {"backend": self.backend.name, **(metadata or {})})
 
     def load(self, path: str | os.PathLike) -> dict[str, Any]:
         """Load a checkpoint written by :meth:`store` on any backend; return its metadata.
 
-        A missing, corrupt or mismatching file raises CheckpointError and changes nothing.
+        The graph's random streams continue from the stored ones where the checkpoint was written on
+        this backend (another backend's streams differ). The caller's random states come back in the
+        metadata, as ``metadata["random_state"]``. A missing, corrupt or mismatching file raises
+        CheckpointError and changes nothing.
         """
-        weights, metadata = checkpoint.load_weights(path)
+        arrays, metadata = checkpoint.load_weights(path)
+        weights, random_state = checkpoint.split_random_arrays(arrays)
+        graph_random = {
+            name.removeprefix(GRAPH_RANDOM): value
+            for name, value in random_state.items()
+            if name.startswith(GRAPH_RANDOM)
+        }
         self.set_weights(weights)
+        if graph_random and metadata.get("backend") == self.backend.name:
+            self.ops.set_random_state(graph_random)
+        metadata["random_state"] = {
+            name: value for name, value in random_state.items() if not name.startswith(GRAPH_RANDOM)
+        }
         return metadata
 
     def export_graph(self, path: str | os.PathLike) -> Path:

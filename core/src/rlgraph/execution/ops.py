@@ -125,6 +125,14 @@ OPS: dict[str, str] = {
         "reseed(seed): restart the graph's random streams from seed (None: from entropy); not for graph "
         "functions: the executor calls it after the build"
     ),
+    "random_state": (
+        "random_state(): the graph's random streams' state as a dict of NumPy arrays (for checkpoints); "
+        "not for graph functions"
+    ),
+    "set_random_state": (
+        "set_random_state(state): continue the streams from what random_state() returned on the same "
+        "backend; not for graph functions"
+    ),
     # variables (in-graph state)
     "assign": "assign(variable, value): write value into variable; returns the variable's new value",
     "assign_add": "assign_add(variable, value): add value to variable; returns the new value",

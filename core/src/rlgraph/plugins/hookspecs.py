@@ -41,7 +41,8 @@ class BackendHooks:
         A NumPy-like set of functions (see :mod:`rlgraph.execution.ops` for the names and
         semantics every backend provides). Called once per build. Its random ops draw from
         streams of this graph's own, seeded with ``seed`` (None: from entropy), so two graphs in
-        one process draw as they would in two; ``reseed(seed)`` restarts them.
+        one process draw as they would in two; ``reseed(seed)`` restarts them, and
+        ``random_state()``/``set_random_state(state)`` save and continue them (checkpoints).
         """
 
     @hookspec(firstresult=True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from rlgraph.errors import BackendError
 from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.utils.random_state import generator_state, set_generator_state
 
 RLGRAPH_PLUGIN_API = "2.0"
 NAME = "numpy"
@@ -72,6 +73,12 @@ def _random_ops(rng: np.random.Generator) -> dict[str, Any]:
     def reseed(seed: int | None) -> None:
         rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
 
+    def random_state() -> dict[str, np.ndarray]:
+        return {"pcg64": generator_state(rng)}
+
+    def set_random_state(state: dict[str, np.ndarray]) -> None:
+        set_generator_state(rng, state["pcg64"])
+
     return {
         "random_uniform": lambda shape, low=0.0, high=1.0, dtype="float32": rng.uniform(
             low, high, shape
@@ -82,6 +89,8 @@ def _random_ops(rng: np.random.Generator) -> dict[str, Any]:
         "random_int": lambda shape, low, high, dtype="int64": rng.integers(low, high, shape).astype(dtype),
         "random_gamma": lambda alpha, dtype="float32": rng.gamma(np.asarray(alpha)).astype(dtype),
         "reseed": reseed,
+        "random_state": random_state,
+        "set_random_state": set_random_state,
     }
 
 

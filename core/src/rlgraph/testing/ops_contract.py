@@ -255,3 +255,30 @@ def _compare(actual: Any, expected: Any, rtol: float, atol: float, name: str) ->
             f"{name}: dtype {actual.dtype}, expected {expected.dtype}"
         )
         np.testing.assert_array_equal(actual, expected, err_msg=name)
+
+
+def check_random_state(
+    create_ops: Callable[[int | None], Any], to_numpy: Callable[[Any], np.ndarray]
+) -> None:
+    """Assert the random-state contract: after ``set_random_state(random_state())``, a graph's streams
+    (the same graph's, or another graph's seeded otherwise) draw what the saved ones drew next."""
+
+    def draws(ops: Any) -> list[np.ndarray]:
+        return [
+            to_numpy(ops.random_uniform((5,))),
+            to_numpy(ops.random_normal((2, 3))),
+            to_numpy(ops.random_int((4,), 0, 1000)),
+        ]
+
+    ops = create_ops(11)
+    draws(ops)  # a stream under way, not a fresh one
+    saved = ops.random_state()
+    assert all(isinstance(value, np.ndarray) for value in saved.values()), "random_state() gives arrays"
+    expected = draws(ops)
+    draws(ops)
+    ops.set_random_state(saved)
+    other = create_ops(12)
+    other.set_random_state(saved)
+    for restored in (draws(ops), draws(other)):
+        for got, want in zip(restored, expected, strict=True):
+            np.testing.assert_array_equal(got, want)

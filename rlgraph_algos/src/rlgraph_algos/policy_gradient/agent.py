@@ -116,7 +116,6 @@ class PolicyGradientAgent(Agent):
                 UserWarning,
                 stacklevel=2,
             )
-        self._rng = np.random.default_rng(self.execution_spec.seed)
 
     # -- the graph -------------------------------------------------------------------------------------------
     def build_root(self) -> Component:
@@ -295,7 +294,7 @@ class PPOAgent(PolicyGradientAgent):
         order = np.zeros(0, np.int64)
         for _ in range(self.update_spec.num_iterations):
             if len(order) < size:
-                order = np.concatenate([order, self._rng.permutation(count)])
+                order = np.concatenate([order, self.rng.permutation(count)])
             yield order[:size]
             order = order[size:]
 
