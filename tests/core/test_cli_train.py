@@ -64,10 +64,12 @@ def test_train_a_run_spec_then_evaluate_the_run_folder(tabular, capsys):
     )
     # What training measured with the same weights, and why its episodes are others.
     steps = summary["best_eval_timesteps"]
-    assert second.startswith(
-        f"Training evaluated these weights at {steps:,} steps: mean return -4. The episodes"
+    assert second == (
+        f"Training evaluated these weights at {steps:,} steps: mean return -4, on other episodes or "
+        "actions (--episodes or --backend changes them)."
     )
-    assert "--seed" in second
+    assert main(["evaluate", "out"]) == 0  # as training evaluated: the same episodes
+    assert capsys.readouterr().out.splitlines()[1].endswith("mean return -4, on the same episodes.")
     from rlgraph.training.runs import training_evaluation
 
     assert training_evaluation(tabular / "out", Path("model-7.npz")) is None  # no evaluation at 7 steps
@@ -108,7 +110,7 @@ def test_train_an_agent_spec_with_env_and_options_into_the_default_run_folder(ta
     stored = yaml.safe_load((run / "run.yaml").read_text())
     assert stored["environment"] == {"type": "grid_world", "world": "4x4"}
     assert (stored["timesteps"], stored["num_environments"], stored["seed"]) == (400, 2, 3)
-    assert stored["evaluation"] == {"interval": 200, "episodes": 2, "target_return": None}
+    assert stored["evaluation"] == {"interval": 200, "episodes": 2, "target_return": None, "seed": None}
     assert stored["max_episode_steps"] == 30 and stored["agent"]["learning_rate"] == 0.25
     rows = read_progress(run)
     assert [int(r["timesteps"]) for r in rows if r["eval_mean_return"]] == [200, 400]

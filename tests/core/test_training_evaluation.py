@@ -91,3 +91,21 @@ def test_evaluation_changes_nothing_in_the_agent(agent):
     assert before.keys() == after.keys()
     for name in before:
         np.testing.assert_array_equal(after[name], before[name], err_msg=name)
+
+
+class PoleAngle:
+    """A hand-set CartPole policy (push toward the pole's lean): its returns depend on the start states."""
+
+    def get_action(self, states, use_exploration=False):
+        return (np.asarray(states)[:, 2] > 0).astype(np.int64)
+
+
+def test_a_seeded_evaluation_plays_the_same_episodes_every_time_and_an_unseeded_one_goes_on():
+    seeded = GreedyEvaluator(PoleAngle(), "CartPole-v1", episodes=6, seed=1000)
+    first, second = seeded.run(), seeded.run()
+    assert first == second
+    assert GreedyEvaluator(PoleAngle(), "CartPole-v1", episodes=6, seed=1000).run() == first
+    unseeded = GreedyEvaluator(PoleAngle(), "CartPole-v1", episodes=6)
+    assert unseeded.run().returns != unseeded.run().returns
+    for evaluator in (seeded, unseeded):
+        evaluator.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from test_training_support import (
 )
 
 from rlgraph import hookimpl
+from rlgraph.errors import CheckpointError, RLGraphError
 from rlgraph.spaces import IntBox
 from rlgraph.training import Trainer, load_run_spec, read_run_spec
 
@@ -31,6 +33,9 @@ def tabular(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with tabular_agent_registered():
         yield tmp_path
+
+
+Q = "tabular-q/q-table/q"
 
 
 def train(run_dir, observers=(), **changes):
@@ -170,6 +175,101 @@ def test_keyboard_interrupt_stops_cleanly_with_a_final_checkpoint(tabular):
         agent.executor.get_weights()["tabular-q/q-table/q"],
         trainer.agent.executor.get_weights()["tabular-q/q-table/q"],
     )
+
+
+class StopAt:
+    """Asks training to stop once ``timestep`` steps are done, as a first Ctrl-C does."""
+
+    def __init__(self, trainer_ref, timestep):
+        self.trainer_ref, self.timestep = trainer_ref, timestep
+
+    @hookimpl
+    def after_episode(self, timestep):
+        if timestep >= self.timestep and self.trainer_ref:
+            self.trainer_ref[0]._stop_signal = "SIGINT"
+
+
+def interrupted_run(run_dir, at=700, **changes):
+    spec = load_run_spec(run_spec(**changes))
+    holder = []
+    trainer = Trainer(spec, run_dir, observers=[StopAt(holder, at)])
+    holder.append(trainer)
+    return trainer, trainer.run()
+
+
+def test_a_stopped_run_resumes_from_its_checkpoint_and_its_curve_goes_on(tabular):
+    first, stopped = interrupted_run(tabular / "run")
+    assert stopped.interrupted and 700 <= stopped.timesteps and stopped.timesteps < 1000
+    q_table = first.agent.executor.get_weights()[Q]
+    rows_before = read_progress(tabular / "run")
+    assert int(rows_before[-1]["timesteps"]) == stopped.timesteps  # a row where it stopped
+
+    resumed = Trainer.resume(tabular / "run")
+    np.testing.assert_array_equal(resumed.agent.executor.get_weights()[Q], q_table)
+    assert (resumed.executor.timesteps, resumed.executor.episodes) == (stopped.timesteps, stopped.episodes)
+    assert (
+        resumed.agent.timesteps == first.agent.timesteps and resumed.best_evaluation == first.best_evaluation
+    )
+    finished = resumed.run()
+    assert not finished.interrupted and finished.timesteps == 2000
+    assert finished.episodes > stopped.episodes and finished.updates > stopped.updates
+    assert finished.wall_seconds > stopped.wall_seconds
+    rows = read_progress(tabular / "run")
+    assert rows[: len(rows_before)] == rows_before
+    steps = [int(row["timesteps"]) for row in rows]
+    seconds = [float(row["wall_seconds"]) for row in rows]
+    assert steps == sorted(set(steps)) and seconds == sorted(seconds) and steps[-1] == 2000
+    evaluated = [int(row["timesteps"]) for row in rows if row["eval_mean_return"]]
+    assert evaluated == [500, 1000, 1500, 2000]  # the schedule goes on where it stopped
+    with pytest.raises(RLGraphError, match="has trained its 2,000 steps; give more"):
+        Trainer.resume(tabular / "run")
+    assert Trainer.resume(tabular / "run", timesteps=2500).run().timesteps == 2500
+
+
+def test_resuming_twice_from_one_checkpoint_trains_the_same(tabular):
+    interrupted_run(tabular / "run", checkpoint_interval=400)
+    copy = tabular / "copy"
+    shutil.copytree(tabular / "run", copy)
+    one, two = Trainer.resume(tabular / "run"), Trainer.resume(copy)
+    one.run(), two.run()
+    np.testing.assert_array_equal(one.agent.executor.get_weights()[Q], two.agent.executor.get_weights()[Q])
+    strip = [
+        {k: v for k, v in row.items() if k not in ("wall_seconds", "steps_per_second")}
+        for row in read_progress(tabular / "run")
+    ]
+    assert strip == [
+        {k: v for k, v in row.items() if k not in ("wall_seconds", "steps_per_second")}
+        for row in read_progress(copy)
+    ]
+
+
+def test_a_run_killed_between_checkpoints_resumes_from_the_last_one_and_drops_later_rows(tabular):
+    interrupted_run(tabular / "run", at=1700, checkpoint_interval=600)
+    for stored in (tabular / "run" / "checkpoints").glob("model-17*.npz"):
+        stored.unlink()  # as if killed before its final checkpoint
+    resumed = Trainer.resume(tabular / "run")
+    assert resumed.executor.timesteps == 1200
+    assert [int(row["timesteps"]) for row in read_progress(tabular / "run")][-1] == 1200
+    assert resumed.run().timesteps == 2000
+
+
+def test_resume_refuses_what_it_cannot_go_on_from(tabular):
+    with pytest.raises(CheckpointError, match="no run folder"):
+        Trainer.resume(tabular / "nowhere")
+    _, summary = train(tabular / "done", evaluation={"target_return": OPTIMAL_RETURN}, timesteps=20000)
+    assert summary.target_reached
+    with pytest.raises(RLGraphError, match="reached its target return"):
+        Trainer.resume(tabular / "done")
+    empty = tabular / "empty"
+    interrupted_run(empty)
+    for stored in (empty / "checkpoints").glob("model-*.npz"):
+        stored.unlink()
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        Trainer.resume(empty)
+    agent = fresh_agent()
+    agent.store_model(empty / "checkpoints" / "model-5.npz")  # a plain agent checkpoint
+    with pytest.raises(CheckpointError, match="no training state"):
+        Trainer.resume(empty)
 
 
 def test_an_existing_non_empty_run_folder_is_refused(tabular):

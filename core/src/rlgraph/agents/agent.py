@@ -587,12 +587,18 @@ class Agent(Specifiable):
             variables = executor.variables()
             executor.backend.assign_variables({name: variables[name] for name in state}, state)
 
-    def store_model(self, path: str | os.PathLike | None = None, add_timestep: bool = True) -> Path:
+    def store_model(
+        self,
+        path: str | os.PathLike | None = None,
+        add_timestep: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Path:
         """Write the agent's state to ``path`` (a folder, or a ``.npz`` file); return the file.
 
         The file holds every variable (weights, optimizer slots, memories, counters kept in the graph),
         the graph's random streams, :attr:`rng`, and the time step, episode and update counts: what
-        training needs to go on where it stopped. ``path`` defaults to ``saver_spec.directory``. With
+        training needs to go on where it stopped, with the caller's JSON ``metadata`` (a trainer's
+        counts). ``path`` defaults to ``saver_spec.directory``. With
         ``saver_spec.max_checkpoints``, only the newest that many ``model-<timestep>.npz`` files this
         agent wrote into a folder stay there.
         """
@@ -605,6 +611,7 @@ class Agent(Specifiable):
             "timesteps": self.timesteps,
             "episodes": self.episodes,
             "updates": self.updates,
+            **(metadata or {}),
         }
         stored = executor.store(target, metadata, {HOST_RANDOM: generator_state(self.rng)})
         self._stored_checkpoints = keep_newest_checkpoints(

@@ -45,11 +45,28 @@ def run(args: argparse.Namespace) -> int:
     if during_training is not None:
         steps, mean_return = during_training
         print(
-            f"Training evaluated these weights at {steps:,} steps: mean return {mean_return:.4g}. The episodes "
-            "differ: training's evaluations continue their environments' random streams from one evaluation "
-            "to the next, while this one starts them from the seed (--seed to choose another)."
+            f"Training evaluated these weights at {steps:,} steps: mean return {mean_return:.4g}, {_episodes(args)}."
         )
     return 0
+
+
+def _episodes(args: argparse.Namespace) -> str:
+    """Whether this evaluation played the episodes training's evaluations played, and if not, why."""
+    from rlgraph.training.runs import read_run_spec
+    from rlgraph.training.trainer import evaluation_seed
+
+    spec = read_run_spec(args.run_dir)
+    seed = evaluation_seed(spec)
+    if seed is None:
+        return "on other episodes (the run has no seed, so its evaluation episodes cannot be replayed)"
+    if args.render or (args.seed is not None and args.seed != seed):
+        return "on other episodes (--seed or --render changes them)"
+    if (
+        args.episodes not in (None, spec.evaluation.episodes)
+        or (args.backend or spec.backend) != spec.backend
+    ):
+        return "on other episodes or actions (--episodes or --backend changes them)"
+    return "on the same episodes"
 
 
 def _positive(text: str) -> int:

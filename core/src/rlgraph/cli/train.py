@@ -8,15 +8,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rlgraph.errors import RLGraphError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.description = (
         "Train an agent. SPEC is a JSON or YAML file: a run spec (an 'agent' key with the agent spec, "
         "plus 'environment', 'timesteps', 'evaluation', ...) or an agent spec (a 'type' key) with --env. "
-        "Options override the file."
+        "Options override the file. --resume RUN goes on with a stopped run instead (Ctrl-C stops a run "
+        "after the steps under way, with a checkpoint to go on from)."
     )
-    parser.add_argument("spec", metavar="SPEC", help="run spec or agent spec file (.json, .yaml)")
+    parser.add_argument("spec", metavar="SPEC", nargs="?", help="run spec or agent spec file (.json, .yaml)")
+    parser.add_argument(
+        "--resume",
+        metavar="RUN",
+        type=Path,
+        help="go on with the run folder RUN from its newest checkpoint (--timesteps may extend it)",
+    )
     parser.add_argument(
         "--env", metavar="ENV", type=_yaml_value, help="Gymnasium id or environment spec, e.g. CartPole-v1"
     )
@@ -59,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     from rlgraph.training import ProgressDisplay, Trainer, default_run_dir, load_run_spec
     from rlgraph.training.spec import OPTION_KEYS, RUNS_ROOT
 
+    if args.resume is not None:
+        return _resume(args)
+    if args.spec is None:
+        raise RLGraphError("give a SPEC file to train, or --resume RUN to go on with a run")
     spec = load_run_spec(args.spec, args.set, {option: getattr(args, option) for option in OPTION_KEYS})
     had_runs_root = Path(RUNS_ROOT).exists()
     run_dir = args.run_dir or default_run_dir(spec)
@@ -73,6 +86,29 @@ def run(args: argparse.Namespace) -> int:
                         Path(RUNS_ROOT).rmdir()
             raise
         summary = trainer.run()  # handles Ctrl-C during training itself
+    except KeyboardInterrupt:
+        print("rlgraph train: interrupted.", file=sys.stderr)
+        return 130
+    print(summary.format())
+    return 130 if summary.interrupted else 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    """``--resume RUN``: go on with a run; only ``--timesteps`` (and ``--quiet``) may be given with it."""
+    from rlgraph.training import ProgressDisplay, Trainer
+    from rlgraph.training.spec import OPTION_KEYS
+
+    changed = [f"--{option.replace('_', '-')}" for option in OPTION_KEYS if getattr(args, option) is not None]
+    changed = [option for option in changed if option != "--timesteps"] + ["--set"] * bool(args.set)
+    if args.spec is not None or args.run_dir is not None or changed:
+        given = ([args.spec] if args.spec else []) + ["--run-dir"] * (args.run_dir is not None) + changed
+        raise RLGraphError(
+            f"--resume goes on with the run's own spec and folder; it takes only --timesteps, got {', '.join(given)}"
+        )
+    try:
+        trainer = Trainer.resume(args.resume, args.timesteps)
+        trainer.display = ProgressDisplay(trainer.spec.timesteps, enabled=not args.quiet)
+        summary = trainer.run()
     except KeyboardInterrupt:
         print("rlgraph train: interrupted.", file=sys.stderr)
         return 130

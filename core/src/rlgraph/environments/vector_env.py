@@ -104,6 +104,10 @@ class VectorEnv:
         seed, self._next_seed = (self._next_seed if seed is None else seed), None
         return self._batch.reset(seed)
 
+    def seed_next_reset(self, seed: int | None) -> None:
+        """Seed the next :meth:`reset` (environment ``i`` of a ``"sync"`` vector: ``seed + i``)."""
+        self._next_seed = seed
+
     def step(self, actions: Any) -> VectorStep:
         """Apply one action per environment; ``(next_states, rewards, terminateds, truncateds, final_states, infos)``."""
         return self._batch.step(actions)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+import numpy as np
 
 from rlgraph.errors import SpecError
 from rlgraph.specs import Specifiable
@@ -110,5 +111,28 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
         """Run ``workload``; its result metrics (:data:`RESULT_KEYS` and more)."""
 
+    def get_state(self) -> dict[str, Any]:
+        """What the executor has counted, as plain (JSON) data: with the agent's checkpoint, what a run
+        needs to go on (:meth:`set_state`)."""
+        return {
+            "timesteps": int(self.timesteps),
+            "episodes": int(self.episodes),
+            "updates": int(self.updates),
+        }
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Go on from :meth:`get_state`'s result, with the agent already loaded from its checkpoint:
+        the counts continue, and the environments start new episodes from a seed derived from the run's
+        seed and the time steps done (see :func:`resume_seed`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot go on from a saved state")
+
     def terminate(self) -> None:
         """Release environments, workers and processes."""
+
+
+def resume_seed(seed: int | None, timesteps: int) -> int | None:
+    """The environments' seed for a run going on after ``timesteps`` steps (None where the run has no
+    seed): distinct from the first one and from every other resume point."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence([int(seed), int(timesteps)]).generate_state(1)[0])

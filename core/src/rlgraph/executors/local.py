@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.environments.vector_env import VectorEnv, make_environments
-from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.workers.single_threaded import SingleThreadedWorker
 
 RLGRAPH_PLUGIN_API = "2.0"
@@ -124,6 +124,16 @@ class LocalExecutor(Executor):
             "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
             "loss": _loss(self._agent) if self.updates else None,
         }
+
+    def get_state(self) -> dict[str, Any]:
+        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        worker = self.worker
+        worker.timesteps, worker.episodes = int(state["timesteps"]), int(state["episodes"])
+        worker.updates, worker.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        self.env.seed_next_reset(resume_seed(self.seed, worker.timesteps))
+        self._started = False
 
     def terminate(self) -> None:
         self.env.terminate()

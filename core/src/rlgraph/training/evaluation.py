@@ -45,8 +45,9 @@ class GreedyEvaluator:
     """Plays complete episodes with an agent's greedy actions (``use_exploration=False``).
 
     ``env_spec`` is an environment spec (as :class:`VectorEnv` takes) or a ready :class:`VectorEnv`.
-    It never observes, updates or resets the agent and steps environments of its own (seeded with
-    ``seed``), so it can run between training chunks without changing what training does next.
+    It never observes, updates or resets the agent and steps environments of its own, so it can run
+    between training chunks without changing what training does next. With a ``seed``, every
+    :meth:`run` starts its environments from it again: each evaluation plays the same start states.
     Each of its ``width`` environments (default: ``episodes``, at most :data:`MAX_WIDTH`) plays one
     episode per round, so short episodes are not favoured. Episodes are cut after
     ``max_episode_steps`` (default :data:`EPISODE_STEP_LIMIT`). ``render`` renders the first
@@ -71,6 +72,7 @@ class GreedyEvaluator:
     ) -> None:
         self.agent = agent
         self.episodes = episodes
+        self.seed = seed
         if isinstance(env_spec, VectorEnv):
             self.env = env_spec
         else:
@@ -86,6 +88,8 @@ class GreedyEvaluator:
     def run(self, episodes: int | None = None) -> EvaluationResult:
         """Play ``episodes`` (default: the constructor's) complete greedy episodes."""
         remaining = self.episodes if episodes is None else episodes
+        if self.seed is not None:
+            self.env.seed_next_reset(self.seed)
         returns: list[float] = []
         lengths: list[int] = []
         saved = self._preprocessing_state()

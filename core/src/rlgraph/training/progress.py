@@ -30,12 +30,21 @@ RECENT_EPISODES = 100
 
 
 class ProgressLog:
-    """Writes progress rows to a CSV file, flushed after each row."""
+    """Writes progress rows to a CSV file, flushed after each row.
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self._file = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
+    ``after``: go on with the file of a run resumed after that many time steps, keeping its rows up to
+    there (later ones came from steps the resumed run does again); None starts a new file.
+    """
+
+    def __init__(self, path: str | os.PathLike, after: int | None = None) -> None:
+        path = Path(path)
+        kept = _rows_up_to(path, after) if after is not None and path.is_file() else []
+        temporary = path.with_name(f".{path.name}.tmp")  # the old file stays whole until replaced
+        with open(temporary, "w", newline="", encoding="utf-8") as file:
+            csv.writer(file).writerows([COLUMNS, *kept])
+        os.replace(temporary, path)
+        self._file = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
         self._writer = csv.writer(self._file)
-        self._writer.writerow(COLUMNS)
 
     def write_row(self, row: Mapping[str, Any]) -> None:
         self._writer.writerow([_csv_value(row.get(column)) for column in COLUMNS])
@@ -52,6 +61,13 @@ def read_progress(path: str | os.PathLike) -> list[dict[str, float | None]]:
             {column: float(row[column]) if row.get(column) else None for column in COLUMNS}
             for row in csv.DictReader(file)
         ]
+
+
+def _rows_up_to(path: Path, timesteps: int) -> list[list[str]]:
+    """The rows of a progress file (as text, without its header) up to ``timesteps``."""
+    with open(path, newline="", encoding="utf-8") as file:
+        rows = list(csv.reader(file))[1:]
+    return [row for row in rows if row and float(row[0]) <= timesteps]
 
 
 def _csv_value(value: Any) -> Any:

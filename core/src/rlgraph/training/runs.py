@@ -19,11 +19,11 @@ from rlgraph.training.spec import RunSpec, environment_label, load_run_spec
 from rlgraph.training.trainer import (
     BEST_CHECKPOINT,
     CHECKPOINT_DIR,
-    EVALUATION_SEED_OFFSET,
     PROGRESS_FILE,
     RUN_SPEC_FILE,
     SUMMARY_FILE,
     build_agent,
+    evaluation_seed,
 )
 from rlgraph.utils.naming import normalize_name
 
@@ -100,8 +100,8 @@ def evaluate_run(
     if backend is not None:
         spec = attrs.evolve(spec, backend=backend)
     episodes = episodes or spec.evaluation.episodes or DEFAULT_EPISODES
-    if seed is None and spec.seed is not None:
-        seed = spec.seed + EVALUATION_SEED_OFFSET
+    if seed is None:
+        seed = evaluation_seed(spec)
     file = find_checkpoint(run_dir, checkpoint)
     env_spec = _rendered(spec.environment) if render else spec.environment
     env = make_environments(env_spec, 1 if render else min(episodes, MAX_WIDTH), seed)
@@ -110,7 +110,7 @@ def evaluate_run(
         agent = build_agent(spec, env.state_space, env.action_space)
         agent.load_model(file)
         evaluator = GreedyEvaluator(
-            agent, env, episodes, max_episode_steps=spec.max_episode_steps, render=render
+            agent, env, episodes, seed, max_episode_steps=spec.max_episode_steps, render=render
         )
         return evaluator.run(), file
     except gymnasium.error.DependencyNotInstalled as error:

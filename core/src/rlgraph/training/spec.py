@@ -39,11 +39,15 @@ class EvaluationSpec:
     Every ``interval`` time steps (default: a tenth of the run) and at the end, the agent plays
     ``episodes`` complete episodes without exploration, in environments of its own. Training stops
     early once their mean return reaches ``target_return``. ``episodes: 0`` turns evaluation off.
+    ``seed`` seeds the evaluation environments afresh at every evaluation (environment ``i``: ``seed +
+    i``), so that every evaluation plays the same start states and ``rlgraph evaluate`` replays them;
+    default: the run's seed plus 1,000,000 (without a run seed, the environments' streams continue).
     """
 
     interval: int | None = attrs.field(default=None, validator=_at_least(1))
     episodes: int = attrs.field(default=10, validator=_at_least(0))
     target_return: float | None = None
+    seed: int | None = None
 
 
 @attrs.define

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
+import sys
+import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from rlgraph.errors import RLGraphError
+from rlgraph.errors import CheckpointError, RLGraphError
 from rlgraph.execution.backend import EventBus
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
@@ -28,6 +32,12 @@ CHECKPOINT_DIR = "checkpoints"
 BEST_CHECKPOINT = "best.npz"
 EVALUATION_SEED_OFFSET = 1_000_000
 """Evaluation environments are seeded with the run's seed plus this, apart from the training ones."""
+RUN_STATE = "run"
+"""The checkpoint metadata key of the trainer's state."""
+STOP_CHECK_STEPS = 1_000
+"""Time steps per environment between looks at a request to stop (SIGINT, SIGTERM)."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+HARD_STOP = "second signal"
 
 
 @attrs.frozen
@@ -126,6 +136,7 @@ class Trainer:
         run_dir: str | os.PathLike,
         observers: Sequence[Any] = (),
         display: ProgressDisplay | None = None,
+        resume_from: str | os.PathLike | None = None,
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
@@ -134,49 +145,110 @@ class Trainer:
         self.agent = self.executor.agent
         try:
             self.evaluator = self._evaluator()
-            self.run_dir = create_run_dir(run_dir)
+            self.run_dir = Path(run_dir) if resume_from else create_run_dir(run_dir)
+            saved = self._restore(Path(resume_from)) if resume_from else {}
         except BaseException:
             self.executor.terminate()
             raise
         self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
-        self.log = ProgressLog(self.run_dir / PROGRESS_FILE)
+        self.log = ProgressLog(self.run_dir / PROGRESS_FILE, after=self.executor.timesteps if saved else None)
         self.events = EventBus((self.tensorboard, *callbacks, *observers))
         self._announce_episodes = self.events.listens("after_episode")
         self._announce_updates = self.events.listens("after_update")
         self.display = display or ProgressDisplay(spec.timesteps, enabled=False)
-        self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
-        self.last_evaluation: EvaluationResult | None = None
-        self.best_evaluation: tuple[float, int] | None = None  # (mean return, time steps)
+        self.recent_returns: deque[float] = deque(saved.get("recent_returns", ()), maxlen=RECENT_EPISODES)
+        last = saved.get("last_evaluation")
+        self.last_evaluation = None if last is None else EvaluationResult(tuple(last[0]), tuple(last[1]))
+        best = saved.get("best_evaluation")
+        self.best_evaluation: tuple[float, int] | None = None if best is None else (best[0], best[1])
         #: (time steps, seconds, seconds without evaluations) when the target was reached.
-        self.target: tuple[int, float, float] | None = None
-        self.evaluation_seconds = 0.0
+        target = saved.get("target")
+        self.target: tuple[int, float, float] | None = None if target is None else tuple(target)
+        self.evaluation_seconds = float(saved.get("evaluation_seconds", 0.0))
+        #: Seconds of training before this process took the run over (a resumed run's earlier part).
+        self.earlier_seconds = float(saved.get("wall_seconds", 0.0))
         self.setup_seconds = time.perf_counter() - start
         self._start = time.perf_counter()
+        self._stop_signal: str | None = None
+
+    @classmethod
+    def resume(
+        cls,
+        run_dir: str | os.PathLike,
+        timesteps: int | None = None,
+        observers: Sequence[Any] = (),
+        display: ProgressDisplay | None = None,
+    ) -> Trainer:
+        """A trainer that goes on with the run in ``run_dir`` from its newest checkpoint: the agent's
+        variables (memories and optimizer state among them), counters and random streams, the
+        executor's and the trainer's counts and evaluations. Episodes under way when it stopped start
+        anew; ``progress.csv`` continues (rows after the checkpoint, from a run killed without one,
+        are dropped). ``timesteps`` extends the run's total."""
+        from rlgraph.training.runs import read_run_spec
+
+        spec = read_run_spec(run_dir)
+        if timesteps is not None:
+            spec = attrs.evolve(spec, timesteps=timesteps)
+        checkpoint = newest_checkpoint(run_dir)
+        return cls(spec, run_dir, observers=observers, display=display, resume_from=checkpoint)
+
+    def _restore(self, checkpoint: Path) -> dict[str, Any]:
+        """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
+        metadata = self.agent.load_model(checkpoint)
+        saved = metadata.get(RUN_STATE)
+        if saved is None:
+            raise CheckpointError(
+                f"{str(checkpoint)!r} holds no training state to go on from (it was not written by "
+                "a trainer's checkpoint)"
+            )
+        done = int(saved["executor"]["timesteps"])
+        if saved.get("target") is not None:
+            raise RLGraphError(
+                f"the run reached its target return at {saved['target'][0]:,} steps: nothing to resume"
+            )
+        if done >= self.spec.timesteps:
+            raise RLGraphError(
+                f"the run has trained its {self.spec.timesteps:,} steps; give more (--timesteps N) to go on"
+            )
+        self.executor.set_state(saved["executor"])
+        return saved
 
     def _evaluator(self) -> GreedyEvaluator | None:
         spec = self.spec
         if not spec.evaluation.episodes:
             return None
-        seed = None if spec.seed is None else spec.seed + EVALUATION_SEED_OFFSET
         return GreedyEvaluator(
-            self.agent, spec.environment, spec.evaluation.episodes, seed, spec.max_episode_steps
+            self.agent,
+            spec.environment,
+            spec.evaluation.episodes,
+            evaluation_seed(spec),
+            spec.max_episode_steps,
         )
 
     # -- the run ------------------------------------------------------------------------------------
     def run(self) -> TrainingSummary:
-        """Train until done, the target is reached or Ctrl-C; store the final checkpoint; the summary."""
-        self._start = time.perf_counter()
-        interrupted = False
+        """Train until done, the target is reached or stopped; store the final checkpoint; the summary.
+
+        SIGINT (Ctrl-C) and SIGTERM stop training after the steps under way (at most
+        :data:`STOP_CHECK_STEPS` per environment), then store the checkpoint that ``--resume`` goes on
+        from; a second signal stops at once, without a checkpoint (the last one stays). A
+        KeyboardInterrupt raised in an observer stops training too.
+        """
+        self._start = time.perf_counter() - self.earlier_seconds
+        interrupted, checkpoint = False, None
         try:
-            try:
-                self._train()
-            except KeyboardInterrupt:
-                interrupted = True
-            finally:
-                self.display.close()
-            checkpoint = self._store_checkpoint()
+            with self._stop_on_signals():
+                try:
+                    self._train()
+                except KeyboardInterrupt:
+                    self._stop_signal = self._stop_signal or "KeyboardInterrupt"
+                finally:
+                    self.display.close()
+                interrupted = self._stop_signal is not None
+                if self._stop_signal != HARD_STOP:
+                    checkpoint = self._store_checkpoint()
             summary = self._summary(interrupted, checkpoint)
             (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
             self.events.hook.after_run(summary=summary)
@@ -184,39 +256,82 @@ class Trainer:
             self.close()
         return summary
 
+    @contextlib.contextmanager
+    def _stop_on_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM ask training to stop (see :meth:`run`), in the main thread."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def ask_to_stop(number: int, _: Any) -> None:
+            if self._stop_signal is not None:
+                self._stop_signal = HARD_STOP
+                raise KeyboardInterrupt
+            self._stop_signal = signal.Signals(number).name
+            print(
+                f"\nrlgraph: {self._stop_signal}: stopping after the steps under way and storing a "
+                "checkpoint (again: stop at once)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        previous = {number: signal.signal(number, ask_to_stop) for number in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
     def _train(self) -> None:
         spec, executor = self.spec, self.executor
         total, eval_interval = spec.timesteps, spec.evaluation_interval
-        next_evaluation = eval_interval
-        next_checkpoint = spec.checkpoint_interval or total + 1
-        while executor.timesteps < total:
-            done, updates = executor.timesteps, executor.updates
-            stop = min(total, done + spec.progress_interval, next_checkpoint)
+        next_evaluation = (executor.timesteps // eval_interval + 1) * eval_interval
+        interval = spec.checkpoint_interval
+        next_checkpoint = (executor.timesteps // interval + 1) * interval if interval else total + 1
+        while executor.timesteps < total and self._stop_signal is None:
+            updates = executor.updates
+            stop = min(total, executor.timesteps + spec.progress_interval, next_checkpoint)
             if self.evaluator is not None:
                 stop = min(stop, next_evaluation)
-            results = executor.execute_workload(
-                {"num_timesteps": stop - done, "max_timesteps_per_episode": spec.max_episode_steps or 0}
-            )
-            row = self._row(results)
+            row = self._execute_until(stop)
             done = executor.timesteps
+            if done < stop:  # asked to stop part of the way
+                self._emit(row, updated=executor.updates > updates)
+                break
             if self.evaluator is not None and (done >= next_evaluation or done >= total):
                 self._evaluate(row)
                 next_evaluation = (done // eval_interval + 1) * eval_interval
             if done >= next_checkpoint:
                 self._store_checkpoint()
-                next_checkpoint = (done // spec.checkpoint_interval + 1) * spec.checkpoint_interval
+                next_checkpoint = (done // interval + 1) * interval
             self._emit(row, updated=executor.updates > updates)
             if self.target is not None:
                 break
 
-    def _row(self, results: dict[str, Any]) -> dict[str, Any]:
+    def _execute_until(self, stop: int) -> dict[str, Any]:
+        """Run workloads up to ``stop`` time steps, in pieces so that a request to stop is seen soon;
+        the progress row of the steps run."""
+        executor, steps, seconds = self.executor, 0, 0.0
+        piece = STOP_CHECK_STEPS * self.spec.num_environments
+        while executor.timesteps < stop and (self._stop_signal is None or steps == 0):
+            results = executor.execute_workload(
+                {
+                    "num_timesteps": min(piece, stop - executor.timesteps),
+                    "max_timesteps_per_episode": self.spec.max_episode_steps or 0,
+                }
+            )
+            steps += results["timesteps_executed"]
+            seconds += results["runtime"]
+        return self._row(steps / seconds if seconds else 0.0)
+
+    def _row(self, steps_per_second: float) -> dict[str, Any]:
         executor = self.executor
         return {
             "timesteps": int(executor.timesteps),
             "episodes": int(executor.episodes),
             "updates": int(executor.updates),
             "wall_seconds": time.perf_counter() - self._start,
-            "steps_per_second": results["timesteps_executed"] / results["runtime"],
+            "steps_per_second": steps_per_second,
             "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
             "loss": _scalar(getattr(self.agent, "last_loss", None)) if executor.updates else None,
         }
@@ -265,15 +380,31 @@ class Trainer:
             self.target = (int(done), seconds, seconds - self.evaluation_seconds)
 
     def _store_checkpoint(self) -> Path:
-        """Store ``model-<timesteps>.npz``; keep the newest ``keep_checkpoints`` of them."""
-        path = self.agent.store_model(self.checkpoint_dir / f"model-{self.executor.timesteps}.npz")
+        """Store ``model-<timesteps>.npz`` with the run's state (:meth:`resume` goes on from it); keep
+        the newest ``keep_checkpoints`` of them."""
+        path = self.agent.store_model(
+            self.checkpoint_dir / f"model-{self.executor.timesteps}.npz", metadata={RUN_STATE: self._state()}
+        )
         stored = sorted(self.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
         for old in stored[: -self.spec.keep_checkpoints]:
             old.unlink()
         self.events.hook.after_checkpoint(timestep=int(self.executor.timesteps), path=path, best=False)
         return path
 
-    def _summary(self, interrupted: bool, checkpoint: Path) -> TrainingSummary:
+    def _state(self) -> dict[str, Any]:
+        """The trainer's and the executor's state, as JSON data for a checkpoint."""
+        last = self.last_evaluation
+        return {
+            "executor": self.executor.get_state(),
+            "wall_seconds": time.perf_counter() - self._start,
+            "evaluation_seconds": self.evaluation_seconds,
+            "recent_returns": [float(value) for value in self.recent_returns],
+            "last_evaluation": None if last is None else [list(last.returns), list(last.lengths)],
+            "best_evaluation": None if self.best_evaluation is None else list(self.best_evaluation),
+            "target": None if self.target is None else list(self.target),
+        }
+
+    def _summary(self, interrupted: bool, checkpoint: Path | None) -> TrainingSummary:
         spec = self.spec
         seconds = time.perf_counter() - self._start
         best = self.best_evaluation
@@ -302,7 +433,7 @@ class Trainer:
             seconds_to_target=None if self.target is None else self.target[1],
             training_seconds_to_target=None if self.target is None else self.target[2],
             interrupted=interrupted,
-            checkpoint=str(checkpoint),
+            checkpoint=None if checkpoint is None else str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,
         )
 
@@ -339,6 +470,13 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
     return executor_class(**validate(executor_class, {**options, **given}, "executor"))
 
 
+def evaluation_seed(spec: RunSpec) -> int | None:
+    """The seed of a run's evaluation environments (see :class:`~rlgraph.training.spec.EvaluationSpec`)."""
+    if spec.evaluation.seed is not None:
+        return spec.evaluation.seed
+    return None if spec.seed is None else spec.seed + EVALUATION_SEED_OFFSET
+
+
 def load_callbacks(references: Sequence[str]) -> list[Any]:
     """The observers a run spec's ``callbacks`` name (``"package.module:ClassName"``), each class
     instantiated without arguments. They implement any of the trainer's events (``after_progress``,
@@ -362,6 +500,15 @@ def create_run_dir(path: str | os.PathLike) -> Path:
     except FileExistsError:
         raise refused from None
     return path
+
+
+def newest_checkpoint(run_dir: str | os.PathLike) -> Path:
+    """The newest ``model-<timesteps>.npz`` of a run folder; CheckpointError where there is none."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    stored = sorted(folder.glob("model-*.npz"), key=_checkpoint_timesteps)
+    if not stored:
+        raise CheckpointError(f"no checkpoint (model-<timesteps>.npz) in {str(folder)!r} to go on from")
+    return stored[-1]
 
 
 def _checkpoint_timesteps(path: Path) -> int:
