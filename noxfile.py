@@ -37,7 +37,7 @@ FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
 # The backend-neutral packages: components and algorithms, run by every backend session.
 COMPONENT_PACKAGES = ("./plugins/rlgraph_memories", "./plugins/rlgraph_networks", "./rlgraph_algos")
 COMPONENT_TESTS = ("tests/memories", "tests/networks", "tests/algos")
-TORCH_PACKAGES = ("./rlgraph_torch", *COMPONENT_PACKAGES)
+TORCH_PACKAGES = ("./rlgraph_torch[test]", *COMPONENT_PACKAGES)
 TF_PACKAGES = ("./rlgraph_tf[cpu]", *COMPONENT_PACKAGES)
 RUFF = "ruff==0.17.6"
 

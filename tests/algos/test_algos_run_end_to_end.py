@@ -1,5 +1,6 @@
 """A run as a user drives it, through the command line in subprocesses: train the example DQN spec
-(smaller), stop it with SIGINT, resume it to the end, and plot it."""
+(smaller), stop it with SIGINT, resume it to the end, plot it, and export it in every format an
+installed backend writes, each reloaded by its own runtime and compared with the agent."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from export_support import FORMATS, available, load_exported
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "dqn_cartpole.yaml"
@@ -89,3 +92,23 @@ def test_train_interrupt_resume_finish_and_plot(tmp_path):
     code, out, err = finish(rlgraph("plot", str(run_dir), "--out", str(figure)))
     assert code == 0, (out, err)
     assert figure.stat().st_size > 10_000
+
+    exported = {}
+    for format in FORMATS:
+        if available(format) is not None:
+            continue
+        code, out, err = finish(rlgraph("export", str(run_dir), "--format", format))
+        assert code == 0, (out, err)
+        assert out.startswith(f"Wrote {run_dir / 'export'}") and "float32 of shape (batch, 4)" in out
+        exported[format] = load_exported(out.split()[1], format)
+    assert exported, "no backend installed exports anything"
+    from rlgraph.spaces import FloatBox, IntBox
+    from rlgraph.training.runs import find_checkpoint, read_run_spec
+    from rlgraph.training.trainer import build_agent
+
+    agent = build_agent(read_run_spec(run_dir), FloatBox(shape=(4,)), IntBox(2))
+    agent.load_model(find_checkpoint(run_dir))
+    states = np.random.default_rng(0).normal(scale=[1.0, 1.0, 0.1, 1.0], size=(1000, 4)).astype(np.float32)
+    expected = agent.get_action(states, use_exploration=False)
+    for format, policy in exported.items():
+        np.testing.assert_array_equal(policy(states), expected, err_msg=format)

@@ -222,3 +222,24 @@ def test_usage_errors_and_help(capsys):
     assert main(["evaluate", "--help"]) == 0
     help_text = capsys.readouterr().out
     assert all(option in help_text for option in ("--episodes", "--checkpoint", "--render", "--seed"))
+
+
+def test_export_and_resume_refuse_what_they_cannot_do_in_one_line(tabular, capsys):
+    write_yaml(tabular / "run.yaml", run_spec(timesteps=200, evaluation={"interval": 100}))
+    assert main(["train", "run.yaml", "--run-dir", "out", "--quiet"]) == 0
+    capsys.readouterr()
+    one_line_error(
+        capsys, main(["export", "out", "--format", "pickle"]), "no installed backend exports 'pickle'"
+    )
+    one_line_error(capsys, main(["export", "missing", "--format", "onnx"]), "no run folder at 'missing'")
+    one_line_error(
+        capsys, main(["train", "--resume", "out"]), "has trained its 200 steps; give more (--timesteps N)"
+    )
+    one_line_error(
+        capsys,
+        main(["train", "run.yaml", "--resume", "out", "--seed", "3"]),
+        "--resume goes on with the run's own spec and folder; it takes only --timesteps, got run.yaml, --seed",
+    )
+    one_line_error(capsys, main(["train"]), "give a SPEC file to train, or --resume RUN")
+    assert main(["train", "--resume", "out", "--timesteps", "300", "--quiet"]) == 0
+    assert json.loads((tabular / "out" / "summary.json").read_text())["timesteps"] == 300

@@ -138,7 +138,7 @@ def _default_backend() -> str:
             "no backend is installed; install one: "
             f"{install_hint('rlgraph-torch')} (PyTorch) or {install_hint('rlgraph-tf')} (TensorFlow)"
         )
-    ranked = sorted(installed, key=lambda name: (_rank(name), name))
+    ranked = installed_backends()
     chosen, other = ranked[0], ranked[1]
     if chosen not in _announced:
         _announced.add(chosen)
@@ -157,6 +157,11 @@ def _default_backend() -> str:
             config_path(),
         )
     return chosen
+
+
+def installed_backends() -> list[str]:
+    """The installed backends, in :data:`DEFAULT_BACKEND_ORDER` (others after them, by name)."""
+    return sorted(names(_BACKENDS), key=lambda name: (_rank(name), name))
 
 
 def _rank(name: str) -> int:

@@ -314,3 +314,17 @@ def _convert(value: Any, space: Any) -> Any:
         if isinstance(value, tuple | list):
             return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     return np.asarray(value, dtype=space.dtype)
+
+
+@hookimpl
+def export_formats() -> dict[str, str]:
+    from rlgraph_tf.export import FORMATS
+
+    return FORMATS
+
+
+@hookimpl
+def export_policy(policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str) -> Any:
+    from rlgraph_tf.export import export_policy as export
+
+    return export(policy, example_states, variables, path, format)

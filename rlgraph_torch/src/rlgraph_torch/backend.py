@@ -227,3 +227,17 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
     if isinstance(value, tuple | list):
         return type(value)(to_numpy(item, inputs, arrays) for item in value)
     return value
+
+
+@hookimpl
+def export_formats() -> dict[str, str]:
+    from rlgraph_torch.export import FORMATS
+
+    return FORMATS
+
+
+@hookimpl
+def export_policy(policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str) -> Any:
+    from rlgraph_torch.export import export_policy as export
+
+    return export(policy, example_states, variables, path, format)

@@ -27,7 +27,14 @@ from rlgraph.agents.specs import (
     keep_newest_checkpoints,
 )
 from rlgraph.components.component import Component
-from rlgraph.errors import APICallError, CheckpointError, NonFiniteError, RLGraphError, SpecError
+from rlgraph.errors import (
+    APICallError,
+    CheckpointError,
+    NonFiniteError,
+    NotApplicableError,
+    RLGraphError,
+    SpecError,
+)
 from rlgraph.execution.checks import first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
@@ -635,6 +642,44 @@ class Agent(Specifiable):
         if host is not None:
             set_generator_state(self.rng, host)
         return metadata
+
+    def greedy_policy(self) -> Any:
+        """The agent's greedy policy as a function of a batch of preprocessed states (backend tensors)
+        to the greedy actions (backend tensors): the root's ``get_preprocessed_actions`` without
+        exploration. What :meth:`export_policy` writes."""
+        if not self.has_api("get_preprocessed_actions"):
+            raise NotApplicableError(
+                f"{type(self).__name__} has no greedy policy of preprocessed states to export"
+            )
+        if self.internal_states_space is not None:
+            raise NotApplicableError(
+                "exporting a recurrent policy (with internal states) is not supported yet"
+            )
+        root = self.root
+
+        def policy(states: Any) -> Any:
+            return root.get_preprocessed_actions(*self.action_inputs(states, None), False)["actions"]
+
+        return policy
+
+    def export_policy(self, path: str | os.PathLike, format: str) -> Path:
+        """Write the greedy policy (preprocessed states in, greedy actions out) to ``path`` as a program
+        that runs without RLgraph, in a ``format`` the agent's backend writes (``torchscript`` and
+        ``onnx`` on torch, ``savedmodel`` on TensorFlow)."""
+        from rlgraph.spaces import ContainerSpace
+
+        for name, space in (("state", self.preprocessed_state_space), ("action", self.action_space)):
+            if isinstance(space, ContainerSpace):
+                raise NotApplicableError(
+                    f"exporting a policy with a container {name} space is not supported yet"
+                )
+        executor = self._built_executor()
+        example = self.preprocessed_state_space.with_batch_rank().sample(8)
+        return Path(
+            executor.backend.export_policy(
+                self.greedy_policy(), example, executor.variables(), Path(path), format
+            )
+        )
 
     def export_graph(self, path: str | os.PathLike) -> Path:
         """Write the component graph as Graphviz DOT text."""

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("rlgraph.cli.train", "train an agent from a spec file into a run folder"),
     "evaluate": ("rlgraph.cli.evaluate", "replay a trained agent of a run folder greedily"),
     "plot": ("rlgraph.cli.plot", "draw learning curves of run folders"),
+    "export": ("rlgraph.cli.export", "write a run's greedy policy as TorchScript, ONNX or a SavedModel"),
     "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
     "agents": ("rlgraph.cli.agents_cmd", "list installed agents, or one agent's keys"),
     "components": ("rlgraph.cli.components_cmd", "list installed components, or one's keys"),

@@ -119,6 +119,26 @@ class Backend:
             optimizer=optimizer, gradients=gradients, variables=variables, learning_rate=learning_rate
         )
 
+    def export_formats(self) -> dict[str, str]:
+        """The deployable formats the backend writes, with how each is loaded (none where it says none)."""
+        return self.hook.export_formats() or {}
+
+    def export_policy(
+        self, policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str
+    ) -> Any:
+        if format not in self.export_formats():
+            raise BackendError(
+                f"backend {self.name!r} cannot export {format!r}; it writes {sorted(self.export_formats()) or 'none'}"
+            )
+        return self._require(
+            "export_policy",
+            policy=policy,
+            example_states=example_states,
+            variables=variables,
+            path=path,
+            format=format,
+        )
+
     def __repr__(self) -> str:
         return f"Backend({self.name!r})"
 

@@ -159,6 +159,22 @@ class BackendHooks:
         norm before clipping (or None). ``learning_rate`` (a scalar tensor, a number, or None for the
         optimizer's own) is this step's learning rate: a decaying one."""
 
+    @hookspec(firstresult=True)
+    def export_formats(self) -> dict[str, str]:
+        """The deployable formats :meth:`export_policy` writes, by name, each with how it is loaded
+        (``{"torchscript": "torch.jit.load(path)"}``). Optional."""
+
+    @hookspec(firstresult=True)
+    def export_policy(
+        self, policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str
+    ) -> Any:
+        """Write ``policy`` to ``path`` in ``format``, as a program its own runtime runs without RLgraph.
+
+        ``policy(states)`` maps a batch of preprocessed states (this backend's tensors) to the greedy
+        actions; ``example_states`` is such a batch as NumPy (any batch size must work); ``variables``
+        are the graph's variables, whose current values the program holds. Returns the path written.
+        """
+
 
 class EventHooks:
     """Events executors and workers announce; observers implement any subset."""

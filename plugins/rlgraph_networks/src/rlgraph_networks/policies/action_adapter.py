@@ -88,7 +88,9 @@ class ActionAdapter(Component):
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_parameters(self, outputs: Any) -> Any:
         ops = self.ops
-        lead = tuple(ops.shape(outputs)[:-1])
+        # The first leading (batch) dimension is inferred: programs traced from this (exports) keep
+        # any batch size without reading it.
+        lead = (-1, *ops.shape(outputs)[1:-1])
         if self.kind == "categorical":
             return ops.reshape(outputs, lead + self.shape + (self.num_categories,))
         if self.kind == "bernoulli":

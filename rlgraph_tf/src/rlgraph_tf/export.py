@@ -1,0 +1,28 @@
+"""Deployable policies from the TensorFlow backend: SavedModels that run without RLgraph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+FORMATS = {"savedmodel": "tf.saved_model.load(path).serve(states)"}
+
+
+def export_policy(
+    policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
+) -> Path:
+    """Write ``policy`` as a SavedModel whose ``serve`` function (also its ``serving_default``
+    signature) maps states of any batch size to greedy actions; it holds the variables it reads."""
+    example = np.asarray(example_states)
+    signature = tf.TensorSpec((None, *example.shape[1:]), tf.as_dtype(example.dtype), name="states")
+    module = tf.Module()
+    module.variables_held = [v for v in variables.values() if isinstance(v, tf.Variable)]
+    module.serve = tf.function(lambda states: {"actions": policy(states)}, input_signature=[signature])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tf.saved_model.save(
+        module, str(path), signatures={"serving_default": module.serve.get_concrete_function()}
+    )
+    return path

@@ -1,0 +1,8 @@
+"""Algorithm tests: the support modules beside them are importable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

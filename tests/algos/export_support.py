@@ -1,0 +1,48 @@
+"""Exported policies loaded by their own runtimes, for the export tests."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from rlgraph import plugins
+
+INSTALLED = set(plugins.names("rlgraph.backends"))
+FORMATS = {"torchscript": "torch", "onnx": "torch", "savedmodel": "tf"}
+
+
+def load_exported(path, format):
+    """The exported program as a NumPy function, run by its own runtime."""
+    if format == "torchscript":
+        import torch
+
+        program = torch.jit.load(str(path))
+        return lambda states: program(torch.from_numpy(states)).numpy()
+    if format == "onnx":
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(str(path))
+        return lambda states: session.run(None, {"states": states})[0]
+    import tensorflow as tf
+
+    program = tf.saved_model.load(str(path))
+    return lambda states: program.serve(states)["actions"].numpy()
+
+
+def available(format):
+    """Why ``format`` cannot be exported here, or None where it can."""
+    backend = FORMATS[format]
+    if backend not in INSTALLED:
+        return f"{format} is written by the {backend} backend, not installed here"
+    if format == "onnx" and not all(importlib.util.find_spec(m) for m in ("onnxscript", "onnxruntime")):
+        return "onnx export needs rlgraph-torch[onnx] and onnxruntime"
+    return None
+
+
+def needs(format):
+    """The backend that writes ``format``; the test is skipped where it cannot be exported."""
+    reason = available(format)
+    if reason is not None:
+        pytest.skip(reason)
+    return FORMATS[format]
