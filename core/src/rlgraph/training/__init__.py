@@ -1,15 +1,14 @@
-"""Training runs: ``rlgraph train`` and ``rlgraph evaluate`` as a library.
+"""Training runs: ``rlgraph train``, ``evaluate``, ``plot``, ``sweep`` and ``export`` as a library.
 
 A :class:`RunSpec` (agent spec, environment, run settings) is trained by a :class:`Trainer`
-through the single-threaded worker; the run folder receives ``run.yaml``, ``progress.csv``,
-TensorBoard event files, ``checkpoints/`` and ``summary.json``. :func:`evaluate_run` replays a
-run folder's agent greedily.
+through an executor (the local one by default); the run folder receives ``run.yaml``,
+``progress.csv``, TensorBoard event files, ``checkpoints/`` and ``summary.json``.
+:meth:`Trainer.resume` goes on with a stopped run from its newest checkpoint. :func:`evaluate_run`
+replays a run folder's agent greedily.
 
-Observers: episodes and updates are announced through the
-:class:`~rlgraph.plugins.hookspecs.EventHooks` events ``after_episode`` and ``after_update``, so
-any observer (pass it as ``Trainer(observers=...)``) sees what the built-in TensorBoard writer
-sees. The per-log-point figures (steps per second, the greedy evaluation) have no hook in the
-plugin API 1.0: the trainer hands those rows to its writers and display directly.
+Observers (``Trainer(observers=...)``, or a run spec's ``callbacks``) implement any of the
+:class:`~rlgraph.plugins.hookspecs.EventHooks` events the trainer announces: ``after_episode``,
+``after_update``, ``after_progress``, ``after_evaluation``, ``after_checkpoint`` and ``after_run``.
 """
 
 from __future__ import annotations

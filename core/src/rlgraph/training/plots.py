@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -66,21 +66,40 @@ def read_run(folder: Path) -> Run:
 
 
 def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
-    """Runs grouped by their spec without the seed, each group under its label (numbered where
-    groups of other settings share one, with its number of seeds where it has several)."""
+    """Runs grouped by their spec without the seed, each group under its label: where groups of other
+    settings share one, it adds the settings in which they differ (``learning_rate=0.001``), and
+    where a group has several seeds, their number."""
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.key, []).append(run)
-    shared = Counter(members[0].label for members in groups.values())
-    numbered: Counter[str] = Counter()
+    by_label: dict[str, list[str]] = {}
+    for key, members in groups.items():
+        by_label.setdefault(members[0].label, []).append(key)
     labelled = {}
-    for members in groups.values():
+    for key, members in groups.items():
         label = members[0].label
-        if shared[label] > 1:
-            numbered[label] += 1
-            label = f"{label} #{numbered[label]}"
+        if len(by_label[label]) > 1:
+            label = f"{label} ({_differences(key, by_label[label])})"
         labelled[label if len(members) == 1 else f"{label}, {len(members)} seeds"] = members
     return labelled
+
+
+def _differences(key: str, keys: Sequence[str]) -> str:
+    """The settings of the spec ``key`` in which it differs from the others in ``keys``, as text."""
+    leaves = [dict(_leaves(json.loads(k))) for k in keys]
+    mine = dict(_leaves(json.loads(key)))
+    differing = [path for path in mine if any(other.get(path, _MISSING) != mine[path] for other in leaves)]
+    differing += sorted({p for other in leaves for p in other if p not in mine})
+    return ", ".join(f"{path.rpartition('.')[2]}={mine.get(path, '-')}" for path in differing) or "?"
+
+
+_MISSING = object()
+
+
+def _leaves(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(data, dict):
+        return [leaf for key, value in data.items() for leaf in _leaves(value, f"{prefix}{key}.")]
+    return [(prefix.rstrip("."), json.dumps(data) if isinstance(data, list) else data)]
 
 
 def curve(runs: Sequence[Run], column: str, axis: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -1,0 +1,258 @@
+"""Sweeps: one run spec trained for several seeds and settings, in parallel local processes, into one
+sweep folder of run folders (which ``rlgraph plot`` draws as one line per setting)."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rlgraph.errors import SpecError
+from rlgraph.training.spec import agent_label, environment_label, load_run_spec, parse_assignment
+
+SWEEP_FILE = "sweep.yaml"
+RESULTS_FILE = "sweep.csv"
+SWEEPS_ROOT = "sweeps"
+RESULT_COLUMNS = (
+    "run", "settings", "seed", "status", "timesteps", "last_eval", "best_eval", "target_reached",
+    "timesteps_to_target", "wall_seconds",
+)  # fmt: skip
+
+
+@attrs.frozen
+class Trial:
+    """One run of a sweep: its settings (``key.path=value`` assignments), seed and folder name."""
+
+    settings: tuple[str, ...]
+    seed: int | None
+    name: str
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1-5"``, ``"1,3,7"`` or ``"1-3,10"`` as a list of seeds."""
+    seeds: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = re.fullmatch(r"(-?\d+)(?:-(-?\d+))?", part)
+        if match is None:
+            raise SpecError(f"--seeds expects numbers and ranges such as 1-5 or 1,3,7, got {text!r}")
+        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        if high < low:
+            raise SpecError(f"--seeds: the range {part!r} is empty")
+        seeds += range(low, high + 1)
+    if len(set(seeds)) != len(seeds):
+        raise SpecError(f"--seeds names a seed twice: {text!r}")
+    return seeds
+
+
+def parse_grid(assignments: Sequence[str]) -> list[list[str]]:
+    """Each ``"key.path=v1,v2"`` as its alternatives ``["key.path=v1", "key.path=v2"]`` (commas inside
+    brackets or braces belong to a value: ``"net=[64,64],[32]"`` has two)."""
+    grid = []
+    for assignment in assignments:
+        key, _ = parse_assignment(assignment)
+        raw = assignment.partition("=")[2]
+        values = _split_top_level(raw)
+        if not values or any(not v.strip() for v in values):
+            raise SpecError(f"--set {assignment!r}: empty value in the list")
+        grid.append([f"{'.'.join(key)}={value.strip()}" for value in values])
+    return grid
+
+
+def plan_trials(grid: Sequence[Sequence[str]], seeds: Sequence[int | None]) -> list[Trial]:
+    """Every combination of the grid's alternatives, for every seed; each run folder is named by its
+    settings (the keys' last parts, or the whole keys where last parts repeat) and seed."""
+    keys = [alternatives[0].partition("=")[0] for alternatives in grid]
+    shorten = len({key.rpartition(".")[2] for key in keys}) == len(keys)
+    trials = []
+    for settings in itertools.product(*grid):
+        label = ",".join(_short(s) if shorten else s for s in settings) or "default"
+        for seed in seeds:
+            name = _file_name(label if seed is None else f"{label}-seed{seed}")
+            trials.append(Trial(tuple(settings), seed, name))
+    if len({trial.name for trial in trials}) != len(trials):
+        raise SpecError("the sweep's settings repeat: give each --set key once, and each value once")
+    return trials
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One line per setting over its seeds: runs done, best greedy return (mean and spread), runs
+    that reached the target and their median steps to it."""
+    import numpy as np
+
+    lines = []
+    for settings, group in itertools.groupby(rows, key=lambda row: row["settings"]):
+        group = list(group)
+        best = [row["best_eval"] for row in group if row.get("best_eval") is not None]
+        reached = [row["timesteps_to_target"] for row in group if row.get("target_reached")]
+        lines.append(
+            {
+                "settings": settings or "(the spec's own)",
+                "runs": f"{sum(row['status'] == 'done' for row in group)}/{len(group)}",
+                "best_eval": f"{np.mean(best):.4g} ± {np.std(best):.2g}" if best else "-",
+                "reached": f"{len(reached)}/{len(group)}",
+                "median_steps_to_target": f"{np.median(reached):,.0f}" if reached else "-",
+            }
+        )
+    return lines
+
+
+class Sweep:
+    """Runs the trials of a sweep as ``rlgraph train`` subprocesses, ``parallel`` at a time, each with
+    one thread per framework, into ``sweep_dir``; writes ``sweep.yaml`` (what was asked) and
+    ``sweep.csv`` (one row per run: its status and results)."""
+
+    def __init__(
+        self,
+        spec_file: str | os.PathLike,
+        trials: Sequence[Trial],
+        sweep_dir: str | os.PathLike,
+        parallel: int,
+        train_options: Sequence[str] = (),
+    ) -> None:
+        self.spec_file = Path(spec_file)
+        self.trials = list(trials)
+        self.sweep_dir = Path(sweep_dir)
+        self.parallel = max(1, parallel)
+        self.train_options = list(train_options)
+
+    def run(self, on_done: Any = None) -> list[dict[str, Any]]:
+        """Run every trial; their result rows (in trial order). ``on_done(row)`` follows each end."""
+        self.sweep_dir.mkdir(parents=True, exist_ok=False)
+        self._write_plan()
+        waiting, running, rows = list(self.trials), {}, {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < self.parallel:
+                    trial = waiting.pop(0)
+                    running[trial] = self._start(trial)
+                for trial, process in list(running.items()):
+                    if process.poll() is not None:
+                        del running[trial]
+                        rows[trial] = self._result(trial, process)
+                        self._write_results([rows[t] for t in self.trials if t in rows])
+                        if on_done is not None:
+                            on_done(rows[trial])
+                time.sleep(0.1)
+        except KeyboardInterrupt:  # the runs got the signal too: they stop with a checkpoint
+            for trial, process in running.items():
+                process.wait()
+                rows[trial] = self._result(trial, process)
+            for trial in waiting:
+                rows[trial] = _row(trial, "not started")
+            self._write_results([rows[t] for t in self.trials if t in rows])
+            raise
+        return [rows[trial] for trial in self.trials]
+
+    def _start(self, trial: Trial) -> subprocess.Popen:
+        command = [sys.executable, "-m", "rlgraph.cli", "train", str(self.spec_file), "--quiet"]
+        command += ["--run-dir", str(self.sweep_dir / trial.name), *self.train_options]
+        if trial.seed is not None:
+            command += ["--seed", str(trial.seed)]
+        for setting in trial.settings:
+            command += ["--set", setting]
+        one_thread = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # parallel runs share the cores
+        log = open(self.sweep_dir / f"{trial.name}.log", "w", encoding="utf-8")  # noqa: SIM115 - the child's
+        try:
+            return subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **one_thread}
+            )
+        finally:
+            log.close()
+
+    def _result(self, trial: Trial, process: subprocess.Popen) -> dict[str, Any]:
+        summary_file = self.sweep_dir / trial.name / "summary.json"
+        if not summary_file.is_file():
+            return _row(trial, f"failed (exit {process.returncode}; see {trial.name}.log)")
+        summary = json.loads(summary_file.read_text())
+        status = "interrupted" if summary["interrupted"] else "done"
+        return {
+            **_row(trial, status),
+            "timesteps": summary["timesteps"],
+            "last_eval": summary["last_eval_mean_return"],
+            "best_eval": summary["best_eval_mean_return"],
+            "target_reached": summary["target_reached"],
+            "timesteps_to_target": summary["timesteps_to_target"],
+            "wall_seconds": round(summary["wall_seconds"], 2),
+        }
+
+    def _write_plan(self) -> None:
+        import yaml
+
+        plan = {
+            "spec": str(self.spec_file),
+            "train_options": self.train_options,
+            "parallel": self.parallel,
+            "runs": [{"name": t.name, "seed": t.seed, "settings": list(t.settings)} for t in self.trials],
+        }
+        (self.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(plan, sort_keys=False))
+
+    def _write_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        temporary = self.sweep_dir / f".{RESULTS_FILE}.tmp"
+        with open(temporary, "w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, RESULT_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(temporary, self.sweep_dir / RESULTS_FILE)
+
+
+def default_sweep_dir(spec_file: str | os.PathLike, root: str | os.PathLike = SWEEPS_ROOT) -> Path:
+    """``sweeps/<agent>-<env>-<UTC time>`` (a counter appended where that exists; not created)."""
+    spec = load_run_spec(spec_file)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = _file_name(f"{agent_label(spec.agent)}-{environment_label(spec.environment)}-{stamp}")
+    candidate, number = Path(root) / name, 1
+    while candidate.exists():
+        number += 1
+        candidate = Path(root) / f"{name}-{number}"
+    return candidate
+
+
+def _row(trial: Trial, status: str) -> dict[str, Any]:
+    return {
+        "run": trial.name,
+        "settings": " ".join(trial.settings),
+        "seed": trial.seed,
+        "status": status,
+    }
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at commas outside brackets, braces and quotes."""
+    parts, depth, quote, current = [], 0, "", []
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _short(setting: str) -> str:
+    """``agent.optimizer_spec.learning_rate=0.001`` as ``learning_rate=0.001`` for a folder name."""
+    key, _, value = setting.partition("=")
+    return f"{key.rpartition('.')[2]}={value}"
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=,-]+", "-", text).strip("-")
