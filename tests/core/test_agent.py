@@ -187,7 +187,7 @@ def test_export_graph_writes_dot(tmp_path, registered):
     agent = make_agent(registered)
     path = agent.export_graph(tmp_path / "graph.dot")
     text = path.read_text()
-    assert '"tabular-q" -> "tabular-q/q-table" [label="act"]' in text
+    assert '"tabular-q" -> "tabular-q/q-table" [label="act\\nstates: int32[B]"]' in text
 
 
 def test_missing_agent_plugin_names_the_distribution():

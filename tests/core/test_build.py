@@ -243,8 +243,11 @@ def test_component_graph_exports_dot(rlgraph_backend):
     test = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
     dot = test.executor.component_graph.to_dot()
     assert dot.startswith('digraph "outer"')
-    assert '"__api__" -> "outer" [label="forward"]' in dot
-    assert '"outer/two-layers" -> "outer/two-layers/first" [label="call"]' in dot
+    # Edges carry the API method (and how often it is called) and the spaces of its tensor arguments.
+    assert '"__api__" -> "outer" [label="forward\\ninputs: float32[B,4]"]' in dot
+    assert '"outer/two-layers" -> "outer/two-layers/first" [label="call\\ninputs: float32[B,4]"]' in dot
+    assert '"outer/two-layers" -> "outer/two-layers/second" [label="call\\ninputs: float32[B,5]"]' in dot
+    assert '"outer/two-layers/first" [label="first\\nLinear", tooltip="outer/two-layers/first"]' in dot
     registry = test.executor.api_registry
     assert registry["forward"].input_names == ["inputs"]
     assert registry["forward"].output_spaces == FloatBox(shape=(3,), add_batch_rank=True)
@@ -426,7 +429,10 @@ def test_a_graph_function_can_be_an_api_method(rlgraph_backend):
     data = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.testing.assert_allclose(test.test(("call", data)), data * 2)
     assert test.executor.api_registry["call"].output_spaces == SPACE
-    assert '"user" -> "user/doubler" [label="double"]' in test.executor.component_graph.to_dot()
+    assert (
+        '"user" -> "user/doubler" [label="double\\ninputs: float32[B,4]"]'
+        in test.executor.component_graph.to_dot()
+    )
     # The fast path: the parent's pass-through is contracted onto the bound graph function itself.
     assert user.__dict__["call"] == user.doubler.__dict__["double"]
     assert user.doubler.double(data).shape == (2, 4)  # callable outside the graph, too
@@ -589,3 +595,15 @@ class Unreached(Component):
 def test_a_used_component_no_api_call_reaches_is_a_clear_error(rlgraph_backend):
     with pytest.raises(BuildError, match=r"no API call reaches it.*input_spaces_from"):
         ComponentTest(Unreached(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+
+
+def test_spaces_are_short_on_graph_edges():
+    from rlgraph.components.build import short_space
+    from rlgraph.spaces import Dict, IntBox, Tuple
+
+    assert short_space(FloatBox(shape=(2, 3), add_batch_rank=True, add_time_rank=True, time_major=True)) == (
+        "float32[T,B,2,3]"
+    )
+    assert short_space(Dict({"a": IntBox(4), "b": Tuple(FloatBox(shape=(1,)))}, add_batch_rank=True)) == (
+        "{a: int32[B], b: (0: float32[B,1])}"
+    )

@@ -135,6 +135,21 @@ class _NotYet(Exception):
         super().__init__(", ".join(missing))
 
 
+def short_space(space: Any) -> str:
+    """A space as short text: ``float32[B,4]`` (B: batch rank, T: time rank), ``{a: ..., b: ...}``."""
+    from rlgraph.spaces import ContainerSpace, Dict
+
+    if isinstance(space, ContainerSpace):
+        items = space.items() if isinstance(space, Dict) else enumerate(space)
+        inner = ", ".join(f"{key}: {short_space(sub)}" for key, sub in items)
+        return f"{{{inner}}}" if isinstance(space, Dict) else f"({inner})"
+    ranks = ["B"] * space.has_batch_rank + ["T"] * space.has_time_rank
+    if space.time_major:
+        ranks.reverse()
+    dims = [*ranks, *map(str, getattr(space, "shape", ()))]
+    return f"{getattr(space, 'dtype', type(space).__name__)}[{','.join(dims)}]"
+
+
 class ComponentGraph:
     """The assembled component graph: components and the API calls between them."""
 
@@ -142,20 +157,37 @@ class ComponentGraph:
         self.root = root
         self.components: dict[str, str] = {c.global_scope: type(c).__name__ for c in root.walk()}
         self.edges: dict[tuple[str, str, str], int] = {}
+        #: Per edge: the argument spaces of its calls, each call's as short texts (``states: float32[B,4]``).
+        self.edge_spaces: dict[tuple[str, str, str], list[tuple[str, ...]]] = {}
 
     def add_call(self, caller: Component | None, callee: Component, api_method: str) -> None:
         key = (caller.global_scope if caller is not None else "", callee.global_scope, api_method)
         self.edges[key] = self.edges.get(key, 0) + 1
+
+    def add_spaces(
+        self, caller: Component | None, callee: Component, api_method: str, spaces: tuple[str, ...]
+    ) -> None:
+        """Note the argument spaces of a call along an edge (the build sees them, the assembly not)."""
+        key = (caller.global_scope if caller is not None else "", callee.global_scope, api_method)
+        seen = self.edge_spaces.setdefault(key, [])
+        if spaces and spaces not in seen:
+            seen.append(spaces)
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text: one node per component, one edge per API call."""
         lines = [f'digraph "{self.root.scope}" {{', "  rankdir=LR;", "  node [shape=box];"]
         lines.append('  "__api__" [label="API", shape=ellipse];')
         for scope, class_name in self.components.items():
-            lines.append(f'  "{scope}" [label="{scope}\\n{class_name}"];')
+            name = scope.rpartition("/")[2]
+            lines.append(f'  "{scope}" [label="{name}\\n{class_name}", tooltip="{scope}"];')
         for (caller, callee, api_method), count in sorted(self.edges.items()):
             source = caller or "__api__"
             label = api_method if count == 1 else f"{api_method} x{count}"
+            signatures = self.edge_spaces.get((caller, callee, api_method), [])
+            lines_of_label = [label, *(signatures[0] if signatures else ())]
+            if len(signatures) > 1:
+                lines_of_label.append(f"(and {len(signatures) - 1} other signature(s))")
+            label = "\\n".join(lines_of_label).replace('"', "'")
             lines.append(f'  "{source}" -> "{callee}" [label="{label}"];')
         lines.append("}")
         return "\n".join(lines) + "\n"
@@ -558,10 +590,16 @@ class Builder:
 
     def _build_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         bound = self._bind(component, api, args, kwargs)
+        spaces = []
         for param in self._needed.get(id(component), {}).get(api.name, ()):
             if param in bound and bound[param] is not None:
                 where = f"input {param!r} of {component.global_scope!r}"
-                self._set_input_space(component, api, param, self._used_space(bound[param], where, api.name))
+                space = self._used_space(bound[param], where, api.name)
+                self._set_input_space(component, api, param, space)
+                if space is not None:
+                    spaces.append(f"{param}: {short_space(space)}")
+        caller = self._stack[-1].component if self._stack else None
+        self.graph.add_spaces(caller, component, api.name, tuple(spaces))
         if not component.variables_created:
             self._try_complete(component)
         frame = _Frame(component, api, args, kwargs)
