@@ -167,6 +167,8 @@ def test_commands_are_imported_only_when_chosen():
         "train",
         "evaluate",
         "plot",
+        "sweep",
+        "export",
         "agents",
         "components",
         "graph",

@@ -98,7 +98,7 @@ def mine(infos, distributions):
 
 def test_groups_table_documents_every_group():
     assert set(GROUPS) == {
-        f"rlgraph.{k}" for k in ("backends", "components", "agents", "executors", "environments")
+        f"rlgraph.{k}" for k in ("backends", "components", "agents", "executors", "environments", "callbacks")
     }
     assert all(description.strip() for description in GROUPS.values())
 

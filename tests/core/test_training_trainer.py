@@ -317,6 +317,22 @@ def test_a_callback_that_cannot_be_imported_is_a_spec_error_before_anything_runs
     assert not (tabular / "run").exists()
 
 
+def test_a_callback_plugin_is_named_by_its_entry_point_name(tabular):
+    from rlgraph import plugins
+    from rlgraph.errors import PluginNotFoundError
+
+    RunEvents.made.clear()
+    plugins.register("rlgraph.callbacks", "run_events", RunEvents)
+    try:
+        _, summary = train(tabular / "run", callbacks=["run-events"])
+    finally:
+        plugins.unregister("rlgraph.callbacks", "run_events")
+    (callback,) = RunEvents.made
+    assert callback.events[-1] == ("run", summary.timesteps, False)
+    with pytest.raises(PluginNotFoundError, match=r"^callbacks.0: .*'run_eventz'"):
+        train(tabular / "other", callbacks=["run_eventz"])
+
+
 def test_a_nan_reward_stops_training_naming_it_and_the_last_good_checkpoint_stays(tabular):
     from rlgraph import plugins
     from rlgraph.errors import NonFiniteError

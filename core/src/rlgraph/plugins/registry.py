@@ -36,6 +36,7 @@ GROUPS: dict[str, str] = {
     "rlgraph.agents": "Agent classes an agent spec names by its type: dqn, ppo, sac, ...",
     "rlgraph.executors": "Executors that run agents across workers and processes (Ray).",
     "rlgraph.environments": "Environment classes an environment spec names by its type.",
+    "rlgraph.callbacks": "Training callbacks (observers of the trainer's events) a run spec names in 'callbacks'.",
 }
 
 #: Comma-separated plugins to ignore: ``name``, ``group:name`` or a distribution name.

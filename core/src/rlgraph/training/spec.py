@@ -61,7 +61,8 @@ class RunSpec:
     ``checkpoint_interval``: time steps between checkpoints (default: only the final and the best
     one); the newest ``keep_checkpoints`` are kept. ``max_episode_steps`` cuts episodes (training
     and evaluation) after that many steps; without it, only the environment's own limit applies.
-    ``callbacks``: ``"package.module:ClassName"`` observers of the trainer's events (see
+    ``callbacks``: observers of the trainer's events, ``"package.module:ClassName"`` or the name of
+    a plugin in the ``rlgraph.callbacks`` entry-point group (see
     :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
     """
 

@@ -478,13 +478,25 @@ def evaluation_seed(spec: RunSpec) -> int | None:
 
 
 def load_callbacks(references: Sequence[str]) -> list[Any]:
-    """The observers a run spec's ``callbacks`` name (``"package.module:ClassName"``), each class
-    instantiated without arguments. They implement any of the trainer's events (``after_progress``,
-    ``after_episode``, ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``)
-    with ``@rlgraph.hookimpl``."""
+    """The observers a run spec's ``callbacks`` name: ``"package.module:ClassName"``, or the name of a
+    plugin in the ``rlgraph.callbacks`` entry-point group; each class instantiated without arguments.
+    They implement any of the trainer's events (``after_progress``, ``after_episode``, ``after_update``,
+    ``after_evaluation``, ``after_checkpoint``, ``after_run``) with ``@rlgraph.hookimpl``."""
+    from rlgraph import plugins
+    from rlgraph.errors import PluginNotFoundError
     from rlgraph.specs.specifiable import import_class
+    from rlgraph.specs.validation import rebase
 
-    return [import_class(reference, f"callbacks.{index}")() for index, reference in enumerate(references)]
+    observers = []
+    for index, reference in enumerate(references):
+        if ":" in reference:
+            observers.append(import_class(reference, f"callbacks.{index}")())
+            continue
+        try:
+            observers.append(plugins.load("rlgraph.callbacks", reference)())
+        except PluginNotFoundError as error:
+            raise rebase(error, f"callbacks.{index}") from None
+    return observers
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:
