@@ -8,7 +8,8 @@ A session is one install set, named for it. The core's session installs nothing 
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
 session installing the core, the backend and the component and algorithm packages (and not the
 other backend), running their tests; ``parity`` installs both backends and checks that every
-component and a stored agent give the same numbers on each. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
+component and a stored agent give the same numbers on each; ``install_order`` installs the README's
+set-up into fresh venvs, the two backends in either order, and trains to a first evaluation. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
 them all.
 
@@ -27,7 +28,7 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity"]
+nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity", "install_order"]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
@@ -134,6 +135,34 @@ def parity(session: nox.Session) -> None:
     """Both backends: every component's outputs agree between them; models move across them."""
     install_local(session, "./core[test]", "./rlgraph_torch", *TF_PACKAGES)
     session.run("pytest", "tests/parity", "-q", *session.posargs, env=test_env(session))
+
+
+#: The README's install line (PyTorch) and its line adding TensorFlow beside it, as packages.
+README_TORCH_INSTALL = ("./core", "./rlgraph_torch", *COMPONENT_PACKAGES)
+README_TF_INSTALL = ("./rlgraph_tf[cpu]",)
+SUMMARY_CHECK = (
+    "import json, sys; s = json.load(open(sys.argv[1])); "
+    "assert s['last_eval_mean_return'] is not None, s; "
+    "assert s['backend'] == 'torch', f\"the default order picks torch, got {s['backend']}\"; "
+    "print('first evaluation:', s['last_eval_mean_return'], 'on', s['backend'])"
+)
+
+
+@nox.session(python=PYTHON, reuse_venv=False)
+@nox.parametrize("order", ["torch_then_tf", "tf_then_torch"])
+def install_order(session: nox.Session, order: str) -> None:
+    """The README's set-up in a fresh venv, its optional installs in either order: with both backends
+    installed, its train command runs to its first evaluation on the default backend (PyTorch)."""
+    steps = [README_TORCH_INSTALL, README_TF_INSTALL]
+    if order == "tf_then_torch":
+        steps = [("./core", *README_TF_INSTALL, *COMPONENT_PACKAGES), ("./rlgraph_torch",)]
+    for packages in steps:
+        install_local(session, *packages)
+    run_dir = Path(session.create_tmp()) / "run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    train = ["rlgraph", "train", "examples/dqn_cartpole.yaml", "--timesteps", "2500", "--quiet"]
+    session.run(*train, "--run-dir", str(run_dir), env=test_env(session))
+    session.run("python", "-c", SUMMARY_CHECK, str(run_dir / "summary.json"))
 
 
 @nox.session(python=PYTHON)
