@@ -29,11 +29,12 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
     ) from error
 
+from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
-RLGRAPH_PLUGIN_API = "2.1"
+RLGRAPH_PLUGIN_API = "2.2"
 
 tf.get_logger().setLevel("ERROR")
 
@@ -314,17 +315,3 @@ def _convert(value: Any, space: Any) -> Any:
         if isinstance(value, tuple | list):
             return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     return np.asarray(value, dtype=space.dtype)
-
-
-@hookimpl
-def export_formats() -> dict[str, str]:
-    from rlgraph_tf.export import FORMATS
-
-    return FORMATS
-
-
-@hookimpl
-def export_policy(policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str) -> Any:
-    from rlgraph_tf.export import export_policy as export
-
-    return export(policy, example_states, variables, path, format)

@@ -8,9 +8,18 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from rlgraph.plugins.hookspecs import hookimpl
+
 FORMATS = {"savedmodel": "tf.saved_model.load(path).serve(states)"}
 
 
+@hookimpl
+def export_formats() -> dict[str, str]:
+    """The formats this backend exports, with how each is loaded."""
+    return FORMATS
+
+
+@hookimpl
 def export_policy(
     policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
 ) -> Path:

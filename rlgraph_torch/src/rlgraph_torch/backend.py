@@ -17,11 +17,12 @@ import torch
 
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_torch import devices
+from rlgraph_torch.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.1"
+RLGRAPH_PLUGIN_API = "2.2"
 
 Converter = Callable[[Any], Any]
 
@@ -227,17 +228,3 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
     if isinstance(value, tuple | list):
         return type(value)(to_numpy(item, inputs, arrays) for item in value)
     return value
-
-
-@hookimpl
-def export_formats() -> dict[str, str]:
-    from rlgraph_torch.export import FORMATS
-
-    return FORMATS
-
-
-@hookimpl
-def export_policy(policy: Any, example_states: Any, variables: dict[str, Any], path: Any, format: str) -> Any:
-    from rlgraph_torch.export import export_policy as export
-
-    return export(policy, example_states, variables, path, format)

@@ -13,11 +13,18 @@ import numpy as np
 import torch
 
 from rlgraph.errors import RLGraphError
+from rlgraph.plugins.hookspecs import hookimpl
 
 FORMATS = {
     "torchscript": "torch.jit.load(path)(states)",
     "onnx": "onnxruntime.InferenceSession(path).run(None, {'states': states})[0]",
 }
+
+
+@hookimpl
+def export_formats() -> dict[str, str]:
+    """The formats this backend exports, with how each is loaded."""
+    return FORMATS
 
 
 class _Policy(torch.nn.Module):
@@ -31,6 +38,7 @@ class _Policy(torch.nn.Module):
         return self.policy(states)
 
 
+@hookimpl
 def export_policy(
     policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
 ) -> Path:

@@ -24,7 +24,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 1)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 2)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
