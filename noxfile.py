@@ -9,7 +9,8 @@ proves the core works, and its tests pass, with no torch, tensorflow or ray. A b
 session installing the core, the backend and the component and algorithm packages (and not the
 other backend), running their tests; ``parity`` installs both backends and checks that every
 component and a stored agent give the same numbers on each; ``install_order`` installs the README's
-set-up into fresh venvs, the two backends in either order, and trains to a first evaluation. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
+set-up into fresh venvs, the two backends in either order, and trains to a first evaluation; ``docs``
+builds the documentation site with ``--strict``. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
 them all.
 
@@ -28,7 +29,7 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity", "install_order"]
+nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity", "install_order", "docs"]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
@@ -163,6 +164,21 @@ def install_order(session: nox.Session, order: str) -> None:
     train = ["rlgraph", "train", "examples/dqn_cartpole.yaml", "--timesteps", "2500", "--quiet"]
     session.run(*train, "--run-dir", str(run_dir), env=test_env(session))
     session.run("python", "-c", SUMMARY_CHECK, str(run_dir / "summary.json"))
+
+
+DOCS_TOOLS = ("mkdocs", "mkdocs-material", "mkdocstrings[python]")
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built with --strict: the spec reference is generated from the installed
+    agents and components (no backend needed), the API reference from the docstrings."""
+    install_local(session, "./core", *COMPONENT_PACKAGES)
+    session.install(*CONSTRAINTS, *DOCS_TOOLS)
+    site = Path(session.create_tmp()) / "site"
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(site), env=test_env(session, NO_MKDOCS_2_WARNING="1")
+    )
 
 
 @nox.session(python=PYTHON)

@@ -258,3 +258,13 @@ def test_the_random_agent_accepts_the_keys_of_the_base():
         }
     )
     assert isinstance(agent, RandomAgent) and agent.execution_spec.device_map == {"": "cpu"}
+
+
+def test_the_catalog_lists_the_keys_each_agent_uses_nested_keys_included():
+    from rlgraph.cli.catalog import describe
+
+    dqn = {row["key"]: row for row in describe("rlgraph.agents", "dqn")["keys"]}
+    assert dqn["update_spec.batch_size"]["default"] == 64 and "update_spec" not in dqn
+    assert "internal_states_space" not in dqn and "update_spec.num_iterations" not in dqn
+    ppo = {row["key"] for row in describe("rlgraph.agents", "ppo")["keys"]}
+    assert {"update_spec.num_iterations", "update_spec.sample_size", "clip_ratio"} <= ppo

@@ -52,12 +52,42 @@ def describe(group: str, name: str) -> dict[str, Any]:
         {
             "key": aliases.get(field.name, field.name),
             "type": type_name(field.type) if field.type is not None else "any",
-            "default": None if field.default is attrs.NOTHING else _shown(field.default),
+            "default": None if field.default is attrs.NOTHING else shown_default(field.default),
             "required": field.default is attrs.NOTHING,
         }
         for field in attrs.fields(schema.spec_class)
     ]
+    if group == "rlgraph.agents":
+        keys = _agent_keys(cls, keys)
     return {**_identity(name, cls), "keys": keys, "more_keys": schema.extra_keys}
+
+
+def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An agent's keys as it uses them: the base's keys it does not use left out, and each nested
+    spec (``update_spec``, ...) given as the nested keys it uses (``update_spec.batch_size``)."""
+    from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, used_keys
+    from rlgraph.agents.specs import NESTED_SPECS
+
+    used = used_keys(cls)
+    if used is None:  # an agent that declares nothing uses every key
+        return keys
+    rows = []
+    for key in keys:
+        name = key["key"]
+        if name in NESTED_SPECS:
+            rows += [
+                {
+                    "key": f"{name}.{field.name}",
+                    "type": type_name(field.type) if field.type is not None else "any",
+                    "default": shown_default(field.default),
+                    "required": False,
+                }
+                for field in attrs.fields(NESTED_SPECS[name])
+                if f"{name}.{field.name}" in used
+            ]
+        elif name not in AGENT_ARGUMENTS or name in used:
+            rows.append(key)
+    return rows
 
 
 def format_table(rows: list[dict[str, str]], group: str) -> str:
@@ -93,7 +123,7 @@ def _identity(name: str, cls: type) -> dict[str, str]:
     return {"name": name, "class": f"{cls.__module__}:{cls.__qualname__}", "summary": summary}
 
 
-def _shown(value: Any) -> Any:
+def shown_default(value: Any) -> Any:
     """A default as JSON can hold it (factories are called; other objects as their repr)."""
     if isinstance(value, attrs.Factory):
         value = value.factory()  # type: ignore[call-arg]

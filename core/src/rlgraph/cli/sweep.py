@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     lines = summarize(rows)
     widths = {key: max(len(key), *(len(str(line[key])) for line in lines)) for key in lines[0]}
-    print("  ".join(key.ljust(width) for key, width in widths.items()))
+    print("  ".join(key.ljust(width) for key, width in widths.items()).rstrip())
     for line in lines:
-        print("  ".join(str(line[key]).ljust(width) for key, width in widths.items()))
+        print("  ".join(str(line[key]).ljust(width) for key, width in widths.items()).rstrip())
     print(f"Plot: rlgraph plot {sweep_dir}")
     return 0 if all(row["status"] == "done" for row in rows) else 1

@@ -179,8 +179,8 @@ class Sweep:
         return {
             **_row(trial, status),
             "timesteps": summary["timesteps"],
-            "last_eval": summary["last_eval_mean_return"],
-            "best_eval": summary["best_eval_mean_return"],
+            "last_eval": _rounded(summary["last_eval_mean_return"]),
+            "best_eval": _rounded(summary["best_eval_mean_return"]),
             "target_reached": summary["target_reached"],
             "timesteps_to_target": summary["timesteps_to_target"],
             "wall_seconds": round(summary["wall_seconds"], 2),
@@ -216,6 +216,11 @@ def default_sweep_dir(spec_file: str | os.PathLike, root: str | os.PathLike = SW
         number += 1
         candidate = Path(root) / f"{name}-{number}"
     return candidate
+
+
+def _rounded(value: float | None) -> float | None:
+    """A return to 6 significant digits (as progress.csv holds them), or None."""
+    return None if value is None else float(f"{value:.6g}")
 
 
 def _row(trial: Trial, status: str) -> dict[str, Any]:
