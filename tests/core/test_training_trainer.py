@@ -317,6 +317,23 @@ def test_a_callback_that_cannot_be_imported_is_a_spec_error_before_anything_runs
     assert not (tabular / "run").exists()
 
 
+def test_after_step_observers_see_every_step_of_the_environments(tabular):
+    class Steps:
+        def __init__(self):
+            self.timesteps, self.rewards = [], 0.0
+
+        @hookimpl
+        def after_step(self, timestep, record):
+            self.timesteps.append(timestep)
+            self.rewards += float(np.sum(record["rewards"]))
+            assert record["states"].shape == (4,) and record["actions"].shape == (4,)
+
+    steps = Steps()
+    _, summary = train(tabular / "run", [steps], timesteps=400)
+    assert steps.timesteps == list(range(4, 401, 4))  # 4 environments: one call per vector step
+    assert summary.timesteps == 400 and steps.rewards < 0  # grid world: -1 per step until the goal
+
+
 def test_a_callback_plugin_is_named_by_its_entry_point_name(tabular):
     from rlgraph import plugins
     from rlgraph.errors import PluginNotFoundError

@@ -10,7 +10,7 @@ import numpy as np
 
 from rlgraph.environments.vector_env import VectorEnv, make_environments
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
-from rlgraph.workers.single_threaded import SingleThreadedWorker
+from rlgraph.workers.single_threaded import SingleThreadedWorker, StepCallback
 
 RLGRAPH_PLUGIN_API = "2.0"
 
@@ -29,6 +29,7 @@ class LocalExecutor(Executor):
         episode_finish_callback: Called as ``callback(env_id, episode_return, episode_length)`` at once
             when an episode ends.
         vectorization_mode: As :class:`~rlgraph.environments.VectorEnv` takes it.
+        step_callback: Called as ``callback(timesteps, record)`` after each step of the environments.
     """
 
     def __init__(
@@ -39,6 +40,7 @@ class LocalExecutor(Executor):
         seed: int | None = None,
         episode_finish_callback: EpisodeCallback | None = None,
         vectorization_mode: str | None = None,
+        step_callback: StepCallback | None = None,
     ) -> None:
         super().__init__(environment_spec, agent_config, seed)
         self.env = make_environments(environment_spec, num_environments, seed, vectorization_mode)
@@ -46,7 +48,10 @@ class LocalExecutor(Executor):
             built = not isinstance(agent_config, Mapping)  # an agent built already
             self._agent = agent_config if built else _build_agent(agent_config, self.env, seed)
             self.worker = SingleThreadedWorker(
-                self._agent, self.env, episode_finish_callback=episode_finish_callback
+                self._agent,
+                self.env,
+                episode_finish_callback=episode_finish_callback,
+                step_callback=step_callback,
             )
         except BaseException:
             self.env.terminate()

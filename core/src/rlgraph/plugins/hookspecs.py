@@ -200,6 +200,12 @@ class EventHooks:
         """An environment finished an episode."""
 
     @hookspec
+    def after_step(self, timestep: int, record: dict[str, Any]) -> None:
+        """The trainer's environments made one step: ``timestep`` steps are done; ``record`` holds the
+        step's states, actions, rewards, terminals, ... (one row per environment). Announced only when
+        an observer listens: a step costs nothing otherwise."""
+
+    @hookspec
     def after_progress(self, row: dict[str, Any]) -> None:
         """The trainer finished a chunk of steps; ``row`` is its progress row (``progress.csv``'s
         columns: timesteps, episodes, updates, wall_seconds, mean_return, loss, evaluation returns)."""

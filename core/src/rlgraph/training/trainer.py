@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import shlex
@@ -18,7 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.errors import CheckpointError, RLGraphError
+from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.backend import EventBus
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
@@ -141,7 +142,9 @@ class Trainer:
         start = time.perf_counter()
         self.spec = spec
         callbacks = load_callbacks(spec.callbacks)
-        self.executor = make_executor(spec, self._episode_finished)
+        self.events = EventBus((*callbacks, *observers))
+        steps = self._step_done if self.events.listens("after_step") else None
+        self.executor = make_executor(spec, self._episode_finished, steps)
         self.agent = self.executor.agent
         try:
             self.evaluator = self._evaluator()
@@ -154,7 +157,7 @@ class Trainer:
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
         self.log = ProgressLog(self.run_dir / PROGRESS_FILE, after=self.executor.timesteps if saved else None)
-        self.events = EventBus((self.tensorboard, *callbacks, *observers))
+        self.events.register(self.tensorboard)
         self._announce_episodes = self.events.listens("after_episode")
         self._announce_updates = self.events.listens("after_update")
         self.display = display or ProgressDisplay(spec.timesteps, enabled=False)
@@ -344,6 +347,9 @@ class Trainer:
         self.display.update(row)
         self.events.hook.after_progress(row=row)
 
+    def _step_done(self, timestep: int, record: dict[str, Any]) -> None:
+        self.events.hook.after_step(timestep=timestep, record=record)
+
     def _episode_finished(self, env_id: Any, episode_return: float, episode_length: int) -> None:
         self.recent_returns.append(episode_return)
         if self._announce_episodes:
@@ -446,9 +452,10 @@ class Trainer:
         self.log.close()
 
 
-def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
+def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callback: Any = None) -> Any:
     """The executor of a run spec (its ``executor`` key: a name or a spec dict), with the run's
-    environments and agent; errors name their key paths (``executor``, ``environment``, ``agent``)."""
+    environments and agent; errors name their key paths (``executor``, ``environment``, ``agent``).
+    ``step_callback`` goes to executors that take one (``after_step`` observers need it)."""
     from rlgraph import plugins
     from rlgraph.errors import PluginNotFoundError
     from rlgraph.specs.validation import rebase, validate
@@ -466,6 +473,14 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None) -> Any:
         "seed": spec.seed,
         "episode_finish_callback": episode_finish_callback,
     }
+    if step_callback is not None:
+        if "step_callback" not in inspect.signature(executor_class).parameters:
+            raise SpecError(
+                f"executor {name!r} does not announce single steps: an after_step callback needs the "
+                "local executor",
+                "callbacks",
+            )
+        given["step_callback"] = step_callback
     # Errors of the executor's own keys name "executor"; those of the environment and the agent, theirs.
     return executor_class(**validate(executor_class, {**options, **given}, "executor"))
 
@@ -480,8 +495,9 @@ def evaluation_seed(spec: RunSpec) -> int | None:
 def load_callbacks(references: Sequence[str]) -> list[Any]:
     """The observers a run spec's ``callbacks`` name: ``"package.module:ClassName"``, or the name of a
     plugin in the ``rlgraph.callbacks`` entry-point group; each class instantiated without arguments.
-    They implement any of the trainer's events (``after_progress``, ``after_episode``, ``after_update``,
-    ``after_evaluation``, ``after_checkpoint``, ``after_run``) with ``@rlgraph.hookimpl``."""
+    They implement any of the trainer's events (``after_step``, ``after_progress``, ``after_episode``,
+    ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``) with
+    ``@rlgraph.hookimpl``."""
     from rlgraph import plugins
     from rlgraph.errors import PluginNotFoundError
     from rlgraph.specs.specifiable import import_class

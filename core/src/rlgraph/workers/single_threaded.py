@@ -16,6 +16,8 @@ from rlgraph.errors import SpecError
 from rlgraph.utils import nested
 
 EpisodeCallback = Callable[[Hashable, float, int], Any]
+#: ``callback(timesteps, record)`` after each step of the environments in the training loop.
+StepCallback = Callable[[int, dict[str, Any]], Any]
 """Called as ``callback(env_id, episode_return, episode_length)`` when an episode ends."""
 UPDATE_MODES = ("time_steps", "episodes")
 
@@ -121,6 +123,9 @@ class SingleThreadedWorker:
 
     ``env_spec``: a Gymnasium id, an environment spec dict, a factory, or a ready :class:`VectorEnv`.
     ``render`` renders the first environment before each step (and prints text renderings).
+    ``step_callback(timesteps, record)`` is called after each step of the training loop
+    (:meth:`execute_timesteps`, :meth:`execute_episodes`) with the time steps done and the step's
+    record (one row per environment).
     """
 
     def __init__(
@@ -134,6 +139,7 @@ class SingleThreadedWorker:
         episode_finish_callback: EpisodeCallback | None = None,
         seed: int | None = None,
         vectorization_mode: str | None = None,
+        step_callback: StepCallback | None = None,
     ) -> None:
         self.agent = agent
         if isinstance(env_spec, VectorEnv):
@@ -153,6 +159,7 @@ class SingleThreadedWorker:
         self.frameskip = frameskip
         self.render = render
         self.episode_finish_callback = episode_finish_callback
+        self.step_callback = step_callback
         self._preprocess = worker_executes_preprocessing and hasattr(agent, "preprocess_states")
         self._per_env_preprocessing = bool(limit)
         self._observe_takes_truncateds = "truncateds" in inspect.signature(agent.observe).parameters
@@ -228,6 +235,8 @@ class SingleThreadedWorker:
             self.episodes += num_ended
             if schedule is not None:
                 self._update(schedule, self.num_environments, num_ended)
+            if self.step_callback is not None:
+                self.step_callback(self.timesteps, record)
             if (num_timesteps and timesteps_executed >= num_timesteps) or (
                 num_episodes and episodes_executed >= num_episodes
             ):
