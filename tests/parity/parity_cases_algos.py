@@ -16,8 +16,9 @@ import numpy as np
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph_algos.actor_critic_q.losses import ClippedDoubleQTargets, SACLoss
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
@@ -436,6 +437,53 @@ def _optimizer_case(
     )
 
 
+# -- off-policy actor-critic: SAC's losses, TD3's targets --------------------------------------------------
+_TWIN = Tuple(FloatBox(low=-3.0, high=3.0), FloatBox(low=-3.0, high=3.0), **B)
+SAC_SPACES = {
+    "log_probs_sampled": FloatBox(low=-4.0, high=1.0, **B),
+    "q_values_sampled": _TWIN,
+    "alpha": FloatBox(low=0.05, high=2.0),
+    "q_values": _TWIN,
+    "q_values_next_sampled": _TWIN,
+    "log_probs_next_sampled": FloatBox(low=-4.0, high=1.0, **B),
+    "rewards": FloatBox(low=-1.0, high=1.0, **B),
+    "terminals": BoolBox(**B),
+}
+
+
+def _sac_loss_case(id: str, make) -> ParityCase:
+    def args(*names: str, batch_size: int | None = None) -> tuple:
+        return tuple(
+            Sampled(name) if name == "alpha" else Sampled(name, batch_size=batch_size) for name in names
+        )
+
+    q_args = ("q_values", "q_values_next_sampled", "log_probs_next_sampled", "rewards", "terminals", "alpha")
+    calls = []
+    for size in (None, 1):
+        calls += [
+            ("policy_loss", args("log_probs_sampled", "q_values_sampled", "alpha", batch_size=size)),
+            ("q_loss", args(*q_args, batch_size=size)),
+            ("alpha_loss", args("log_probs_sampled", "alpha", batch_size=size)),
+        ]
+    return ParityCase(f"algo-sac-loss-{id}", make, SAC_SPACES, calls)
+
+
+TD3_SPACES = {
+    "target_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+    "noise": FloatBox(low=-3.0, high=3.0, shape=(2,), **B),
+    "q_values_next": _TWIN,
+    "rewards": FloatBox(low=-1.0, high=1.0, **B),
+    "terminals": BoolBox(**B),
+}
+
+
+def _td3_targets_case(id: str, make) -> ParityCase:
+    smoothing = tuple(Sampled(name) for name in ("target_actions", "noise"))
+    targets = tuple(Sampled(name) for name in ("q_values_next", "rewards", "terminals"))
+    calls = [("smoothed_actions", smoothing), ("targets", targets), ("targets", targets)]
+    return ParityCase(f"algo-clipped-double-q-{id}", make, TD3_SPACES, calls)
+
+
 CASES = [
     # DQN loss: every target/loss variant on sampled batches, the hand-made edge cases, other action layouts.
     _dqn_loss_case("plain", double_q=False, huber_loss=False),
@@ -475,6 +523,13 @@ CASES = [
     # ... and their gradients, through learning steps of a policy and a value function.
     _pg_learner_case("ppo", lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1]), value_clipping=0.2),
     _pg_learner_case("actor-critic", lambda: ActorCriticLoss(weight_entropy=0.01)),
+    # Off-policy actor-critic: SAC's three losses (with and without a target entropy), TD3's targets.
+    _sac_loss_case("target-entropy", lambda: SACLoss(discount=0.9, target_entropy=-2.0)),
+    _sac_loss_case("fixed-alpha", lambda: SACLoss(discount=0.99)),
+    _td3_targets_case(
+        "td3", lambda: ClippedDoubleQTargets(-2.0, 2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)
+    ),
+    _td3_targets_case("ddpg", lambda: ClippedDoubleQTargets(-2.0, 2.0, discount=0.99, noise_std=0.0)),
     # Target-network synchronization: hard copies and soft (Polyak) updates.
     _sync_case("hard", tau=1.0),
     _sync_case("soft", tau=0.25),

@@ -1,0 +1,140 @@
+"""The losses of off-policy actor-critic methods: Soft Actor-Critic's three, and the clipped double-Q
+targets with target policy smoothing of TD3 (which DDPG uses with one Q-function and no smoothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+
+
+def _minimum(ops: Any, values: Any) -> Any:
+    """The elementwise minimum of one or several Q-value tensors (a tuple: twin Q-functions)."""
+    if not isinstance(values, tuple | list):
+        return values
+    smallest = values[0]
+    for other in values[1:]:
+        smallest = ops.minimum(smallest, other)
+    return smallest
+
+
+def _positive(value: float, key: str) -> float:
+    if not value > 0:
+        raise SpecError(f"must be > 0, got {value!r}", key)
+    return float(value)
+
+
+class SACLoss(Component):
+    """The losses of Soft Actor-Critic (Haarnoja et al., 2018), per item, with temperature ``alpha``.
+
+    With ``a~`` an action drawn from the policy for state ``s`` (reparameterized), ``a'`` one drawn for
+    the next state ``s'``, Q-functions ``Q_i`` (twins: ``i = 1, 2``) and their targets ``Q'_i``::
+
+        policy loss: alpha * log pi(a~|s) - min_i Q_i(s, a~)
+        Q loss:      sum_i 0.5 * (Q_i(s, a) - y)^2,
+                     y = r + discount * (1 - terminal) * (min_i Q'_i(s', a') - alpha * log pi(a'|s'))
+        alpha loss:  -log(alpha) * (log pi(a~|s) + target_entropy)
+
+    ``y`` and the alpha loss's second factor carry no gradient. ``target_entropy=None`` turns the
+    alpha loss off (zeros: a fixed temperature). Q-values are one tensor or a tuple of them (twin
+    Q-functions); log-likelihoods are one per row (summed over action dimensions). Each API method
+    returns ``(mean, per item)``; ``q_loss`` also the targets ``y``.
+    """
+
+    def __init__(
+        self,
+        discount: float = 0.99,
+        target_entropy: float | None = None,
+        scope: str = "sac-loss",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if not 0.0 <= discount <= 1.0:
+            raise SpecError(f"must be a number in [0, 1], got {discount!r}", "discount")
+        self.discount = float(discount)
+        self.target_entropy = None if target_entropy is None else float(target_entropy)
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def policy_loss(self, log_probs_sampled: Any, q_values_sampled: Any, alpha: Any) -> Any:
+        ops = self.ops
+        per_item = alpha * log_probs_sampled - _minimum(ops, q_values_sampled)
+        return ops.mean(per_item), per_item
+
+    @rlgraph.graph_fn(api=True, returns=3, requires_variables=False)
+    def q_loss(
+        self,
+        q_values: Any,
+        q_values_next_sampled: Any,
+        log_probs_next_sampled: Any,
+        rewards: Any,
+        terminals: Any,
+        alpha: Any,
+    ) -> Any:
+        ops = self.ops
+        soft_next = _minimum(ops, q_values_next_sampled) - alpha * log_probs_next_sampled
+        bootstrap = ops.where(terminals, ops.zeros_like(soft_next), self.discount * soft_next)
+        targets = ops.stop_gradient(rewards + bootstrap)
+        q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
+        per_item = 0.5 * ops.square(q_values[0] - targets)
+        for q in q_values[1:]:
+            per_item = per_item + 0.5 * ops.square(q - targets)
+        return ops.mean(per_item), per_item, targets
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def alpha_loss(self, log_probs_sampled: Any, alpha: Any) -> Any:
+        ops = self.ops
+        if self.target_entropy is None:
+            per_item = ops.zeros_like(log_probs_sampled)
+        else:
+            per_item = -ops.log(alpha) * ops.stop_gradient(log_probs_sampled + self.target_entropy)
+        return ops.mean(per_item), per_item
+
+
+class ClippedDoubleQTargets(Component):
+    """TD3's targets (Fujimoto et al., 2018): target policy smoothing and clipped double Q-learning.
+
+    ``smoothed_actions(target_actions, noise)``: ``clip(mu'(s') + clip(noise * noise_std, -noise_clip,
+    noise_clip), low, high)`` for standard-normal ``noise`` (``sample_noise(target_actions)`` draws it
+    from the graph's stream) and the action bounds ``low``, ``high``. ``targets(q_values_next, rewards,
+    terminals)``: ``r + discount * (1 - terminal) * min_i Q'_i(s', a'~)`` (no gradient). DDPG's targets
+    are the same with one Q-function (``min`` of one) and ``noise_std = 0``.
+    """
+
+    def __init__(
+        self,
+        low: Any = -1.0,
+        high: Any = 1.0,
+        discount: float = 0.99,
+        noise_std: float = 0.2,
+        noise_clip: float = 0.5,
+        scope: str = "clipped-double-q-targets",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        if not 0.0 <= discount <= 1.0:
+            raise SpecError(f"must be a number in [0, 1], got {discount!r}", "discount")
+        if noise_std < 0:
+            raise SpecError(f"must be >= 0, got {noise_std!r}", "target_noise_std")
+        self.low, self.high = low, high
+        self.discount = float(discount)
+        self.noise_std = float(noise_std)
+        self.noise_clip = _positive(noise_clip, "target_noise_clip")
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def sample_noise(self, target_actions: Any) -> Any:
+        return self.ops.random_normal(self.ops.shape(target_actions))
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def smoothed_actions(self, target_actions: Any, noise: Any) -> Any:
+        ops = self.ops
+        smoothing = ops.clip(noise * self.noise_std, -self.noise_clip, self.noise_clip)
+        return ops.clip(target_actions + smoothing, self.low, self.high)
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def targets(self, q_values_next: Any, rewards: Any, terminals: Any) -> Any:
+        ops = self.ops
+        following = _minimum(ops, q_values_next)
+        bootstrap = ops.where(terminals, ops.zeros_like(following), self.discount * following)
+        return ops.stop_gradient(rewards + bootstrap)

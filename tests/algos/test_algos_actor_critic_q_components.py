@@ -1,0 +1,145 @@
+"""SAC's losses and TD3's targets against RLgraph's reference numbers and our own NumPy computation of
+the papers' equations, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlgraph.errors import SpecError
+from rlgraph.spaces import BoolBox, FloatBox, Tuple
+from rlgraph_algos.actor_critic_q.losses import ClippedDoubleQTargets, SACLoss
+
+B = {"add_batch_rank": True}
+TWIN = Tuple(FloatBox(), FloatBox(), **B)
+SAC_SPACES = {
+    "log_probs_sampled": FloatBox(**B),
+    "q_values_sampled": TWIN,
+    "alpha": FloatBox(),
+    "q_values": TWIN,
+    "q_values_next_sampled": TWIN,
+    "log_probs_next_sampled": FloatBox(**B),
+    "rewards": FloatBox(**B),
+    "terminals": BoolBox(**B),
+}
+
+
+def numpy_sac(inputs: dict, alpha: float, discount: float, target_entropy: float | None):
+    """Per-item (policy, Q, alpha) losses of the SAC paper's equations, in float64."""
+    f = {k: np.asarray(v, np.float64) if k != "terminals" else np.asarray(v) for k, v in inputs.items()}
+    q_sampled = np.minimum(*f["q_values_sampled"])
+    policy = alpha * f["log_probs_sampled"] - q_sampled
+    soft_next = np.minimum(*f["q_values_next_sampled"]) - alpha * f["log_probs_next_sampled"]
+    y = f["rewards"] + discount * np.where(f["terminals"], 0.0, soft_next)
+    q = sum(0.5 * (q_i - y) ** 2 for q_i in f["q_values"])
+    entropy_term = 0.0 if target_entropy is None else f["log_probs_sampled"] + target_entropy
+    return policy, q, -np.log(alpha) * entropy_term * np.ones_like(policy), y
+
+
+def run_sac(test, inputs: dict, alpha: float):
+    alpha = np.float32(alpha)
+    policy = test.test(("policy_loss", [inputs["log_probs_sampled"], inputs["q_values_sampled"], alpha]))
+    q_args = [
+        inputs[k]
+        for k in ("q_values", "q_values_next_sampled", "log_probs_next_sampled", "rewards", "terminals")
+    ]
+    q = test.test(("q_loss", [*q_args, alpha]))
+    alpha_loss = test.test(("alpha_loss", [inputs["log_probs_sampled"], alpha]))
+    return policy, q, alpha_loss
+
+
+def test_sac_losses_give_rlgraphs_reference_numbers(component_test):
+    """RLgraph's test: alpha 0.9, discount 0.8, target entropy 0.1, a batch of 10 equal rows. By hand:
+    policy 0.9 * 0.5 - min(0.1, 0.2) = 0.35; target 1 + 0.8 * (min(0, 1) - 0.9 * 0.5) = 0.64, Q loss
+    0.5 * (0.64^2 + 0.36^2) = 0.2696; alpha loss -log(0.9) * (0.5 + 0.1) = 0.063216."""
+    n = 10
+    inputs = {
+        "log_probs_sampled": np.full(n, 0.5, np.float32),
+        "q_values_sampled": (np.full(n, 0.1, np.float32), np.full(n, 0.2, np.float32)),
+        "q_values": (np.zeros(n, np.float32), np.ones(n, np.float32)),
+        "q_values_next_sampled": (np.zeros(n, np.float32), np.ones(n, np.float32)),
+        "log_probs_next_sampled": np.full(n, 0.5, np.float32),
+        "rewards": np.ones(n, np.float32),
+        "terminals": np.zeros(n, bool),
+    }
+    test = component_test(SACLoss(discount=0.8, target_entropy=0.1), SAC_SPACES)
+    (policy_mean, policy), (q_mean, q, targets), (alpha_mean, alpha) = run_sac(test, inputs, 0.9)
+    np.testing.assert_allclose(policy, np.full(n, 0.35), atol=1e-6)
+    np.testing.assert_allclose(q, np.full(n, 0.2696), atol=1e-6)
+    np.testing.assert_allclose(alpha, np.full(n, 0.0632157), atol=1e-6)
+    np.testing.assert_allclose(targets, np.full(n, 0.64), atol=1e-6)
+    np.testing.assert_allclose([policy_mean, q_mean, alpha_mean], [0.35, 0.2696, 0.0632157], atol=1e-6)
+    fixed = component_test(SACLoss(discount=0.8, target_entropy=None), SAC_SPACES)
+    _, _, (alpha_mean, alpha) = run_sac(fixed, inputs, 0.9)
+    np.testing.assert_array_equal(alpha, np.zeros(n))
+    assert alpha_mean == 0.0
+
+
+@pytest.mark.parametrize("target_entropy", [-2.0, None])
+def test_sac_losses_match_numpy_on_random_batches_with_terminals(component_test, target_entropy):
+    rng = np.random.default_rng(7)
+    n = 33
+    normal = lambda scale=1.0: rng.normal(0.0, scale, n).astype(np.float32)
+    inputs = {
+        "log_probs_sampled": normal(2.0),
+        "q_values_sampled": (normal(3.0), normal(3.0)),
+        "q_values": (normal(3.0), normal(3.0)),
+        "q_values_next_sampled": (normal(3.0), normal(3.0)),
+        "log_probs_next_sampled": normal(2.0),
+        "rewards": normal(),
+        "terminals": rng.random(n) < 0.3,
+    }
+    test = component_test(SACLoss(discount=0.97, target_entropy=target_entropy), SAC_SPACES)
+    (_, policy), (_, q, targets), (_, alpha) = run_sac(test, inputs, 0.37)
+    want_policy, want_q, want_alpha, want_targets = numpy_sac(inputs, 0.37, 0.97, target_entropy)
+    np.testing.assert_allclose(policy, want_policy, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(q, want_q, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(alpha, want_alpha, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(targets, want_targets, rtol=1e-5, atol=1e-5)
+
+
+# -- TD3 ------------------------------------------------------------------------------------------------------
+TD3_SPACES = {
+    "target_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+    "noise": FloatBox(shape=(2,), **B),
+    "q_values_next": TWIN,
+    "rewards": FloatBox(**B),
+    "terminals": BoolBox(**B),
+}
+
+
+def test_td3_targets_match_numpy(component_test):
+    rng = np.random.default_rng(3)
+    n = 40
+    targets = ClippedDoubleQTargets(low=-2.0, high=2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)
+    test = component_test(targets, TD3_SPACES)
+    actions = rng.uniform(-2.0, 2.0, (n, 2)).astype(np.float32)
+    noise = rng.normal(0.0, 2.0, (n, 2)).astype(np.float32)  # wide: the noise clip and the bounds both bite
+    smoothed = test.test(("smoothed_actions", [actions, noise]))
+    expected = np.clip(actions + np.clip(0.4 * noise, -0.5, 0.5), -2.0, 2.0)
+    np.testing.assert_allclose(smoothed, expected, rtol=1e-6, atol=1e-6)
+    assert np.any(np.abs(0.4 * noise) > 0.5) and np.any(
+        np.abs(actions + np.clip(0.4 * noise, -0.5, 0.5)) > 2.0
+    )
+    q1, q2 = rng.normal(0.0, 3.0, n).astype(np.float32), rng.normal(0.0, 3.0, n).astype(np.float32)
+    rewards = rng.normal(0.0, 1.0, n).astype(np.float32)
+    terminals = rng.random(n) < 0.3
+    y = test.test(("targets", [(q1, q2), rewards, terminals]))
+    np.testing.assert_allclose(
+        y, rewards + 0.9 * np.where(terminals, 0.0, np.minimum(q1, q2)), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_td3_noise_is_standard_normal_from_the_graphs_stream(component_test):
+    test = component_test(ClippedDoubleQTargets(), TD3_SPACES, seed=5)
+    draws = test.test(("sample_noise", [np.zeros((20000, 2), np.float32)]))
+    assert draws.shape == (20000, 2) and abs(draws.mean()) < 0.03 and abs(draws.std() - 1.0) < 0.03
+
+
+def test_bad_settings_are_spec_errors():
+    with pytest.raises(SpecError, match="discount"):
+        SACLoss(discount=1.5)
+    with pytest.raises(SpecError, match="target_noise_clip"):
+        ClippedDoubleQTargets(noise_clip=0.0)
+    with pytest.raises(SpecError, match="target_noise_std"):
+        ClippedDoubleQTargets(noise_std=-0.1)
