@@ -143,3 +143,25 @@ def test_bad_settings_are_spec_errors():
         ClippedDoubleQTargets(noise_clip=0.0)
     with pytest.raises(SpecError, match="target_noise_std"):
         ClippedDoubleQTargets(noise_std=-0.1)
+
+
+# -- Q(s, a) ------------------------------------------------------------------------------------------------
+def test_q_function_gives_one_value_per_state_action_row(component_test):
+    from rlgraph.spaces import Dict
+    from rlgraph_networks.value_function import QFunction
+
+    rng = np.random.default_rng(11)
+    actions = Dict(a=FloatBox(shape=(2,)), b=FloatBox(shape=(1,)), add_batch_rank=True)
+    spaces = {"nn_inputs": FloatBox(shape=(3,), **B), "actions": actions}
+    test = component_test(QFunction([{"type": "dense", "units": 5, "activation": "tanh"}]), spaces)
+    weights = test.randomize_variables(rng)
+    states = rng.normal(size=(6, 3)).astype(np.float32)
+    acts = {"a": rng.normal(size=(6, 2)).astype(np.float32), "b": rng.normal(size=(6, 1)).astype(np.float32)}
+    q = test.test(("q_values", [states, acts]))
+    features = np.concatenate([states, acts["a"], acts["b"]], axis=-1).astype(np.float64)
+    hidden = np.tanh(
+        features @ weights["q-function/network/dense/kernel"] + weights["q-function/network/dense/bias"]
+    )
+    expected = hidden @ weights["q-function/q-output/kernel"][:, 0] + weights["q-function/q-output/bias"]
+    assert q.shape == (6,)
+    np.testing.assert_allclose(q, expected, rtol=1e-5, atol=1e-5)

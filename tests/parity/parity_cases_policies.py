@@ -16,7 +16,7 @@ from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
 from rlgraph_networks.policies import ActionAdapter, DuelingPolicy, Policy
-from rlgraph_networks.value_function import ValueFunction
+from rlgraph_networks.value_function import QFunction, ValueFunction
 
 NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
 PRE_NETWORK = [{"type": "dense", "units": 5, "activation": "relu"}]
@@ -345,7 +345,22 @@ def _value_function_case(id, network, inputs: Space = STATES) -> ParityCase:
     )
 
 
+def _q_function_case(id, network, actions: Space) -> ParityCase:
+    spaces = {"nn_inputs": STATES, "actions": actions}
+    calls = [
+        ("q_values", (Sampled("nn_inputs"), Sampled("actions"))),
+        ("q_values", (Sampled("nn_inputs", 1), Sampled("actions", 1))),
+    ]
+    return ParityCase(f"q-function-{id}", lambda: QFunction(network), spaces, calls)
+
+
 VALUE_FUNCTION_CASES = [
+    _q_function_case("network", NETWORK, FloatBox(low=-2.0, high=2.0, shape=(2,), add_batch_rank=True)),
+    _q_function_case(
+        "linear-container-actions",
+        [],
+        Dict(a=FloatBox(shape=(2,)), b=FloatBox(low=0.0, high=1.0), add_batch_rank=True),
+    ),
     _value_function_case("network", NETWORK),
     _value_function_case("two-layers-large-inputs", [*PRE_NETWORK, *NETWORK], LARGE_STATES),
     _value_function_case("linear", []),

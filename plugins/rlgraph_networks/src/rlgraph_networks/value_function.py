@@ -1,4 +1,4 @@
-"""State-value functions: V(s) from a network and one linear output unit."""
+"""Value functions: V(s), and Q(s, a) of continuous actions, each a network and one linear output unit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.specs.validation import rebase
+from rlgraph.utils import nested
 from rlgraph_networks.layers.dense import Dense
+from rlgraph_networks.layers.structure import Concat
 from rlgraph_networks.neural_network import NeuralNetwork
 
 
@@ -38,6 +40,47 @@ class ValueFunction(Component):
     def value_output(self, nn_inputs: Any) -> Any:
         """V(s) of every row."""
         return self._graph_fn_squeeze(self.output_layer.call(self.network.call(nn_inputs)))
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_squeeze(self, values: Any) -> Any:
+        return self.ops.squeeze(values, -1)
+
+
+class QFunction(Component):
+    """``Q(s, a)`` of continuous actions: the state and the action (each a tensor or a container, its
+    leaves flattened and concatenated in order) through a network, then one linear unit. SAC's, TD3's
+    and DDPG's critics; twin critics are two of these.
+
+    API: ``q_values(nn_inputs, actions)``: one value per row, for any leading batch and time ranks.
+
+    Args:
+        network_spec: The layers after the concatenation (the same forms as a ``network_spec``).
+        scope: The component's name.
+    """
+
+    def __init__(self, network_spec: Any = None, scope: str = "q-function", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        try:
+            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
+        except SpecError as error:
+            raise rebase(error, "network_spec") from None
+        self.concat = Concat(scope="state-action")
+        self.output_layer = Dense(1, scope="q-output")
+
+    @rlgraph.api
+    def q_values(self, nn_inputs: Any, actions: Any) -> Any:
+        """Q(s, a) of every row."""
+        features = self.concat.call(nn_inputs, self._graph_fn_feature_axis(nn_inputs, actions))
+        return self._graph_fn_squeeze(self.output_layer.call(self.network.call(features)))
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_feature_axis(self, nn_inputs: Any, actions: Any) -> Any:
+        """The actions' leaves, a scalar action per row given a feature axis of size 1 (as the states')."""
+        ops = self.ops
+        rank = len(ops.shape(nested.flatten(nn_inputs)[0]))
+        return nested.map_structure(
+            lambda leaf: ops.expand_dims(leaf, -1) if len(ops.shape(leaf)) < rank else leaf, actions
+        )
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_squeeze(self, values: Any) -> Any:
