@@ -20,6 +20,12 @@ def _minimum(ops: Any, values: Any) -> Any:
     return smallest
 
 
+def _discount(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise SpecError(f"must be a number in [0, 1], got {value!r}", "discount")
+    return float(value)
+
+
 def _positive(value: float, key: str) -> float:
     if not value > 0:
         raise SpecError(f"must be > 0, got {value!r}", key)
@@ -51,9 +57,7 @@ class SACLoss(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        if not 0.0 <= discount <= 1.0:
-            raise SpecError(f"must be a number in [0, 1], got {discount!r}", "discount")
-        self.discount = float(discount)
+        self.discount = _discount(discount)
         self.target_entropy = None if target_entropy is None else float(target_entropy)
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
@@ -113,12 +117,10 @@ class ClippedDoubleQTargets(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        if not 0.0 <= discount <= 1.0:
-            raise SpecError(f"must be a number in [0, 1], got {discount!r}", "discount")
+        self.discount = _discount(discount)
         if noise_std < 0:
             raise SpecError(f"must be >= 0, got {noise_std!r}", "target_noise_std")
         self.low, self.high = low, high
-        self.discount = float(discount)
         self.noise_std = float(noise_std)
         self.noise_clip = _positive(noise_clip, "target_noise_clip")
 
