@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import re
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import INTERNALS, RecordCheck, RecordStage, UpdateResult, environment_record
 from rlgraph.agents.spec_keys import check_spec_keys
 from rlgraph.agents.specs import (
+    CHECKPOINT_NAME,
     ExecutionSpec,
     ObserveSpec,
     SaverSpec,
@@ -44,7 +44,6 @@ from rlgraph.utils.random_state import generator_state, set_generator_state
 _DEFAULT_ENV = "env_0"
 HOST_RANDOM = "agent"
 """The checkpoint name of :attr:`Agent.rng`'s state."""
-_CHECKPOINT = re.compile(r"model-(\d+)\.npz$")
 
 
 class Agent(Specifiable):
@@ -725,7 +724,7 @@ def update_result(outputs: Any) -> UpdateResult:
 def _checkpoint_file(path: Path) -> Path:
     if not path.is_dir():
         return path
-    found = [(int(m.group(1)), p) for p in path.iterdir() if (m := _CHECKPOINT.search(p.name))]
+    found = [(int(m.group(1)), p) for p in path.iterdir() if (m := CHECKPOINT_NAME.search(p.name))]
     if (path / "model.npz").is_file():
         found.append((-1, path / "model.npz"))
     if not found:

@@ -41,15 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a line per finished run and a table per setting; 0 if every run finished."""
-    from rlgraph.training.spec import load_run_spec
-    from rlgraph.training.sweep import (
-        Sweep,
-        default_sweep_dir,
-        parse_grid,
-        parse_seeds,
-        plan_trials,
-        summarize,
-    )
+    from rlgraph.training.spec import default_run_dir, load_run_spec
+    from rlgraph.training.sweep import SWEEPS_ROOT, Sweep, parse_grid, parse_seeds, plan_trials, summarize
 
     grid = parse_grid(args.set)
     trials = plan_trials(grid, parse_seeds(args.seeds))
@@ -57,9 +50,10 @@ def run(args: argparse.Namespace) -> int:
     for option in TRAIN_OPTIONS:
         if getattr(args, option) is not None:
             options += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
-    for trial in trials:  # a wrong key or value fails here, before any run starts
-        load_run_spec(args.spec, trial.settings)
-    sweep_dir = args.sweep_dir or default_sweep_dir(args.spec)
+    given = {option: getattr(args, option) for option in TRAIN_OPTIONS}
+    for settings in dict.fromkeys(trial.settings for trial in trials):  # a wrong key or value fails here
+        spec = load_run_spec(args.spec, settings, given)
+    sweep_dir = args.sweep_dir or default_run_dir(spec, SWEEPS_ROOT)
     parallel = args.parallel or os.cpu_count() or 1
     print(f"Sweep of {len(trials)} runs ({parallel} at a time) into {sweep_dir}", flush=True)
 

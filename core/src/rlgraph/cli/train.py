@@ -85,12 +85,9 @@ def run(args: argparse.Namespace) -> int:
                     if not had_runs_root:
                         Path(RUNS_ROOT).rmdir()
             raise
-        summary = trainer.run()  # handles Ctrl-C during training itself
     except KeyboardInterrupt:
-        print("rlgraph train: interrupted.", file=sys.stderr)
-        return 130
-    print(summary.format())
-    return 130 if summary.interrupted else 0
+        return _interrupted()
+    return _train(trainer)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -107,13 +104,25 @@ def _resume(args: argparse.Namespace) -> int:
         )
     try:
         trainer = Trainer.resume(args.resume, args.timesteps)
-        trainer.display = ProgressDisplay(trainer.spec.timesteps, enabled=not args.quiet)
-        summary = trainer.run()
     except KeyboardInterrupt:
-        print("rlgraph train: interrupted.", file=sys.stderr)
-        return 130
+        return _interrupted()
+    trainer.display = ProgressDisplay(trainer.spec.timesteps, enabled=not args.quiet)
+    return _train(trainer)
+
+
+def _train(trainer: Any) -> int:
+    """Run ``trainer`` (it handles Ctrl-C during training itself); print its summary; the exit status."""
+    try:
+        summary = trainer.run()
+    except KeyboardInterrupt:  # a second Ctrl-C while the final checkpoint is stored
+        return _interrupted()
     print(summary.format())
     return 130 if summary.interrupted else 0
+
+
+def _interrupted() -> int:
+    print("rlgraph train: interrupted.", file=sys.stderr)
+    return 130
 
 
 def _yaml_value(text: str) -> Any:

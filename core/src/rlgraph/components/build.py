@@ -150,6 +150,11 @@ def short_space(space: Any) -> str:
     return f"{getattr(space, 'dtype', type(space).__name__)}[{','.join(dims)}]"
 
 
+def _edge(caller: Component | None, callee: Component, api_method: str) -> tuple[str, str, str]:
+    """An edge's key: the caller's scope ("" outside the graph), the callee's, the API method."""
+    return (caller.global_scope if caller is not None else "", callee.global_scope, api_method)
+
+
 class ComponentGraph:
     """The assembled component graph: components and the API calls between them."""
 
@@ -161,15 +166,14 @@ class ComponentGraph:
         self.edge_spaces: dict[tuple[str, str, str], list[tuple[str, ...]]] = {}
 
     def add_call(self, caller: Component | None, callee: Component, api_method: str) -> None:
-        key = (caller.global_scope if caller is not None else "", callee.global_scope, api_method)
+        key = _edge(caller, callee, api_method)
         self.edges[key] = self.edges.get(key, 0) + 1
 
     def add_spaces(
         self, caller: Component | None, callee: Component, api_method: str, spaces: tuple[str, ...]
     ) -> None:
         """Note the argument spaces of a call along an edge (the build sees them, the assembly not)."""
-        key = (caller.global_scope if caller is not None else "", callee.global_scope, api_method)
-        seen = self.edge_spaces.setdefault(key, [])
+        seen = self.edge_spaces.setdefault(_edge(caller, callee, api_method), [])
         if spaces and spaces not in seen:
             seen.append(spaces)
 

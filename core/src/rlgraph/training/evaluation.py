@@ -79,7 +79,7 @@ class GreedyEvaluator:
             width = width or max(
                 1, min(episodes, MAX_WIDTH, getattr(agent, "max_environments", None) or MAX_WIDTH)
             )
-            self.env = VectorEnv(env_spec, width, seed=seed)
+            self.env = VectorEnv(env_spec, width)  # run() seeds each evaluation
         self.width = self.env.num_environments
         self.max_episode_steps = max_episode_steps or EPISODE_STEP_LIMIT
         self.render = render

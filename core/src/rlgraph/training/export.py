@@ -9,11 +9,9 @@ from pathlib import Path
 import attrs
 
 from rlgraph.config import installed_backends
-from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError
 from rlgraph.execution.backend import load_backend
-from rlgraph.training.runs import find_checkpoint, read_run_spec
-from rlgraph.training.trainer import build_agent
+from rlgraph.training.runs import read_run_spec, run_agent
 
 #: Formats of the first-party backends: the file or folder name written, and what to install.
 KNOWN_FORMATS = {
@@ -47,25 +45,15 @@ def export_run(
     format, else on the first installed one that does. An existing ``out`` is never overwritten."""
     spec = read_run_spec(run_dir)
     backend = _backend_for(format, spec.backend)
-    file = find_checkpoint(run_dir, checkpoint)
-    target = (
-        Path(out) if out is not None else Path(run_dir) / "export" / KNOWN_FORMATS.get(format, (format,))[0]
-    )
+    name = KNOWN_FORMATS.get(format, (format,))[0]
+    target = Path(out) if out is not None else Path(run_dir) / "export" / name
     if target.exists():
         raise RLGraphError(f"{str(target)!r} exists; choose another --out (an export never overwrites)")
-    env = make_environments(spec.environment, 1, spec.seed)
-    agent = None
-    try:
-        agent = build_agent(attrs.evolve(spec, backend=backend), env.state_space, env.action_space)
-        agent.load_model(file)
+    with run_agent(attrs.evolve(spec, backend=backend), run_dir, checkpoint) as (agent, _, file):
         path = agent.export_policy(target, format)
         space = agent.preprocessed_state_space
-        loader = load_backend(backend).export_formats()[format]
-        return ExportResult(path, format, backend, file, loader, tuple(space.shape), str(space.dtype))
-    finally:
-        env.terminate()
-        if agent is not None:
-            agent.terminate()
+    loader = load_backend(backend).export_formats()[format]
+    return ExportResult(path, format, backend, file, loader, tuple(space.shape), str(space.dtype))
 
 
 def _backend_for(format: str, preferred: str | None) -> str:

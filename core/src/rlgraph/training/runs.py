@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from rlgraph.agents.specs import CHECKPOINT_NAME
-from rlgraph.environments.vector_env import EnvSpec, make_environments
+from rlgraph.environments.vector_env import EnvSpec, VectorEnv, make_environments
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import read_progress
@@ -24,6 +25,7 @@ from rlgraph.training.trainer import (
     SUMMARY_FILE,
     build_agent,
     evaluation_seed,
+    newest_checkpoint,
 )
 from rlgraph.utils.naming import normalize_name
 
@@ -53,10 +55,7 @@ def find_checkpoint(run_dir: str | os.PathLike, checkpoint: str | os.PathLike | 
         return given if given.exists() or not (folder / given).exists() else folder / given
     if (folder / BEST_CHECKPOINT).is_file():
         return folder / BEST_CHECKPOINT
-    stored = sorted(folder.glob("model-*.npz"), key=lambda p: int(p.stem.removeprefix("model-")))
-    if not stored:
-        raise CheckpointError(f"no checkpoint in {str(folder)!r}")
-    return stored[-1]
+    return newest_checkpoint(run_dir)
 
 
 def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[int, float] | None:
@@ -102,19 +101,38 @@ def evaluate_run(
     episodes = episodes or spec.evaluation.episodes or DEFAULT_EPISODES
     if seed is None:
         seed = evaluation_seed(spec)
-    file = find_checkpoint(run_dir, checkpoint)
     env_spec = _rendered(spec.environment) if render else spec.environment
-    env = make_environments(env_spec, 1 if render else min(episodes, MAX_WIDTH), seed)
+    try:
+        with run_agent(spec, run_dir, checkpoint, env_spec, 1 if render else min(episodes, MAX_WIDTH)) as (
+            agent,
+            env,
+            file,
+        ):
+            evaluator = GreedyEvaluator(
+                agent, env, episodes, seed, max_episode_steps=spec.max_episode_steps, render=render
+            )
+            return evaluator.run(), file
+    except gymnasium.error.DependencyNotInstalled as error:
+        raise RLGraphError(f"cannot render {environment_label(spec.environment)}: {error}") from error
+
+
+@contextlib.contextmanager
+def run_agent(
+    spec: RunSpec,
+    run_dir: str | os.PathLike,
+    checkpoint: str | os.PathLike | None = None,
+    env_spec: EnvSpec | None = None,
+    num_environments: int = 1,
+) -> Iterator[tuple[Any, VectorEnv, Path]]:
+    """The agent of ``spec`` with a run's checkpoint loaded (see :func:`find_checkpoint`), its
+    environments (``env_spec``, default the run's), and the checkpoint file; all released afterwards."""
+    file = find_checkpoint(run_dir, checkpoint)
+    env = make_environments(spec.environment if env_spec is None else env_spec, num_environments)
     agent = None
     try:
         agent = build_agent(spec, env.state_space, env.action_space)
         agent.load_model(file)
-        evaluator = GreedyEvaluator(
-            agent, env, episodes, seed, max_episode_steps=spec.max_episode_steps, render=render
-        )
-        return evaluator.run(), file
-    except gymnasium.error.DependencyNotInstalled as error:
-        raise RLGraphError(f"cannot render {environment_label(spec.environment)}: {error}") from error
+        yield agent, env, file
     finally:
         env.terminate()
         if agent is not None:

@@ -12,14 +12,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from rlgraph.errors import SpecError
-from rlgraph.training.spec import agent_label, environment_label, load_run_spec, parse_assignment
+from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.training.spec import parse_assignment
 
 SWEEP_FILE = "sweep.yaml"
 RESULTS_FILE = "sweep.csv"
@@ -109,7 +108,7 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 class Sweep:
     """Runs the trials of a sweep as ``rlgraph train`` subprocesses, ``parallel`` at a time, each with
-    one thread per framework, into ``sweep_dir``; writes ``sweep.yaml`` (what was asked) and
+    one thread per framework, into ``sweep_dir`` (created, or taken where it exists and is empty); writes ``sweep.yaml`` (what was asked) and
     ``sweep.csv`` (one row per run: its status and results)."""
 
     def __init__(
@@ -128,7 +127,11 @@ class Sweep:
 
     def run(self, on_done: Any = None) -> list[dict[str, Any]]:
         """Run every trial; their result rows (in trial order). ``on_done(row)`` follows each end."""
-        self.sweep_dir.mkdir(parents=True, exist_ok=False)
+        self.sweep_dir.mkdir(parents=True, exist_ok=True)
+        if any(self.sweep_dir.iterdir()):
+            raise RLGraphError(
+                f"sweep folder {str(self.sweep_dir)!r} is not empty; choose another --sweep-dir"
+            )
         self._write_plan()
         waiting, running, rows = list(self.trials), {}, {}
         try:
@@ -204,18 +207,6 @@ class Sweep:
             writer.writeheader()
             writer.writerows(rows)
         os.replace(temporary, self.sweep_dir / RESULTS_FILE)
-
-
-def default_sweep_dir(spec_file: str | os.PathLike, root: str | os.PathLike = SWEEPS_ROOT) -> Path:
-    """``sweeps/<agent>-<env>-<UTC time>`` (a counter appended where that exists; not created)."""
-    spec = load_run_spec(spec_file)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = _file_name(f"{agent_label(spec.agent)}-{environment_label(spec.environment)}-{stamp}")
-    candidate, number = Path(root) / name, 1
-    while candidate.exists():
-        number += 1
-        candidate = Path(root) / f"{name}-{number}"
-    return candidate
 
 
 def _rounded(value: float | None) -> float | None:

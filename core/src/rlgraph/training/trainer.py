@@ -166,9 +166,9 @@ class Trainer:
         self.last_evaluation = None if last is None else EvaluationResult(tuple(last[0]), tuple(last[1]))
         best = saved.get("best_evaluation")
         self.best_evaluation: tuple[float, int] | None = None if best is None else (best[0], best[1])
-        #: (time steps, seconds, seconds without evaluations) when the target was reached.
-        target = saved.get("target")
-        self.target: tuple[int, float, float] | None = None if target is None else tuple(target)
+        #: (time steps, seconds, seconds without evaluations) when the target was reached (a resumed
+        #: run has not reached it: :meth:`_restore` refuses one that has).
+        self.target: tuple[int, float, float] | None = None
         self.evaluation_seconds = float(saved.get("evaluation_seconds", 0.0))
         #: Seconds of training before this process took the run over (a resumed run's earlier part).
         self.earlier_seconds = float(saved.get("wall_seconds", 0.0))
@@ -206,12 +206,11 @@ class Trainer:
                 f"{str(checkpoint)!r} holds no training state to go on from (it was not written by "
                 "a trainer's checkpoint)"
             )
-        done = int(saved["executor"]["timesteps"])
         if saved.get("target") is not None:
             raise RLGraphError(
                 f"the run reached its target return at {saved['target'][0]:,} steps: nothing to resume"
             )
-        if done >= self.spec.timesteps:
+        if int(saved["executor"]["timesteps"]) >= self.spec.timesteps:
             raise RLGraphError(
                 f"the run has trained its {self.spec.timesteps:,} steps; give more (--timesteps N) to go on"
             )
@@ -535,7 +534,7 @@ def newest_checkpoint(run_dir: str | os.PathLike) -> Path:
     folder = Path(run_dir) / CHECKPOINT_DIR
     stored = sorted(folder.glob("model-*.npz"), key=_checkpoint_timesteps)
     if not stored:
-        raise CheckpointError(f"no checkpoint (model-<timesteps>.npz) in {str(folder)!r} to go on from")
+        raise CheckpointError(f"no checkpoint in {str(folder)!r} (model-<timesteps>.npz files)")
     return stored[-1]
 
 

@@ -16,9 +16,9 @@ from rlgraph.errors import SpecError
 from rlgraph.utils import nested
 
 EpisodeCallback = Callable[[Hashable, float, int], Any]
-#: ``callback(timesteps, record)`` after each step of the environments in the training loop.
-StepCallback = Callable[[int, dict[str, Any]], Any]
 """Called as ``callback(env_id, episode_return, episode_length)`` when an episode ends."""
+StepCallback = Callable[[int, dict[str, Any]], Any]
+"""Called as ``callback(timesteps, record)`` after each step of the environments in the training loop."""
 UPDATE_MODES = ("time_steps", "episodes")
 
 

@@ -14,7 +14,27 @@ from rlgraph_networks.layers.structure import Concat
 from rlgraph_networks.neural_network import NeuralNetwork
 
 
-class ValueFunction(Component):
+class _OneUnitHead(Component):
+    """A network (the same forms as a ``network_spec``) and one linear output unit, squeezed: one value
+    per row. The value functions below differ in what goes in."""
+
+    def __init__(self, network_spec: Any, output_scope: str, scope: str, **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+        try:
+            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
+        except SpecError as error:
+            raise rebase(error, "network_spec") from None
+        self.output_layer = Dense(1, scope=output_scope)
+
+    def _one_value_per_row(self, features: Any) -> Any:
+        return self._graph_fn_squeeze(self.output_layer.call(self.network.call(features)))
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_squeeze(self, values: Any) -> Any:
+        return self.ops.squeeze(values, -1)
+
+
+class ValueFunction(_OneUnitHead):
     """``V(s)``: a network (RLgraph's ``value_function_spec``, the same forms as a ``network_spec``)
     followed by one linear unit.
 
@@ -29,24 +49,15 @@ class ValueFunction(Component):
     """
 
     def __init__(self, network_spec: Any = None, scope: str = "value-function", **kwargs: Any) -> None:
-        super().__init__(scope=scope, **kwargs)
-        try:
-            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
-        except SpecError as error:
-            raise rebase(error, "network_spec") from None
-        self.output_layer = Dense(1, scope="value-output")
+        super().__init__(network_spec, "value-output", scope, **kwargs)
 
     @rlgraph.api
     def value_output(self, nn_inputs: Any) -> Any:
         """V(s) of every row."""
-        return self._graph_fn_squeeze(self.output_layer.call(self.network.call(nn_inputs)))
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_squeeze(self, values: Any) -> Any:
-        return self.ops.squeeze(values, -1)
+        return self._one_value_per_row(nn_inputs)
 
 
-class QFunction(Component):
+class QFunction(_OneUnitHead):
     """``Q(s, a)`` of continuous actions: the state and the action (each a tensor or a container, its
     leaves flattened and concatenated in order) through a network, then one linear unit. SAC's, TD3's
     and DDPG's critics; twin critics are two of these.
@@ -59,19 +70,15 @@ class QFunction(Component):
     """
 
     def __init__(self, network_spec: Any = None, scope: str = "q-function", **kwargs: Any) -> None:
-        super().__init__(scope=scope, **kwargs)
-        try:
-            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
-        except SpecError as error:
-            raise rebase(error, "network_spec") from None
+        super().__init__(network_spec, "q-output", scope, **kwargs)
         self.concat = Concat(scope="state-action")
-        self.output_layer = Dense(1, scope="q-output")
 
     @rlgraph.api
     def q_values(self, nn_inputs: Any, actions: Any) -> Any:
         """Q(s, a) of every row."""
-        features = self.concat.call(nn_inputs, self._graph_fn_feature_axis(nn_inputs, actions))
-        return self._graph_fn_squeeze(self.output_layer.call(self.network.call(features)))
+        return self._one_value_per_row(
+            self.concat.call(nn_inputs, self._graph_fn_feature_axis(nn_inputs, actions))
+        )
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_feature_axis(self, nn_inputs: Any, actions: Any) -> Any:
@@ -81,7 +88,3 @@ class QFunction(Component):
         return nested.map_structure(
             lambda leaf: ops.expand_dims(leaf, -1) if len(ops.shape(leaf)) < rank else leaf, actions
         )
-
-    @rlgraph.graph_fn(requires_variables=False)
-    def _graph_fn_squeeze(self, values: Any) -> Any:
-        return self.ops.squeeze(values, -1)
