@@ -262,3 +262,59 @@ def test_a_bad_learning_rate_decay_names_the_key():
         Optimizer.from_spec({"type": "adam", "learning_rate": ["cosine", 0.1, 0.01]})
     with pytest.raises(SpecError, match="learning_rate: must be > 0"):
         Optimizer.from_spec({"type": "adam", "learning_rate": [0.0, 0.0]})
+
+
+class Doubler(Component):
+    @rlgraph.api
+    def double(self, values):
+        return self._graph_fn_double(values)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_double(self, values):
+        return 2.0 * values
+
+
+class ExtrasDownstream(Component):
+    """An update on a batch of a fixed size made inside the graph (as a memory samples one), whose
+    per-row losses (the step's extras) go on to a component that also takes batches of any size."""
+
+    def __init__(self):
+        super().__init__(scope="root")
+        self.model = Model()
+        self.optimizer = SGD(learning_rate=0.1).attach(self.model)
+        self.doubler = Doubler(scope="doubler")
+
+    @rlgraph.api
+    def update(self):
+        x = self._graph_fn_fixed_batch()
+
+        def loss():
+            return self._graph_fn_per_row(self.model.predict(x))
+
+        _, per_row = self.optimizer.step(loss)
+        return self.doubler.double(per_row)
+
+    @rlgraph.api
+    def double(self, values):
+        return self.doubler.double(values)
+
+    @rlgraph.graph_fn(batched=True, requires_variables=False)
+    def _graph_fn_fixed_batch(self):
+        return self.ops.ones((5, 3))
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    def _graph_fn_per_row(self, prediction):
+        per_row = self.ops.sum(self.ops.square(prediction), axis=-1)
+        return self.ops.mean(per_row), per_row
+
+
+def test_an_optimizer_steps_extras_keep_the_batch_rank_of_the_loss(rlgraph_backend):
+    """Regression: the extras of a step on a fixed-size batch had a shape of that size and no batch rank, so
+    a component that also took batches elsewhere refused them as a second input space."""
+    test = ComponentTest(
+        ExtrasDownstream(), {"values": FloatBox(add_batch_rank=True)}, backend=rlgraph_backend
+    )
+    weights = test.variable_values()
+    prediction = np.ones((5, 3), np.float32) @ weights["root/model/weight"] + weights["root/model/bias"]
+    test.test("update", expected_outputs=2.0 * np.square(prediction).sum(axis=-1), decimals=5)
+    test.test(("double", np.array([1.0, 2.0], np.float32)), expected_outputs=np.array([2.0, 4.0], np.float32))

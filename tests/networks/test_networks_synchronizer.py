@@ -32,6 +32,10 @@ class OnlyTheSourceIsCalled(Component):
     def sync(self):
         return self.synchronizer.sync()
 
+    @rlgraph.api
+    def hard_sync(self):
+        return self.synchronizer.hard_sync()
+
 
 def test_a_target_no_api_method_calls_gets_variables_and_is_synced(rlgraph_backend):
     for tau in (1.0, 0.5):
@@ -51,3 +55,16 @@ def test_a_target_no_api_method_calls_gets_variables_and_is_synced(rlgraph_backe
             np.testing.assert_allclose(
                 after[f"root/target/{name}"], tau * online + (1 - tau) * target, rtol=1e-6
             )
+
+
+def test_a_hard_sync_copies_the_source_whatever_tau_is(rlgraph_backend):
+    test = ComponentTest(
+        OnlyTheSourceIsCalled(0.01), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend=rlgraph_backend
+    )
+    before = test.variable_values()
+    assert not np.array_equal(before["root/target/dense/kernel"], before["root/online/dense/kernel"])
+    test.test("hard_sync")
+    after = test.variable_values()
+    for name in ("dense/kernel", "dense/bias", "dense-1/kernel", "dense-1/bias"):
+        np.testing.assert_array_equal(after[f"root/target/{name}"], before[f"root/online/{name}"])
+        np.testing.assert_array_equal(after[f"root/online/{name}"], before[f"root/online/{name}"])

@@ -368,6 +368,10 @@ class Mirrored(Component):
     def sync(self):
         return self.synchronizer.sync()
 
+    @rlgraph.api
+    def hard_sync(self):
+        return self.synchronizer.hard_sync()
+
 
 def _sync_case(id: str, tau: float, hidden: int | None = None) -> ParityCase:
     # The variables are compared after the last sync (the harness compares all of them at the end).
@@ -381,6 +385,8 @@ def _sync_case(id: str, tau: float, hidden: int | None = None) -> ParityCase:
             ("both", (Sampled("x"),)),
             ("sync", ()),
             ("sync", ()),
+            ("both", (Sampled("x"),)),
+            ("hard_sync", ()),
             ("both", (Sampled("x"),)),
         ],
         covers=(Synchronizer,),

@@ -701,16 +701,17 @@ class Builder:
     def _run_graph_fn(
         self, component: Component, api: APIMethod, graph_fn: GraphFunction, args: tuple, kwargs: dict
     ) -> Any:
-        for argument in (*args, *kwargs.values()):
-            if _is_function(argument):
-                argument()  # a loss of the variables: the components it uses complete first
+        # A loss function of the variables runs once first, so that the components it uses complete; its
+        # outputs (an optimizer step's extras are among them) lend their batch and time sizes to the
+        # derivation of the graph function's output ranks, as its inputs do.
+        computed = [argument() for argument in (*args, *kwargs.values()) if _is_function(argument)]
         if graph_fn.requires_variables and not component.variables_created:
             missing = self._try_complete(component)
             if missing:
                 raise _NotReady(component, api.name, missing)
         with self._on_backend():
             runs = [self._run_once(component, graph_fn, _unzip((args, kwargs), k)) for k in range(2)]
-        pairs = self._input_size_pairs(nested.flatten((args, kwargs)))
+        pairs = self._input_size_pairs(nested.flatten((args, kwargs, computed)))
         return self._zip_outputs(runs, pairs, graph_fn)
 
     def _run_once(self, component: Component, graph_fn: GraphFunction, arguments: tuple) -> Any:

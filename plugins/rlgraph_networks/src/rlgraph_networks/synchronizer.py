@@ -13,7 +13,7 @@ class Synchronizer(Component):
     """``sync()`` moves the target's variables toward the source's: target <- tau * source + (1 - tau) * target.
 
     ``tau=1`` copies (a hard sync, DQN's target network); a small ``tau`` is a soft update (SAC,
-    DDPG). Attach the pair with :meth:`attach`; the target must mirror the source (the same
+    DDPG). ``hard_sync()`` copies whatever ``tau`` is: a soft-updated target starts equal to its source. Attach the pair with :meth:`attach`; the target must mirror the source (the same
     variables under the same names relative to each), as ``source.copy()`` gives.
     """
 
@@ -52,6 +52,12 @@ class Synchronizer(Component):
     def sync(self) -> Any:
         """Move the target's variables toward the source's (copy them when tau is 1)."""
         self.ops.assign_lerp(self._targets, self._sources, self.tau)
+        return self.ops.constant(True)
+
+    @rlgraph.graph_fn(api=True)
+    def hard_sync(self) -> Any:
+        """Copy the source's variables into the target (tau 1, whatever ``tau`` is)."""
+        self.ops.assign_lerp(self._targets, self._sources, 1.0)
         return self.ops.constant(True)
 
 
