@@ -8,7 +8,7 @@ import pytest
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, Tuple
-from rlgraph_algos.actor_critic_q.losses import ClippedDoubleQTargets, SACLoss
+from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 
 B = {"add_batch_rank": True}
 TWIN = Tuple(FloatBox(), FloatBox(), **B)
@@ -105,13 +105,16 @@ TD3_SPACES = {
     "q_values_next": TWIN,
     "rewards": FloatBox(**B),
     "terminals": BoolBox(**B),
+    "q_values": TWIN,
+    "targets": FloatBox(**B),
+    "q_values_sampled": FloatBox(**B),
 }
 
 
 def test_td3_targets_match_numpy(component_test):
     rng = np.random.default_rng(3)
     n = 40
-    targets = ClippedDoubleQTargets(low=-2.0, high=2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)
+    targets = TD3Loss(low=-2.0, high=2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)
     test = component_test(targets, TD3_SPACES)
     actions = rng.uniform(-2.0, 2.0, (n, 2)).astype(np.float32)
     noise = rng.normal(0.0, 2.0, (n, 2)).astype(np.float32)  # wide: the noise clip and the bounds both bite
@@ -130,8 +133,21 @@ def test_td3_targets_match_numpy(component_test):
     )
 
 
+def test_td3_critic_and_actor_losses_match_numpy(component_test):
+    rng = np.random.default_rng(4)
+    test = component_test(TD3Loss(), TD3_SPACES)
+    q1, q2, y = (rng.normal(0.0, 3.0, 30).astype(np.float32) for _ in range(3))
+    mean, per_item = test.test(("critic_loss", [(q1, q2), y]))
+    expected = (q1 - y) ** 2 + (q2 - y) ** 2
+    np.testing.assert_allclose(per_item, expected, rtol=1e-5)
+    assert mean == pytest.approx(expected.mean(), rel=1e-5)
+    mean, per_item = test.test(("actor_loss", q1))
+    np.testing.assert_allclose(per_item, -q1)
+    assert mean == pytest.approx(-q1.mean(), rel=1e-5)
+
+
 def test_td3_noise_is_standard_normal_from_the_graphs_stream(component_test):
-    test = component_test(ClippedDoubleQTargets(), TD3_SPACES, seed=5)
+    test = component_test(TD3Loss(), TD3_SPACES, seed=5)
     draws = test.test(("sample_noise", [np.zeros((20000, 2), np.float32)]))
     assert draws.shape == (20000, 2) and abs(draws.mean()) < 0.03 and abs(draws.std() - 1.0) < 0.03
 
@@ -140,9 +156,9 @@ def test_bad_settings_are_spec_errors():
     with pytest.raises(SpecError, match="discount"):
         SACLoss(discount=1.5)
     with pytest.raises(SpecError, match="target_noise_clip"):
-        ClippedDoubleQTargets(noise_clip=0.0)
+        TD3Loss(noise_clip=0.0)
     with pytest.raises(SpecError, match="target_noise_std"):
-        ClippedDoubleQTargets(noise_std=-0.1)
+        TD3Loss(noise_std=-0.1)
 
 
 # -- Q(s, a) ------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Off-policy actor-critic learning runs: the shipped examples reach their targets, on 3 seeds.
 
-SAC on Pendulum-v1: a greedy mean of -200 within 20,000 steps. CI runs seed 1; ``nox -s learning``
-(marker ``learning``) the others.
+SAC on Pendulum-v1: a greedy mean of -200 within 20,000 steps; TD3 and DDPG: -200 within 30,000. CI runs
+seed 1; ``nox -s learning`` (marker ``learning``) the others.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
 
 
-@pytest.mark.parametrize(("example", "budget", "target"), [("sac_pendulum.yaml", 20_000, -200)])
+@pytest.mark.parametrize(
+    ("example", "budget", "target"),
+    [
+        ("sac_pendulum.yaml", 20_000, -200),
+        ("td3_pendulum.yaml", 30_000, -200),
+        ("ddpg_pendulum.yaml", 30_000, -200),
+    ],
+)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_example_reaches_its_target(example, budget, target, seed, tmp_path, rlgraph_backend):
     if rlgraph_backend == "numpy":

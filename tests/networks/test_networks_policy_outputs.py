@@ -510,3 +510,36 @@ def test_policy_from_rlgraph_gridworld_config():
 def test_bad_policy_specs_name_the_key_path(spec, message):
     with pytest.raises(SpecError, match=message):
         Policy.from_spec(spec, path="policy_spec", action_space=IntBox(2))
+
+
+# -- deterministic policy ------------------------------------------------------------------------------------
+def test_a_deterministic_policy_squashes_each_leaf_into_its_bounds(rlgraph_backend):
+    from rlgraph_networks.policies import DeterministicPolicy
+
+    space = Dict(a=FloatBox(low=[-2.0, 0.0], high=[2.0, 1.0]), b=FloatBox(shape=(2, 2)), add_batch_rank=True)
+    policy = DeterministicPolicy([{"type": "dense", "units": 5, "activation": "relu"}], action_space=space)
+    test = ComponentTest(policy, {"nn_inputs": STATES}, backend=rlgraph_backend)
+    weights = test.randomize_variables(RNG)
+    x = states(50) * 3.0
+    actions = test.test(("get_action", x))
+    hidden = dense(x, weights, "deterministic-policy/network/dense", "relu")
+    low, high = np.array([-2.0, 0.0]), np.array([2.0, 1.0])
+    expected_a = low + (np.tanh(dense(hidden, weights, "deterministic-policy/action-layer-a")) + 1) / 2 * (
+        high - low
+    )
+    expected_b = dense(hidden, weights, "deterministic-policy/action-layer-b").reshape(50, 2, 2)
+    close(actions["a"], expected_a)
+    close(actions["b"], expected_b)
+    assert np.all(actions["a"] >= low) and np.all(actions["a"] <= high)
+    assert np.ptp(actions["a"][:, 0]) > 1.0 and np.abs(actions["b"]).max() > 1.0  # squashed, and not
+
+
+@pytest.mark.parametrize(
+    "space",
+    [IntBox(3), FloatBox(low=0.0, high=np.inf, shape=(2,)), Dict(a=FloatBox(shape=(1,)), b=BoolBox())],
+)
+def test_a_deterministic_policy_refuses_spaces_it_cannot_act_in(space):
+    from rlgraph_networks.policies import DeterministicPolicy
+
+    with pytest.raises(SpecError, match="action_space"):
+        DeterministicPolicy([], action_space=space)

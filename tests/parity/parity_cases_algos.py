@@ -18,7 +18,7 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
-from rlgraph_algos.actor_critic_q.losses import ClippedDoubleQTargets, SACLoss
+from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
@@ -480,14 +480,23 @@ TD3_SPACES = {
     "q_values_next": _TWIN,
     "rewards": FloatBox(low=-1.0, high=1.0, **B),
     "terminals": BoolBox(**B),
+    "q_values": _TWIN,
+    "targets": FloatBox(low=-1.0, high=1.0, **B),
+    "q_values_sampled": FloatBox(low=-5.0, high=5.0, **B),
 }
 
 
 def _td3_targets_case(id: str, make) -> ParityCase:
     smoothing = tuple(Sampled(name) for name in ("target_actions", "noise"))
     targets = tuple(Sampled(name) for name in ("q_values_next", "rewards", "terminals"))
-    calls = [("smoothed_actions", smoothing), ("targets", targets), ("targets", targets)]
-    return ParityCase(f"algo-clipped-double-q-{id}", make, TD3_SPACES, calls)
+    calls = [
+        ("smoothed_actions", smoothing),
+        ("targets", targets),
+        ("targets", targets),
+        ("critic_loss", (Sampled("q_values"), Sampled("targets"))),
+        ("actor_loss", (Sampled("q_values_sampled"),)),
+    ]
+    return ParityCase(f"algo-td3-loss-{id}", make, TD3_SPACES, calls)
 
 
 CASES = [
@@ -532,10 +541,8 @@ CASES = [
     # Off-policy actor-critic: SAC's three losses (with and without a target entropy), TD3's targets.
     _sac_loss_case("target-entropy", lambda: SACLoss(discount=0.9, target_entropy=-2.0)),
     _sac_loss_case("fixed-alpha", lambda: SACLoss(discount=0.99)),
-    _td3_targets_case(
-        "td3", lambda: ClippedDoubleQTargets(-2.0, 2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)
-    ),
-    _td3_targets_case("ddpg", lambda: ClippedDoubleQTargets(-2.0, 2.0, discount=0.99, noise_std=0.0)),
+    _td3_targets_case("td3", lambda: TD3Loss(-2.0, 2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)),
+    _td3_targets_case("ddpg", lambda: TD3Loss(-2.0, 2.0, discount=0.99, noise_std=0.0)),
     # Target-network synchronization: hard copies and soft (Polyak) updates.
     _sync_case("hard", tau=1.0),
     _sync_case("soft", tau=0.25),

@@ -15,7 +15,7 @@ from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Space, Tuple
 from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
-from rlgraph_networks.policies import ActionAdapter, DuelingPolicy, Policy
+from rlgraph_networks.policies import ActionAdapter, DeterministicPolicy, DuelingPolicy, Policy
 from rlgraph_networks.value_function import QFunction, ValueFunction
 
 NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
@@ -345,6 +345,16 @@ def _value_function_case(id, network, inputs: Space = STATES) -> ParityCase:
     )
 
 
+def _deterministic_policy_case(id, network, actions: Space, inputs: Space = STATES) -> ParityCase:
+    calls = [("get_action", (Sampled("nn_inputs"),)), ("get_action", (Sampled("nn_inputs", 1),))]
+    return ParityCase(
+        f"deterministic-policy-{id}",
+        lambda: DeterministicPolicy(network, action_space=actions),
+        {"nn_inputs": inputs},
+        calls,
+    )
+
+
 def _q_function_case(id, network, actions: Space) -> ParityCase:
     spaces = {"nn_inputs": STATES, "actions": actions}
     calls = [
@@ -355,6 +365,15 @@ def _q_function_case(id, network, actions: Space) -> ParityCase:
 
 
 VALUE_FUNCTION_CASES = [
+    _deterministic_policy_case("bounded", NETWORK, FloatBox(low=-2.0, high=2.0, shape=(2,)), LARGE_STATES),
+    _deterministic_policy_case(
+        "container-per-dimension-bounds-and-unbounded",
+        [],
+        Dict(a=FloatBox(low=[-1.0, 0.0], high=[1.0, 5.0]), b=FloatBox(shape=(2, 2))),
+    ),
+    _deterministic_policy_case(
+        "time-major", NETWORK, FloatBox(low=-1.0, high=1.0, shape=(1,)), TIME_MAJOR_SEQUENCES
+    ),
     _q_function_case("network", NETWORK, FloatBox(low=-2.0, high=2.0, shape=(2,), add_batch_rank=True)),
     _q_function_case(
         "linear-container-actions",

@@ -1,4 +1,4 @@
-"""Off-policy actor-critic agents with learned Q-functions: Soft Actor-Critic."""
+"""Off-policy actor-critic agents with learned Q-functions: Soft Actor-Critic, TD3 and DDPG."""
 
 from __future__ import annotations
 
@@ -13,92 +13,81 @@ from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import rebase
-from rlgraph_algos.actor_critic_q.graph import SACGraph, Temperature
-from rlgraph_algos.actor_critic_q.losses import SACLoss
+from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
+from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
+from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.value_function import QFunction
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
-#: SAC's soft target update (Haarnoja et al. 2018), where ``update_spec.sync_tau`` is not given.
+#: The soft target update of SAC's and TD3's papers, where ``update_spec.sync_tau`` is not given.
 DEFAULT_SYNC_TAU = 0.005
 #: What an external batch holds: the graph's update_from_batch parameters, by batch key.
 BATCH_FIELDS = ("actions", "rewards", "terminals", "next_states")
 
 
-class SACAgent(Agent):
-    """Soft Actor-Critic (Haarnoja et al. 2018) with RLgraph's keys: a squashed-Gaussian policy, twin
-    critics with soft target updates and an automatically tuned entropy temperature.
+class ActorCriticQAgent(Agent):
+    """The common ground of :class:`SACAgent`, :class:`TD3Agent` and :class:`DDPGAgent`: a replay memory,
+    critics ``Q(s, a)`` with target copies, an optimizer for the policy and one for the critics.
 
     Each update makes ``update_spec.num_iterations`` gradient steps (default 1) on batches of
-    ``update_spec.batch_size`` transitions from the replay memory; each step updates the critics, the
-    policy and the temperature, each with its own optimizer, then moves the target critics toward the
-    critics by ``update_spec.sync_tau`` (default 0.005) when a sync is due: every step with
-    ``sync_interval`` 0 (the default), else once at least ``sync_interval`` time steps (updates, when
-    learning from external batches) passed since the last. The targets start as copies of the critics.
+    ``update_spec.batch_size`` transitions from the memory. Every step updates the critics; every
+    ``policy_delay``-th (counting the agent's gradient steps) also the policy, and then the targets move by
+    ``update_spec.sync_tau`` (default 0.005) when a sync is due: always with ``sync_interval`` 0 (the
+    default), else once at least ``sync_interval`` time steps (updates, when learning from external
+    batches) passed since the last. The targets start as copies of their sources.
 
     Args:
-        double_q: Twin critics, the minimum of their targets in the target (else one critic).
-        initial_alpha: The temperature's initial value.
-        target_entropy: The entropy the temperature is tuned toward: ``"auto"`` (the default) for minus the
-            number of action dimensions, a number, or None for a fixed temperature (``initial_alpha``).
-        memory_spec: The replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by
-            its importance weights and gets the critics' mean absolute TD errors as priorities).
+        memory_spec: The replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by its
+            importance weights and gets the critics' mean absolute TD errors as priorities).
         value_function_spec: The critics' layers after the concatenation of states and actions (RLgraph's
             key; default: the policy's ``network_spec``).
         value_function_optimizer_spec: The critics' optimizer (default: like ``optimizer_spec``).
-        alpha_optimizer_spec: The temperature's optimizer (default: like ``optimizer_spec``).
-        **kwargs: The Agent's arguments: ``network_spec`` and ``policy_spec`` (the policy),
-            ``optimizer_spec`` (the policy's optimizer, default Adam at 3e-4), ``update_spec``
-            (``batch_size``, ``num_iterations``, ``sync_interval``, ``sync_tau``), ...
+        **kwargs: The Agent's arguments: ``network_spec`` (the policy's network), ``optimizer_spec`` (the
+            policy's optimizer, default Adam at 3e-4), ``update_spec`` (``batch_size``, ``num_iterations``,
+            ``sync_interval``, ``sync_tau``), ...
     """
 
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
         "preprocessing_spec",
         "network_spec",
-        "policy_spec",
-        "action_adapter_spec",
         "optimizer_spec",
         "update_spec.batch_size",
         "update_spec.num_iterations",
         "update_spec.sync_interval",
         "update_spec.sync_tau",
     )
+    #: Gradient steps per policy step (TD3's delayed policy updates).
+    policy_delay: int = 1
 
     def __init__(
         self,
-        double_q: bool = True,
-        initial_alpha: float = 1.0,
-        target_entropy: float | str | None = "auto",
         memory_spec: dict[str, Any] | None = None,
         value_function_spec: Any = None,
         value_function_optimizer_spec: Any = None,
-        alpha_optimizer_spec: Any = None,
-        name: str = "sac-agent",
         **kwargs: Any,
     ) -> None:
-        if isinstance(target_entropy, str) and target_entropy != "auto":
-            raise SpecError(f"must be a number, 'auto' or None, got {target_entropy!r}", "target_entropy")
-        self.double_q = bool(double_q)
-        self.initial_alpha = initial_alpha
-        self.target_entropy = target_entropy
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
         self.value_function_spec = value_function_spec
         self.value_function_optimizer_spec = value_function_optimizer_spec
-        self.alpha_optimizer_spec = alpha_optimizer_spec
         self.last_sync = {
             True: 0,
             False: 0,
         }  # when the targets last moved: learning from memory, from batches
-        super().__init__(name=name, **kwargs)
+        super().__init__(**kwargs)
         if "sync_tau" not in given_keys(self.update_spec):
             self.update_spec.sync_tau = DEFAULT_SYNC_TAU
 
     # -- the graph ---------------------------------------------------------------------------------------
-    def build_root(self) -> Component:
+    def graph_parts(self) -> dict[str, Any]:
+        """The arguments of :class:`~rlgraph_algos.actor_critic_q.graph.ActorCriticQGraph` every agent here
+        passes (the preprocessor, the memory, a critic, the optimizers, ...), with ``num_q_functions`` and
+        ``policy`` left to the agent."""
         preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
@@ -111,60 +100,24 @@ class SACAgent(Agent):
                 f"{self.update_spec.batch_size}",
                 "update_spec.batch_size",
             )
-        target_entropy = self.resolved_target_entropy()
         try:
             q_function = QFunction(
                 self.network_spec if self.value_function_spec is None else self.value_function_spec
             )
         except SpecError as error:
             raise rebase(error, "value_function_spec") from None
-        return SACGraph(
-            preprocessor=preprocessor,
-            policy=self._policy(),
-            q_function=q_function,
-            num_q_functions=2 if self.double_q else 1,
-            temperature=Temperature(self.initial_alpha, learned=target_entropy is not None),
-            memory=memory,
-            loss=SACLoss(self.discount, target_entropy),
-            optimizer=self._optimizer(self.optimizer_spec, "optimizer_spec", "policy"),
-            q_optimizer=self._optimizer(
+        return {
+            "preprocessor": preprocessor,
+            "q_function": q_function,
+            "memory": memory,
+            "optimizer": self._optimizer(self.optimizer_spec, "optimizer_spec", "policy"),
+            "q_optimizer": self._optimizer(
                 self.value_function_optimizer_spec, "value_function_optimizer_spec", "critic"
             ),
-            alpha_optimizer=None
-            if target_entropy is None
-            else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
-            batch_size=self.update_spec.batch_size,
-            sync_tau=self.update_spec.sync_tau,
-            scope=self.name,
-        )
-
-    def resolved_target_entropy(self) -> float | None:
-        """The temperature's target entropy: ``target_entropy``, minus the action dimensions for ``"auto"``."""
-        if self.target_entropy != "auto":
-            return None if self.target_entropy is None else float(self.target_entropy)
-        leaves = self.action_space.flatten().values()
-        return -float(sum(int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves))
-
-    def _policy(self) -> Policy:
-        spec = dict(self.policy_spec or {})
-        spec.setdefault("network_spec", self.network_spec)
-        if self.action_adapter_spec is not None:
-            spec.setdefault("action_adapter_spec", self.action_adapter_spec)
-        adapter = spec.get("action_adapter_spec") or {}
-        if adapter.get("bounded_distribution") == "beta":
-            raise SpecError(
-                "SAC differentiates through the policy's draws, which a Beta's are not: use 'squashed_normal' "
-                "(the default) or 'normal'",
-                "action_adapter_spec.bounded_distribution",
-            )
-        for path, leaf in self.action_space.flatten().items():
-            if not isinstance(leaf, FloatBox):
-                raise SpecError(
-                    f"SACAgent acts in continuous (FloatBox) action spaces; {'the leaf ' + repr(path) if path else 'it'} "
-                    f"is {leaf}",
-                    "action_space",
-                )
-        return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
+            "batch_size": self.update_spec.batch_size,
+            "sync_tau": self.update_spec.sync_tau,
+            "scope": self.name,
+        }
 
     def _optimizer(self, spec: Any, path: str, role: str) -> Optimizer:
         """An optimizer from ``spec``, else one like the policy's (``optimizer_spec``, else Adam at 3e-4)."""
@@ -191,25 +144,31 @@ class SACAgent(Agent):
 
     # -- learning ----------------------------------------------------------------------------------------
     def update_from_storage(self) -> UpdateResult:
-        return self._steps(lambda sync: self._execute("update", self.timesteps, sync), from_memory=True)
+        return self._steps(lambda *flags: self._execute("update", self.timesteps, *flags), from_memory=True)
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         args = self._batch_args(dict(getattr(batch, "records", batch)))
         return self._steps(
-            lambda sync: self._execute("update_from_batch", *args, self.timesteps, sync), from_memory=False
+            lambda *flags: self._execute("update_from_batch", *args, self.timesteps, *flags),
+            from_memory=False,
         )
 
     def _steps(self, step: Any, from_memory: bool) -> UpdateResult:
-        """``num_iterations`` gradient steps, each with a target sync when one is due."""
+        """``num_iterations`` gradient steps: the policy's every ``policy_delay``-th, each with a target sync
+        when one is due."""
+        iterations = self.update_spec.num_iterations
         results = []
-        for _ in range(self.update_spec.num_iterations):
-            clock = self.timesteps if from_memory else self.updates + len(results)
-            due = clock - self.last_sync[from_memory] >= self.update_spec.sync_interval
-            results.append(step(due))
+        for i in range(iterations):
+            update_actor = (self.updates * iterations + i + 1) % self.policy_delay == 0
+            clock = self.timesteps if from_memory else self.updates * iterations + i
+            due = update_actor and clock - self.last_sync[from_memory] >= self.update_spec.sync_interval
+            results.append(step(update_actor, due))
             if due:
                 self.last_sync[from_memory] = clock
         metrics = {
-            key: float(np.mean([r[key] for r in results])) for key in results[-1] if key != "td_errors"
+            key: float(np.mean([r[key] for r in results if key in r]))
+            for key in {key for r in results for key in r}
+            if key != "td_errors"
         }
         return UpdateResult(metrics.pop("loss"), results[-1]["td_errors"], metrics)
 
@@ -228,7 +187,196 @@ class SACAgent(Agent):
         """Every critic's ``Q(s, a)`` for a batch of preprocessed states and actions."""
         return self._execute("get_q_values", preprocessed_states, actions)
 
+
+class SACAgent(ActorCriticQAgent):
+    """Soft Actor-Critic (Haarnoja et al. 2018) with RLgraph's keys: a squashed-Gaussian policy, twin
+    critics with soft target updates and an automatically tuned entropy temperature, each with its own
+    optimizer. Every gradient step updates the critics, the policy and the temperature, in that order (see
+    :class:`ActorCriticQAgent` for the schedule).
+
+    Args:
+        double_q: Twin critics, the minimum of their targets in the target (else one critic).
+        initial_alpha: The temperature's initial value.
+        target_entropy: The entropy the temperature is tuned toward: ``"auto"`` (the default) for minus the
+            number of action dimensions, a number, or None for a fixed temperature (``initial_alpha``).
+        alpha_optimizer_spec: The temperature's optimizer (default: like ``optimizer_spec``).
+        **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments (``policy_spec`` and
+            ``action_adapter_spec`` configure the policy).
+    """
+
+    spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
+
+    def __init__(
+        self,
+        double_q: bool = True,
+        initial_alpha: float = 1.0,
+        target_entropy: float | str | None = "auto",
+        alpha_optimizer_spec: Any = None,
+        name: str = "sac-agent",
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(target_entropy, str) and target_entropy != "auto":
+            raise SpecError(f"must be a number, 'auto' or None, got {target_entropy!r}", "target_entropy")
+        self.double_q = bool(double_q)
+        self.initial_alpha = initial_alpha
+        self.target_entropy = target_entropy
+        self.alpha_optimizer_spec = alpha_optimizer_spec
+        super().__init__(name=name, **kwargs)
+
+    def build_root(self) -> Component:
+        target_entropy = self.resolved_target_entropy()
+        return SACGraph(
+            policy=self._policy(),
+            num_q_functions=2 if self.double_q else 1,
+            temperature=Temperature(self.initial_alpha, learned=target_entropy is not None),
+            loss=SACLoss(self.discount, target_entropy),
+            alpha_optimizer=None
+            if target_entropy is None
+            else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
+            **self.graph_parts(),
+        )
+
+    def resolved_target_entropy(self) -> float | None:
+        """The temperature's target entropy: ``target_entropy``, minus the action dimensions for ``"auto"``."""
+        if self.target_entropy != "auto":
+            return None if self.target_entropy is None else float(self.target_entropy)
+        leaves = self.action_space.flatten().values()
+        return -float(sum(int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves))
+
+    def _policy(self) -> Policy:
+        spec = dict(self.policy_spec or {})
+        spec.setdefault("network_spec", self.network_spec)
+        if self.action_adapter_spec is not None:
+            spec.setdefault("action_adapter_spec", self.action_adapter_spec)
+        adapter = spec.get("action_adapter_spec") or {}
+        if adapter.get("bounded_distribution") == "beta":
+            raise SpecError(
+                "SAC differentiates through the policy's draws, which a Beta's are not: use 'squashed_normal' "
+                "(the default) or 'normal'",
+                "action_adapter_spec.bounded_distribution",
+            )
+        for path, leaf in self.action_space.flatten().items():
+            if not isinstance(leaf, FloatBox):
+                where = f"the leaf {path!r}" if path else "it"
+                raise SpecError(
+                    f"SACAgent acts in continuous (FloatBox) action spaces; {where} is {leaf}", "action_space"
+                )
+        return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
+
     @property
     def alpha(self) -> float:
         """The entropy temperature now."""
         return float(self._execute("get_alpha"))
+
+
+class TD3Agent(ActorCriticQAgent):
+    """TD3 (Fujimoto et al. 2018): a deterministic policy, clipped double-Q targets with target policy
+    smoothing, and delayed policy and target updates (see :class:`ActorCriticQAgent` for the schedule).
+
+    The action space is one FloatBox, bounded on both sides. Noise scales (``target_noise_std``,
+    ``target_noise_clip`` and the default exploration's) are fractions of the largest half-width of the
+    action bounds, as the paper's are of its maximal action.
+
+    Args:
+        twin_q: Two critics, the minimum of their targets in the target (else one, DDPG's).
+        policy_delay: Gradient steps per policy step (and target move).
+        target_noise_std: The standard deviation of the target policy's smoothing noise (0: none).
+        target_noise_clip: Where the smoothing noise is clipped.
+        exploration_spec: RLgraph's exploration spec, its ``noise_spec`` the noise added to actions
+            (clipped to the bounds) when acting with exploration. Default: Gaussian, ``0.1``.
+        weights_spec: Initializer of the policy's output layer.
+        **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments.
+    """
+
+    spec_keys: ClassVar[tuple[str, ...]] = ("exploration_spec",)
+    default_noise: ClassVar[dict[str, Any]] = {"type": "gaussian_noise", "stddev": 0.1}
+
+    def __init__(
+        self,
+        twin_q: bool = True,
+        policy_delay: int = 2,
+        target_noise_std: float = 0.2,
+        target_noise_clip: float = 0.5,
+        weights_spec: Any = None,
+        name: str = "td3-agent",
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
+            raise SpecError(f"must be an int >= 1, got {policy_delay!r}", "policy_delay")
+        self.twin_q = bool(twin_q)
+        self.policy_delay = policy_delay
+        self.target_noise_std, self.target_noise_clip = target_noise_std, target_noise_clip
+        self.weights_spec = weights_spec
+        super().__init__(name=name, **kwargs)
+
+    def build_root(self) -> Component:
+        space = self.action_space
+        if not isinstance(space, FloatBox) or not (
+            np.isfinite(space.low).all() and np.isfinite(space.high).all()
+        ):
+            raise SpecError(
+                f"{type(self).__name__} acts in one FloatBox action space bounded on both sides; got {space}",
+                "action_space",
+            )
+        scale = float(np.max((np.asarray(space.high) - np.asarray(space.low)) / 2.0))
+        try:
+            exploration = Exploration.from_spec(self._exploration_spec(scale))
+        except SpecError as error:
+            raise rebase(error, "exploration_spec") from None
+        return TD3Graph(
+            policy=DeterministicPolicy(self.network_spec, action_space=space, weights_spec=self.weights_spec),
+            exploration=exploration,
+            loss=TD3Loss(
+                space.low,
+                space.high,
+                self.discount,
+                noise_std=self.target_noise_std * scale,
+                noise_clip=self.target_noise_clip * scale,
+            ),
+            num_q_functions=2 if self.twin_q else 1,
+            **self.graph_parts(),
+        )
+
+    def _exploration_spec(self, scale: float) -> dict[str, Any]:
+        if self.exploration_spec is not None:
+            return self.exploration_spec
+        noise = {
+            key: value * scale if key in ("stddev", "sigma") else value
+            for key, value in self.default_noise.items()
+        }
+        return {"noise_spec": noise}
+
+    def action_inputs(self, states: Any, internals: Any) -> list[Any]:
+        return [states, self.timesteps]
+
+
+class DDPGAgent(TD3Agent):
+    """DDPG (Lillicrap et al. 2016): a deterministic policy gradient with one critic, its targets without
+    smoothing, policy and target updates at every gradient step, and Ornstein-Uhlenbeck exploration noise
+    (theta 0.15, sigma 0.2 of the half-width of the action bounds; Gaussian noise through
+    ``exploration_spec.noise_spec``). The arguments are :class:`TD3Agent`'s with DDPG's defaults.
+    """
+
+    default_noise: ClassVar[dict[str, Any]] = {
+        "type": "ornstein_uhlenbeck_noise",
+        "theta": 0.15,
+        "sigma": 0.2,
+    }
+
+    def __init__(
+        self,
+        twin_q: bool = False,
+        policy_delay: int = 1,
+        target_noise_std: float = 0.0,
+        target_noise_clip: float = 0.5,
+        name: str = "ddpg-agent",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            twin_q=twin_q,
+            policy_delay=policy_delay,
+            target_noise_std=target_noise_std,
+            target_noise_clip=target_noise_clip,
+            name=name,
+            **kwargs,
+        )

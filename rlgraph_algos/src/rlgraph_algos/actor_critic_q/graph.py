@@ -1,5 +1,5 @@
-"""The root component of Soft Actor-Critic: acting, a replay memory, twin critics with soft targets, and
-three optimizers (policy, critics, temperature)."""
+"""The root components of the off-policy actor-critic agents: a policy, critics ``Q(s, a)`` with target
+copies, a replay memory and an optimizer per loss. Soft Actor-Critic's and TD3's (DDPG's)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import rlgraph
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph_algos.actor_critic_q.losses import SACLoss
+from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
+from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.synchronizer import Synchronizer
@@ -43,36 +45,31 @@ class Temperature(Component):
         return self.ops.exp(self.log_alpha)
 
 
-class SACGraph(AgentRoot):
-    """A stochastic policy, ``num_q_functions`` critics ``Q(s, a)`` with target copies, a temperature and a
-    memory.
+class ActorCriticQGraph(AgentRoot):
+    """The common ground: ``num_q_functions`` critics ``Q(s, a)`` (copies of ``q_function``, each with its
+    own initial weights) with target copies moved toward them by ``sync_tau``, a policy, a memory, the
+    critics' and the policy's optimizers.
 
-    API:
+    API (the subclasses add acting):
 
-    * ``get_actions(states, use_exploration, apply_preprocessing)``: draws from the policy (its modes
-      without exploration) and the preprocessed states.
     * ``observe(records)``: into the memory.
-    * ``update(time_step, sync_targets)`` and ``update_from_batch(...)``: one gradient step of each loss of
-      :class:`~rlgraph_algos.actor_critic_q.losses.SACLoss`, in SAC's order: the critics (on their targets
-      from the target critics, the importance weights of a prioritized memory applied), the policy (on the
-      critics just updated), the temperature (on the policy's log-likelihoods); then, with
-      ``sync_targets``, the targets move toward the critics by ``sync_tau``. A prioritized memory gets the
-      mean absolute TD error of the critics as the batch's new priorities.
-    * ``reset_targets()``: copy the critics into their targets (once, after the build).
+    * ``update(time_step, update_actor, sync_targets)``: one gradient step on a batch from the memory;
+      ``update_from_batch(...)`` on a batch given. The critics always learn; the policy (and what learns
+      with it) where ``update_actor``; the targets move where ``sync_targets``. A prioritized memory gets
+      the critics' mean absolute TD errors as the batch's new priorities.
+    * ``get_q_values(preprocessed_states, actions)``: every critic's values; ``reset_targets()``: copy every
+      source into its target (once, after the build).
     """
 
     def __init__(
         self,
         preprocessor: PreprocessorStack,
-        policy: Policy,
+        policy: Component,
         q_function: QFunction,
         num_q_functions: int,
-        temperature: Temperature,
         memory: Component,
-        loss: SACLoss,
         optimizer: Optimizer,
         q_optimizer: Optimizer,
-        alpha_optimizer: Optimizer | None,
         batch_size: int,
         sync_tau: float,
         scope: str,
@@ -83,34 +80,25 @@ class SACGraph(AgentRoot):
         self.q_functions = [q_function] + [
             q_function.copy(scope=f"{q_function.scope}-{i}") for i in range(2, num_q_functions + 1)
         ]
-        self.target_q_functions = [q.copy(scope=f"target-{q.scope}") for q in self.q_functions]
-        for target in self.target_q_functions:
-            target.set_trainable(False)
+        self.target_q_functions = [self._target_of(q) for q in self.q_functions]
         self.add_components(*self.q_functions, *self.target_q_functions)
         self.synchronizers = [
             Synchronizer(tau=sync_tau, scope=f"synchronizer-{q.scope}").attach(q, target)
             for q, target in zip(self.q_functions, self.target_q_functions)
         ]
         self.add_components(*self.synchronizers)
-        self.temperature = temperature
         self.memory = memory
-        self.loss = loss
         self.optimizer = optimizer.attach(policy)
         self.q_optimizer = q_optimizer.attach(*self.q_functions)
-        self.alpha_optimizer = None if alpha_optimizer is None else alpha_optimizer.attach(temperature)
         self.batch_size = batch_size
+        self.sync_tau = sync_tau
         self.prioritized = "update_records" in type(memory).api_methods()
 
-    # -- acting ----------------------------------------------------------------------------------------
-    @rlgraph.api
-    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
-        return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}
+    @staticmethod
+    def _target_of(source: Component) -> Component:
+        target = source.copy(scope=f"target-{source.scope}")
+        target.set_trainable(False)
+        return target
 
     @rlgraph.api
     def get_q_values(self, preprocessed_states, actions):
@@ -118,29 +106,18 @@ class SACGraph(AgentRoot):
         return tuple(q.q_values(preprocessed_states, actions) for q in self.q_functions)
 
     @rlgraph.api
-    def get_alpha(self):
-        return self.temperature.alpha()
-
-    # -- memory and learning -----------------------------------------------------------------------------
-    @rlgraph.api
     def observe(self, records):
         self.memory.insert_records(records)
 
     @rlgraph.api
-    def update(self, time_step, sync_targets=True):
+    def update(self, time_step, update_actor=True, sync_targets=True):
         sample = self.memory.get_records(self.batch_size)
         records = sample["records"]
-        return self._learn(
-            records["states"],
-            records["actions"],
-            records["rewards"],
-            records["terminals"],
-            records["next_states"],
-            sample["weights"],
-            sample["indices"],
-            time_step,
-            sync_targets,
-        )
+        batch = [records[name] for name in ("states", "actions", "rewards", "terminals", "next_states")]
+        outputs = self.learn(*batch, sample["weights"], time_step, update_actor, sync_targets)
+        if self.prioritized:
+            self.memory.update_records(sample["indices"], outputs["td_errors"])
+        return outputs
 
     @rlgraph.api
     def update_from_batch(
@@ -152,17 +129,18 @@ class SACGraph(AgentRoot):
         next_states,
         importance_weights,
         time_step,
+        update_actor=True,
         sync_targets=True,
     ):
-        return self._learn(
+        return self.learn(
             preprocessed_states,
             actions,
             rewards,
             terminals,
             next_states,
             importance_weights,
-            None,
             time_step,
+            update_actor,
             sync_targets,
         )
 
@@ -170,21 +148,87 @@ class SACGraph(AgentRoot):
     def reset_targets(self):
         return tuple(synchronizer.hard_sync() for synchronizer in self.synchronizers)
 
-    def _learn(self, states, actions, rewards, terminals, next_states, weights, indices, time_step, sync):
+    def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
+        """One gradient step of each loss (inside API methods): a dict with ``"loss"`` and ``"td_errors"``."""
+        raise NotImplementedError
+
+    def critic_step(self, states, actions, loss_of, weights, time_step):
+        """A step of the critics on ``loss_of(q_values) -> (per-item loss, targets)``, weighted by the
+        importance weights: ``(loss, the critics' mean absolute TD errors)``."""
+
+        def critic_loss():
+            q_values = tuple(q.q_values(states, actions) for q in self.q_functions)
+            per_item, targets = loss_of(q_values)
+            return self._graph_fn_weighted_mean(per_item, weights, q_values, targets)
+
+        return self.q_optimizer.step(critic_loss, time_step)
+
+    def sync(self) -> list[Any]:
+        return [synchronizer.sync() for synchronizer in self.synchronizers]
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    def _graph_fn_weighted_mean(self, per_item, weights, q_values, targets):
+        """The critics' loss weighted by importance weights, and their mean absolute TD errors."""
+        ops = self.ops
+        td_errors = ops.abs(q_values[0] - targets)
+        for q in q_values[1:]:
+            td_errors = td_errors + ops.abs(q - targets)
+        return ops.mean(weights * per_item), ops.stop_gradient(td_errors / float(len(q_values)))
+
+
+class SACGraph(ActorCriticQGraph):
+    """Soft Actor-Critic: a stochastic policy, a temperature, and the losses of
+    :class:`~rlgraph_algos.actor_critic_q.losses.SACLoss`, stepped in SAC's order: the critics (their
+    targets from the target critics and the policy's draws for the next states), the policy (on the critics
+    just updated), the temperature (on the policy's log-likelihoods).
+
+    API: ``get_actions(states, use_exploration, apply_preprocessing)``: draws from the policy (its modes
+    without exploration) and the preprocessed states; ``get_alpha()``; and the base's.
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        temperature: Temperature,
+        loss: SACLoss,
+        alpha_optimizer: Optimizer | None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(policy=policy, **kwargs)
+        self.temperature = temperature
+        self.loss = loss
+        self.alpha_optimizer = None if alpha_optimizer is None else alpha_optimizer.attach(temperature)
+
+    @rlgraph.api
+    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
+        return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}
+
+    @rlgraph.api
+    def get_alpha(self):
+        return self.temperature.alpha()
+
+    def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         alpha = self.temperature.alpha()
         next_actions, next_log_probs = self.policy.get_action_and_log_prob(next_states)
         next_q_values = tuple(
             target.q_values(next_states, next_actions) for target in self.target_q_functions
         )
 
-        def critic_loss():
-            q_values = tuple(q.q_values(states, actions) for q in self.q_functions)
+        def loss_of(q_values):
             _, per_item, targets = self.loss.q_loss(
                 q_values, next_q_values, next_log_probs, rewards, terminals, alpha
             )
-            return self._graph_fn_weighted_mean(per_item, weights, q_values, targets)
+            return per_item, targets
 
-        q_loss, td_errors = self.q_optimizer.step(critic_loss, time_step)
+        q_loss, td_errors = self.critic_step(states, actions, loss_of, weights, time_step)
+        if not update_actor:
+            return {"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}
 
         def policy_loss():
             sampled, log_probs = self.policy.get_action_and_log_prob(states)
@@ -199,21 +243,9 @@ class SACGraph(AgentRoot):
             alpha_loss, _ = self.alpha_optimizer.step(
                 lambda: self.loss.alpha_loss(log_probs, self.temperature.alpha()), time_step
             )
-        if self.prioritized and indices is not None:
-            self.memory.update_records(indices, td_errors)
         if sync:
-            for synchronizer in self.synchronizers:
-                synchronizer.sync()
+            self.sync()
         return self._graph_fn_results(actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha)
-
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
-    def _graph_fn_weighted_mean(self, per_item, weights, q_values, targets):
-        """The critics' loss weighted by importance weights, and their mean absolute TD errors."""
-        ops = self.ops
-        td_errors = ops.abs(q_values[0] - targets)
-        for q in q_values[1:]:
-            td_errors = td_errors + ops.abs(q - targets)
-        return ops.mean(weights * per_item), ops.stop_gradient(td_errors / float(len(q_values)))
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_results(self, actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha):
@@ -226,4 +258,77 @@ class SACGraph(AgentRoot):
             "alpha_loss": alpha_loss,
             "alpha": alpha,
             "entropy": -ops.mean(ops.stop_gradient(log_probs)),
+        }
+
+
+class TD3Graph(ActorCriticQGraph):
+    """TD3 (and DDPG, with one critic and no target smoothing): a deterministic policy with a target copy,
+    exploration noise when acting, and the losses of :class:`~rlgraph_algos.actor_critic_q.losses.TD3Loss`:
+    the critics step on the clipped double-Q targets of the target policy's smoothed actions; the policy
+    steps on ``-Q_1(s, mu(s))`` where ``update_actor`` (TD3's delayed policy updates); with
+    ``sync_targets``, the target critics and the target policy move by ``sync_tau``.
+
+    API: ``get_actions(states, time_step, use_exploration, apply_preprocessing)``: the policy's actions with
+    exploration noise (clipped to the bounds), the policy's own without, and the preprocessed states; and
+    the base's.
+    """
+
+    def __init__(
+        self, policy: DeterministicPolicy, exploration: Exploration, loss: TD3Loss, **kwargs: Any
+    ) -> None:
+        super().__init__(policy=policy, **kwargs)
+        self.target_policy = self._target_of(policy)
+        self.policy_synchronizer = Synchronizer(tau=self.sync_tau, scope="synchronizer-policy").attach(
+            policy, self.target_policy
+        )
+        self.synchronizers.append(self.policy_synchronizer)
+        self.exploration = exploration
+        self.loss = loss
+
+    @rlgraph.api
+    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
+        actions = self.policy.get_action(preprocessed_states)
+        return {"actions": self.exploration.get_action(actions, time_step, use_exploration)}
+
+    def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
+        next_actions = self.target_policy.get_action(next_states)
+        if self.loss.noise_std > 0.0:
+            next_actions = self.loss.smoothed_actions(next_actions, self.loss.sample_noise(next_actions))
+        next_q_values = tuple(
+            target.q_values(next_states, next_actions) for target in self.target_q_functions
+        )
+        targets = self.loss.targets(next_q_values, rewards, terminals)
+
+        def loss_of(q_values):
+            _, per_item = self.loss.critic_loss(q_values, targets)
+            return per_item, targets
+
+        q_loss, td_errors = self.critic_step(states, actions, loss_of, weights, time_step)
+        if not update_actor:
+            return {"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}
+
+        def actor_loss():
+            mean, _ = self.loss.actor_loss(
+                self.q_functions[0].q_values(states, self.policy.get_action(states))
+            )
+            return mean
+
+        actor_loss, _ = self.optimizer.step(actor_loss, time_step)
+        if sync:
+            self.sync()
+        return self._graph_fn_results(actor_loss, q_loss, td_errors)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_results(self, actor_loss, q_loss, td_errors):
+        return {
+            "loss": actor_loss + q_loss,
+            "td_errors": td_errors,
+            "actor_loss": actor_loss,
+            "critic_loss": q_loss,
         }

@@ -1,5 +1,5 @@
-"""The losses of off-policy actor-critic methods: Soft Actor-Critic's three, and the clipped double-Q
-targets with target policy smoothing of TD3 (which DDPG uses with one Q-function and no smoothing)."""
+"""The losses of off-policy actor-critic methods: Soft Actor-Critic's three, and TD3's (clipped double-Q
+targets with target policy smoothing, which DDPG uses with one Q-function and no smoothing)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph_networks.distributions.continuous import Interval
 
 
 def _minimum(ops: Any, values: Any) -> Any:
@@ -96,14 +97,22 @@ class SACLoss(Component):
         return ops.mean(per_item), per_item
 
 
-class ClippedDoubleQTargets(Component):
-    """TD3's targets (Fujimoto et al., 2018): target policy smoothing and clipped double Q-learning.
+class TD3Loss(Component):
+    """The losses of TD3 (Fujimoto et al., 2018): target policy smoothing, clipped double Q-learning, and
+    the deterministic policy gradient's actor loss. DDPG's (Lillicrap et al., 2016) are the same with one
+    critic (the minimum of one) and ``noise_std = 0``.
 
-    ``smoothed_actions(target_actions, noise)``: ``clip(mu'(s') + clip(noise * noise_std, -noise_clip,
-    noise_clip), low, high)`` for standard-normal ``noise`` (``sample_noise(target_actions)`` draws it
-    from the graph's stream) and the action bounds ``low``, ``high``. ``targets(q_values_next, rewards,
-    terminals)``: ``r + discount * (1 - terminal) * min_i Q'_i(s', a'~)`` (no gradient). DDPG's targets
-    are the same with one Q-function (``min`` of one) and ``noise_std = 0``.
+    With the target policy ``mu'``, critics ``Q_i`` and their targets ``Q'_i``::
+
+        smoothed_actions(mu'(s'), noise): a' = clip(mu'(s') + clip(noise * noise_std, -noise_clip,
+                                                                   noise_clip), low, high)
+        targets(Q'_i(s', a'), r, terminal): y = r + discount * (1 - terminal) * min_i Q'_i(s', a')
+        critic_loss(Q_i(s, a), y):           sum_i (Q_i(s, a) - y)^2
+        actor_loss(Q_1(s, mu(s))):           -Q_1(s, mu(s))
+
+    ``noise`` is standard normal (``sample_noise(target_actions)`` draws it from the graph's stream);
+    ``low`` and ``high`` are the action bounds. ``y`` carries no gradient. The losses return
+    ``(mean, per item)``.
     """
 
     def __init__(
@@ -113,14 +122,14 @@ class ClippedDoubleQTargets(Component):
         discount: float = 0.99,
         noise_std: float = 0.2,
         noise_clip: float = 0.5,
-        scope: str = "clipped-double-q-targets",
+        scope: str = "td3-loss",
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         self.discount = _discount(discount)
         if noise_std < 0:
             raise SpecError(f"must be >= 0, got {noise_std!r}", "target_noise_std")
-        self.low, self.high = low, high
+        self.bounds = Interval(low, high)
         self.noise_std = float(noise_std)
         self.noise_clip = _positive(noise_clip, "target_noise_clip")
 
@@ -132,7 +141,7 @@ class ClippedDoubleQTargets(Component):
     def smoothed_actions(self, target_actions: Any, noise: Any) -> Any:
         ops = self.ops
         smoothing = ops.clip(noise * self.noise_std, -self.noise_clip, self.noise_clip)
-        return ops.clip(target_actions + smoothing, self.low, self.high)
+        return ops.clip(target_actions + smoothing, self.bounds.on(ops, "low"), self.bounds.on(ops, "high"))
 
     @rlgraph.graph_fn(api=True, requires_variables=False)
     def targets(self, q_values_next: Any, rewards: Any, terminals: Any) -> Any:
@@ -140,3 +149,17 @@ class ClippedDoubleQTargets(Component):
         following = _minimum(ops, q_values_next)
         bootstrap = ops.where(terminals, ops.zeros_like(following), self.discount * following)
         return ops.stop_gradient(rewards + bootstrap)
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def critic_loss(self, q_values: Any, targets: Any) -> Any:
+        ops = self.ops
+        q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
+        per_item = ops.square(q_values[0] - targets)
+        for q in q_values[1:]:
+            per_item = per_item + ops.square(q - targets)
+        return ops.mean(per_item), per_item
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def actor_loss(self, q_values_sampled: Any) -> Any:
+        per_item = -q_values_sampled
+        return self.ops.mean(per_item), per_item

@@ -42,7 +42,7 @@ class Normal(Distribution):
         return other_log_std - log_std + 0.5 * (variance_ratio + mean_term - 1.0)
 
 
-class _Interval:
+class Interval:
     """The bounds ``[low, high]`` of a bounded distribution: floats, or float32 arrays (one bound per
     action dimension) that become constants on the backend when used."""
 
@@ -84,7 +84,7 @@ class SquashedNormal(Normal):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.interval = _Interval(low, high)
+        self.interval = Interval(low, high)
 
     def _squash(self, u: Any) -> Any:
         ops, interval = self.ops, self.interval
@@ -132,7 +132,7 @@ class Beta(Distribution):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.interval = _Interval(low, high)
+        self.interval = Interval(low, high)
 
     def _scale(self, x: Any) -> Any:
         ops, interval = self.ops, self.interval
