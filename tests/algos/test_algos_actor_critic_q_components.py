@@ -21,6 +21,8 @@ SAC_SPACES = {
     "log_probs_next_sampled": FloatBox(**B),
     "rewards": FloatBox(**B),
     "terminals": BoolBox(**B),
+    "logits": FloatBox(shape=(3,), **B),
+    "q_values_all": Tuple(FloatBox(shape=(3,)), FloatBox(shape=(3,)), **B),
 }
 
 
@@ -96,6 +98,20 @@ def test_sac_losses_match_numpy_on_random_batches_with_terminals(component_test,
     np.testing.assert_allclose(q, want_q, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(alpha, want_alpha, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(targets, want_targets, rtol=1e-5, atol=1e-5)
+
+
+def test_sac_expectations_over_discrete_actions_match_numpy(component_test):
+    """Christodoulou (2019): E_pi[log pi] and E_pi[min_i Q_i] per row, which the losses take in place of a
+    draw's log-likelihood and values."""
+    rng = np.random.default_rng(8)
+    test = component_test(SACLoss(discount=0.9, target_entropy=0.5), SAC_SPACES)
+    logits = rng.normal(0.0, 2.0, (12, 3)).astype(np.float32)
+    q1, q2 = (rng.normal(0.0, 3.0, (12, 3)).astype(np.float32) for _ in range(2))
+    expected_log_prob, expected_q = test.test(("expectations", [logits, (q1, q2)]))
+    log_pi = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    pi = np.exp(log_pi)
+    np.testing.assert_allclose(expected_log_prob, (pi * log_pi).sum(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(expected_q, (pi * np.minimum(q1, q2)).sum(-1), rtol=1e-5, atol=1e-5)
 
 
 # -- TD3 ------------------------------------------------------------------------------------------------------

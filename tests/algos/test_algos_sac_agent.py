@@ -11,7 +11,7 @@ import pytest
 
 from rlgraph.agents import Agent, SACAgent
 from rlgraph.errors import SpecError
-from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox
 
 PENDULUM = {
     "state_space": FloatBox(low=-8.0, high=8.0, shape=(3,)),
@@ -179,10 +179,67 @@ def test_one_critic_without_double_q(rlgraph_backend):
     assert np.isfinite(agent.update(batch()).loss)
 
 
+CARTPOLE = {"state_space": FloatBox(shape=(3,)), "action_space": IntBox(2)}
+
+
+@pytest.mark.parametrize("mode", ["gumbel_softmax", "expectation"])
+def test_discrete_sac_acts_with_class_indices_and_learns(rlgraph_backend, mode):
+    agent = make(rlgraph_backend, CARTPOLE, discrete_mode=mode)
+    assert agent.resolved_target_entropy() == pytest.approx(0.98 * np.log(2))
+    states = np.random.default_rng(3).uniform(-1, 1, (400, 3)).astype(np.float32)
+    drawn = agent.get_action(states)
+    assert drawn.dtype.kind == "i" and set(np.unique(drawn)) == {0, 1}
+    greedy = agent.get_action(states, use_exploration=False)
+    np.testing.assert_array_equal(greedy, agent.get_action(states, use_exploration=False))
+    discrete = {**batch(), "actions": np.random.default_rng(4).integers(0, 2, 8)}
+    first, second = agent.get_q_values(discrete["states"], discrete["actions"])
+    assert first.shape == second.shape == (8,)
+    critic = weights_under(agent, "q-function")
+    if mode == "expectation":  # Q(s, .): a value per action, from the states alone
+        assert critic["action-adapter/action-layer/kernel"].shape == (16, 2)
+    else:  # Q(s, a): the states and the one-hot action in
+        assert critic["network/dense/kernel"].shape == (3 + 2, 16)
+    before = weights_under(agent, "policy")
+    results = [
+        agent.update({**discrete, "actions": np.random.default_rng(i).integers(0, 2, 8)}) for i in range(3)
+    ]
+    assert all(np.isfinite(r.loss) and r.metrics["entropy"] > 0.0 for r in results)
+    if mode == "expectation":  # the exact entropy of two choices (with draws, an estimate: -log pi(a~))
+        assert all(r.metrics["entropy"] <= np.log(2) + 1e-5 for r in results)
+    after = weights_under(agent, "policy")
+    assert any(not np.allclose(after[name], before[name]) for name in before)  # the policy's gradient arrived
+
+
+def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(rlgraph_backend):
+    spaces = {
+        "state_space": FloatBox(shape=(3,)),
+        "action_space": Dict(a=IntBox(3), b=FloatBox(-1.0, 1.0, shape=(2,))),
+    }
+    agent = make(rlgraph_backend, spaces)
+    assert agent.resolved_target_entropy() == pytest.approx(0.98 * np.log(3) - 2.0)
+    actions = agent.get_action(np.zeros((5, 3), np.float32))
+    assert actions["a"].shape == (5,) and actions["b"].shape == (5, 2)
+    rng = np.random.default_rng(0)
+    container = {
+        **batch(),
+        "actions": {"a": rng.integers(0, 3, 8), "b": rng.uniform(-1, 1, (8, 2)).astype(np.float32)},
+    }
+    assert np.isfinite(agent.update(container).loss)
+    assert weights_under(agent, "q-function")["network/dense/kernel"].shape == (3 + 3 + 2, 16)
+
+
 @pytest.mark.parametrize(
     ("overrides", "spaces", "key"),
     [
-        ({}, {"state_space": FloatBox(shape=(3,)), "action_space": IntBox(3)}, "action_space"),
+        ({}, {"state_space": FloatBox(shape=(3,)), "action_space": BoolBox()}, "action_space"),
+        ({"discrete_mode": "expectation"}, None, "discrete_mode"),
+        (
+            {"discrete_mode": "expectation"},
+            {"state_space": FloatBox(shape=(3,)), "action_space": Dict(a=IntBox(2), b=IntBox(3))},
+            "discrete_mode",
+        ),
+        ({"discrete_mode": "exact"}, None, "discrete_mode"),
+        ({"gumbel_softmax_temperature": 0.0}, None, "gumbel_softmax_temperature"),
         (
             {"action_adapter_spec": {"bounded_distribution": "beta"}},
             None,

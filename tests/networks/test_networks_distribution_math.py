@@ -81,6 +81,42 @@ def test_categorical_sampling_frequencies_follow_softmax(rlgraph_backend):
         assert np.all(np.abs(frequencies - probabilities) < 5 * standard_error), (frequencies, probabilities)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.3])
+def test_categorical_differentiable_draws_are_one_hot_draws_with_the_expected_log_likelihood(
+    rlgraph_backend, temperature
+):
+    logits = np.array([0.3, -1.0, 1.2, 0.0], np.float32)
+    test = make_test(rlgraph_backend, Categorical(), FloatBox(shape=(4,), **B), IntBox(4, **B))
+    probabilities = softmax(logits)
+    draws, log_probs = test.test(
+        ("draw_differentiable_and_log_prob", [np.tile(logits, (DRAWS, 1)), temperature])
+    )
+    assert draws.shape == (DRAWS, 4) and draws.dtype == np.float32
+    assert set(np.unique(draws)) == {0.0, 1.0} and np.all(draws.sum(axis=-1) == 1.0)  # exactly one-hot
+    frequencies = draws.mean(axis=0)  # the class of a draw follows the softmax, whatever the temperature
+    standard_error = np.sqrt(probabilities * (1 - probabilities) / DRAWS)
+    assert np.all(np.abs(frequencies - probabilities) < 5 * standard_error), (frequencies, probabilities)
+    np.testing.assert_allclose(log_probs, -scipy.stats.entropy(probabilities), rtol=1e-5)
+
+
+def test_only_reparameterizable_distributions_have_differentiable_draws(rlgraph_backend):
+    test = make_test(rlgraph_backend, Normal(), pair((2,)), FloatBox(shape=(2,), **B))
+    mean, log_std = uniform(DRAWS, 2), np.full((DRAWS, 2), np.log(0.5), np.float32)
+    draws, log_probs = test.test(("draw_differentiable_and_log_prob", [(mean, log_std)]))
+    within_standard_errors(draws - mean, np.zeros(2), np.full(2, 0.5))
+    expected = scipy.stats.norm(mean, 0.5).logpdf(draws)
+    np.testing.assert_allclose(log_probs, expected, rtol=1e-4, atol=1e-4)
+    for distribution, values in (
+        (Bernoulli(), BoolBox(shape=(2,), **B)),
+        (Beta(), FloatBox(0.0, 1.0, shape=(2,), **B)),
+    ):
+        parameters = (
+            FloatBox(shape=(2,), **B) if isinstance(distribution, Bernoulli) else pair((2,), 1.0, 5.0)
+        )
+        built = make_test(rlgraph_backend, distribution, parameters, values)
+        assert "draw_differentiable_and_log_prob" not in built.executor.api_registry
+
+
 # -- bernoulli ------------------------------------------------------------------------------------------------
 def test_bernoulli_log_prob_entropy_kl_against_scipy(rlgraph_backend):
     test = make_test(rlgraph_backend, Bernoulli(), FloatBox(shape=(3,), **B), BoolBox(shape=(3,), **B))

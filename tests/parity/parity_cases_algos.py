@@ -454,6 +454,10 @@ SAC_SPACES = {
     "log_probs_next_sampled": FloatBox(low=-4.0, high=1.0, **B),
     "rewards": FloatBox(low=-1.0, high=1.0, **B),
     "terminals": BoolBox(**B),
+    "logits": FloatBox(low=-4.0, high=4.0, shape=(3,), **B),
+    "q_values_all": Tuple(
+        FloatBox(low=-3.0, high=3.0, shape=(3,)), FloatBox(low=-3.0, high=3.0, shape=(3,)), **B
+    ),
 }
 
 
@@ -470,6 +474,7 @@ def _sac_loss_case(id: str, make) -> ParityCase:
             ("policy_loss", args("log_probs_sampled", "q_values_sampled", "alpha", batch_size=size)),
             ("q_loss", args(*q_args, batch_size=size)),
             ("alpha_loss", args("log_probs_sampled", "alpha", batch_size=size)),
+            ("expectations", args("logits", "q_values_all", batch_size=size)),
         ]
     return ParityCase(f"algo-sac-loss-{id}", make, SAC_SPACES, calls)
 

@@ -80,9 +80,36 @@ def _pair(first: FloatBox, second: FloatBox, time: bool = False) -> Tuple:
     return Tuple(first, second, add_batch_rank=True, add_time_rank=time)
 
 
-def _distribution_calls(value_space: Space) -> list:
+def _one_hot_draws_and_log_probs(categories: int):
+    """A check of a categorical's differentiable draws ``(one-hot vectors, log_probs)``."""
+
+    def check(outputs, args):
+        draws, log_probs = (np.asarray(value) for value in outputs)
+        assert draws.dtype == np.float32 and draws.shape[-1] == categories, draws.shape
+        assert set(np.unique(draws)) <= {0.0, 1.0} and (draws.sum(axis=-1) == 1.0).all(), draws
+        assert log_probs.shape == draws.shape[:-1] and (log_probs <= 0.0).all(), log_probs
+
+    return check
+
+
+def _differentiable_draws(value_space: Space) -> list:
+    """The checked differentiable draws of a distribution that has them (reparameterized, or relaxed)."""
+    if isinstance(value_space, IntBox):
+        check = _one_hot_draws_and_log_probs(value_space.num_categories)
+    elif isinstance(value_space, FloatBox):
+        check = _draws_and_log_probs_in(value_space)
+    else:
+        return []
+    return [
+        Call("draw_differentiable_and_log_prob", (Sampled("parameters"),), random=True, check=check),
+        Call("draw_differentiable_and_log_prob", (Sampled("parameters"), 0.5), random=True, check=check),
+    ]
+
+
+def _distribution_calls(value_space: Space, differentiable: bool = True) -> list:
     """Every API method of a distribution: the deterministic ones compared, the draws checked."""
     return [
+        *(_differentiable_draws(value_space) if differentiable else []),
         ("sample_deterministic", (Sampled("parameters"),)),
         ("draw", (Sampled("parameters"), True)),
         ("draw_and_log_prob", (Sampled("parameters"), True)),
@@ -102,10 +129,13 @@ def _distribution_calls(value_space: Space) -> list:
     ]
 
 
-def _distribution_case(id, make, parameters: Space, values: Space, draws: Space | None = None) -> ParityCase:
-    """``values``: where the log-likelihoods are evaluated; ``draws``: where draws lie (``values``)."""
+def _distribution_case(
+    id, make, parameters: Space, values: Space, draws: Space | None = None, differentiable: bool = True
+) -> ParityCase:
+    """``values``: where the log-likelihoods are evaluated; ``draws``: where draws lie (``values``);
+    ``differentiable``: whether its draws can be differentiated (a Beta's and a Bernoulli's cannot)."""
     spaces = {"parameters": parameters, "values": values, "other_parameters": parameters}
-    return ParityCase(id, make, spaces, _distribution_calls(draws or values))
+    return ParityCase(id, make, spaces, _distribution_calls(draws or values, differentiable))
 
 
 NORMAL_PARAMETERS = _pair(FloatBox(-2.0, 2.0, shape=(2,)), FloatBox(-1.0, 0.7, shape=(2,)))
@@ -130,12 +160,14 @@ DISTRIBUTION_CASES = [
         Bernoulli,
         FloatBox(-4.0, 4.0, shape=(3,), add_batch_rank=True),
         BoolBox(shape=(3,), add_batch_rank=True),
+        differentiable=False,
     ),
     _distribution_case(
         "distribution-bernoulli-scalar-time",
         Bernoulli,
         FloatBox(-4.0, 4.0, add_batch_rank=True, add_time_rank=True),
         BoolBox(add_batch_rank=True, add_time_rank=True),
+        differentiable=False,
     ),
     _distribution_case(
         "distribution-normal",
@@ -167,18 +199,21 @@ DISTRIBUTION_CASES = [
         Beta,  # the default bounds [0, 1]
         BETA_PARAMETERS,
         FloatBox(0.0, 1.0, shape=(2,), add_batch_rank=True),
+        differentiable=False,
     ),
     _distribution_case(
         "distribution-beta-per-dimension-bounds",
         lambda: Beta(low=LOW, high=HIGH),
         _pair(FloatBox(1.0, 3.0, shape=(2,)), FloatBox(1.0, 50.0, shape=(2,))),  # log-gammas cancel
         FloatBox(low=LOW, high=HIGH, add_batch_rank=True),
+        differentiable=False,
     ),
     _distribution_case(
         "distribution-beta-uniform-bounds",
         lambda: Beta(low=-3.0, high=2.0),
         _pair(FloatBox(1.0, 1.5, shape=(3,)), FloatBox(5.0, 30.0, shape=(3,))),
         FloatBox(-3.0, 2.0, shape=(3,), add_batch_rank=True),
+        differentiable=False,
     ),
 ]
 
@@ -222,7 +257,9 @@ ADAPTER_CASES = [
 
 
 # -- policies -------------------------------------------------------------------------------------------
-def _policy_calls(action_space: Space, batch_shape: tuple[int, ...], extra: tuple = ()) -> list:
+def _policy_calls(
+    action_space: Space, batch_shape: tuple[int, ...], extra: tuple = (), differentiable: bool = True
+) -> list:
     """Every API method of a policy: the deterministic ones compared, the draws checked."""
     x = Sampled("nn_inputs")
     discrete = all(isinstance(leaf, IntBox) for leaf in action_space.flatten().values())
@@ -244,7 +281,31 @@ def _policy_calls(action_space: Space, batch_shape: tuple[int, ...], extra: tupl
             random=True,
             check=_draws_and_log_probs_in(action_space, batch_shape),
         ),
+        *(_differentiable_policy_draws(action_space, batch_shape) if differentiable else []),
     ]
+
+
+def _differentiable_policy_draws(action_space: Space, batch_shape: tuple[int, ...]) -> list:
+    """For policies of IntBox and unbounded or squashed FloatBox leaves: differentiable draws, IntBox leaves
+    as one-hot vectors, with one log-likelihood per batch row."""
+    leaves = action_space.flatten()
+    if not all(type(leaf) in (IntBox, FloatBox) for leaf in leaves.values()):
+        return []
+
+    def check(outputs, args):
+        draws, log_probs = outputs
+        flat = nested.flatten_with_paths(draws) if len(leaves) > 1 or "" not in leaves else {"": draws}
+        for path, leaf in leaves.items():
+            value = np.asarray(flat[path])
+            if type(leaf) is IntBox:
+                assert value.shape[-1] == leaf.num_categories and (value.sum(axis=-1) == 1.0).all(), value
+            else:
+                _in_space(leaf, value, f"draws {path!r}")
+        log_probs = np.asarray(log_probs)
+        assert log_probs.shape == batch_shape and np.isfinite(log_probs).all(), log_probs
+
+    x = Sampled("nn_inputs")
+    return [Call("get_differentiable_action_and_log_prob", (x, 0.7), random=True, check=check)]
 
 
 def _policy_case(
@@ -270,9 +331,9 @@ def _policy_case(
     else:
         make = lambda: DuelingPolicy(dueling, network, action_space=action_space, action_adapter_spec=adapter)
         extra = (("get_state_values", (Sampled("nn_inputs"),)),)
-    return ParityCase(
-        id, make, {"nn_inputs": inputs, "actions": actions}, _policy_calls(draws, batch_shape, extra)
-    )
+    differentiable = (adapter or {}).get("bounded_distribution") != "beta"
+    calls = _policy_calls(draws, batch_shape, extra, differentiable)
+    return ParityCase(id, make, {"nn_inputs": inputs, "actions": actions}, calls)
 
 
 CONTAINER = Dict(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -165,12 +166,7 @@ class ActorCriticQAgent(Agent):
             results.append(step(update_actor, due))
             if due:
                 self.last_sync[from_memory] = clock
-        metrics = {
-            key: float(np.mean([r[key] for r in results if key in r]))
-            for key in {key for r in results for key in r}
-            if key != "td_errors"
-        }
-        return UpdateResult(metrics.pop("loss"), results[-1]["td_errors"], metrics)
+        return UpdateResult(*_mean_metrics(results))
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         states = batch.get("preprocessed_states", batch.get("states"))
@@ -189,22 +185,31 @@ class ActorCriticQAgent(Agent):
 
 
 class SACAgent(ActorCriticQAgent):
-    """Soft Actor-Critic (Haarnoja et al. 2018) with RLgraph's keys: a squashed-Gaussian policy, twin
-    critics with soft target updates and an automatically tuned entropy temperature, each with its own
-    optimizer. Every gradient step updates the critics, the policy and the temperature, in that order (see
-    :class:`ActorCriticQAgent` for the schedule).
+    """Soft Actor-Critic (Haarnoja et al. 2018) with RLgraph's keys: a stochastic policy (squashed
+    Gaussian for bounded continuous actions, categorical for discrete ones), twin critics with soft target
+    updates and an automatically tuned entropy temperature, each with its own optimizer. Every gradient
+    step updates the critics, the policy and the temperature, in that order (see
+    :class:`ActorCriticQAgent` for the schedule). Action spaces: FloatBox and IntBox, and containers of
+    them.
 
     Args:
         double_q: Twin critics, the minimum of their targets in the target (else one critic).
         initial_alpha: The temperature's initial value.
-        target_entropy: The entropy the temperature is tuned toward: ``"auto"`` (the default) for minus the
-            number of action dimensions, a number, or None for a fixed temperature (``initial_alpha``).
+        target_entropy: The entropy the temperature is tuned toward: ``"auto"`` (the default: minus the
+            number of continuous action dimensions, plus ``0.98 * log(n)`` per discrete action of n
+            choices, as Christodoulou (2019)), a number, or None for a fixed temperature (``initial_alpha``).
         alpha_optimizer_spec: The temperature's optimizer (default: like ``optimizer_spec``).
+        discrete_mode: How the losses treat discrete actions: ``"gumbel_softmax"`` (RLgraph's: the policy's
+            draws relaxed as straight-through Gumbel-softmax one-hot vectors, which the critics take with
+            the states) or ``"expectation"`` (Christodoulou 2019: critics with a value per action, and exact
+            expectations over the policy's probabilities; one IntBox action).
+        gumbel_softmax_temperature: The relaxation's temperature.
         **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments (``policy_spec`` and
             ``action_adapter_spec`` configure the policy).
     """
 
     spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
+    discrete_modes: ClassVar[tuple[str, ...]] = ("gumbel_softmax", "expectation")
 
     def __init__(
         self,
@@ -212,36 +217,54 @@ class SACAgent(ActorCriticQAgent):
         initial_alpha: float = 1.0,
         target_entropy: float | str | None = "auto",
         alpha_optimizer_spec: Any = None,
+        discrete_mode: str = "gumbel_softmax",
+        gumbel_softmax_temperature: float = 1.0,
         name: str = "sac-agent",
         **kwargs: Any,
     ) -> None:
         if isinstance(target_entropy, str) and target_entropy != "auto":
             raise SpecError(f"must be a number, 'auto' or None, got {target_entropy!r}", "target_entropy")
+        if discrete_mode not in self.discrete_modes:
+            raise SpecError(f"must be one of {self.discrete_modes}, got {discrete_mode!r}", "discrete_mode")
+        if not gumbel_softmax_temperature > 0:
+            raise SpecError(f"must be > 0, got {gumbel_softmax_temperature!r}", "gumbel_softmax_temperature")
         self.double_q = bool(double_q)
         self.initial_alpha = initial_alpha
         self.target_entropy = target_entropy
         self.alpha_optimizer_spec = alpha_optimizer_spec
+        self.discrete_mode = discrete_mode
+        self.gumbel_softmax_temperature = float(gumbel_softmax_temperature)
         super().__init__(name=name, **kwargs)
 
     def build_root(self) -> Component:
         target_entropy = self.resolved_target_entropy()
+        policy = self._policy()
+        parts = self.graph_parts()
+        if self.discrete_mode == "expectation" and isinstance(self.action_space, IntBox):
+            parts["q_function"] = self._discrete_critic()
         return SACGraph(
-            policy=self._policy(),
+            policy=policy,
             num_q_functions=2 if self.double_q else 1,
             temperature=Temperature(self.initial_alpha, learned=target_entropy is not None),
             loss=SACLoss(self.discount, target_entropy),
             alpha_optimizer=None
             if target_entropy is None
             else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
-            **self.graph_parts(),
+            discrete_mode=self.discrete_mode,
+            gumbel_softmax_temperature=self.gumbel_softmax_temperature,
+            **parts,
         )
 
     def resolved_target_entropy(self) -> float | None:
-        """The temperature's target entropy: ``target_entropy``, minus the action dimensions for ``"auto"``."""
+        """The temperature's target entropy: ``target_entropy``, or for ``"auto"`` minus the continuous
+        action dimensions plus ``0.98 * log(n)`` per discrete action of ``n`` choices."""
         if self.target_entropy != "auto":
             return None if self.target_entropy is None else float(self.target_entropy)
-        leaves = self.action_space.flatten().values()
-        return -float(sum(int(np.prod(leaf.shape, dtype=np.int64)) for leaf in leaves))
+        total = 0.0
+        for leaf in self.action_space.flatten().values():
+            size = int(np.prod(leaf.shape, dtype=np.int64))
+            total += size * 0.98 * math.log(leaf.num_categories) if isinstance(leaf, IntBox) else -size
+        return total
 
     def _policy(self) -> Policy:
         spec = dict(self.policy_spec or {})
@@ -256,12 +279,29 @@ class SACAgent(ActorCriticQAgent):
                 "action_adapter_spec.bounded_distribution",
             )
         for path, leaf in self.action_space.flatten().items():
-            if not isinstance(leaf, FloatBox):
+            if not isinstance(leaf, FloatBox | IntBox):
                 where = f"the leaf {path!r}" if path else "it"
                 raise SpecError(
-                    f"SACAgent acts in continuous (FloatBox) action spaces; {where} is {leaf}", "action_space"
+                    f"SACAgent acts in FloatBox and IntBox action spaces (and containers of them); {where} is {leaf}",
+                    "action_space",
                 )
+        if self.discrete_mode == "expectation" and not (
+            isinstance(self.action_space, IntBox) and self.action_space.shape == ()
+        ):
+            raise SpecError(
+                f"'expectation' takes exact expectations over one discrete action (an IntBox(n)); the action "
+                f"space is {self.action_space}: use 'gumbel_softmax'",
+                "discrete_mode",
+            )
         return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
+
+    def _discrete_critic(self) -> Policy:
+        """A critic with a value per action, ``Q(s, .)``: a network and a linear layer of n units."""
+        network = self.network_spec if self.value_function_spec is None else self.value_function_spec
+        try:
+            return Policy(network, action_space=self.action_space, scope="q-function")
+        except SpecError as error:
+            raise rebase(error, "value_function_spec") from None
 
     @property
     def alpha(self) -> float:
@@ -380,3 +420,13 @@ class DDPGAgent(TD3Agent):
             name=name,
             **kwargs,
         )
+
+
+def _mean_metrics(results: list[dict[str, Any]]) -> tuple[float, np.ndarray, dict[str, float]]:
+    """The loss, the last step's TD errors, and each metric's mean over the steps that report it."""
+    if len(results) == 1:  # the common case, on the hot path
+        metrics = {key: float(value) for key, value in results[0].items() if key != "td_errors"}
+    else:
+        keys = {key for result in results for key in result} - {"td_errors"}
+        metrics = {key: float(np.mean([r[key] for r in results if key in r])) for key in keys}
+    return metrics.pop("loss"), results[-1]["td_errors"], metrics

@@ -10,6 +10,8 @@ import rlgraph
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.spaces import IntBox
+from rlgraph.utils import nested
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
@@ -103,7 +105,11 @@ class ActorCriticQGraph(AgentRoot):
     @rlgraph.api
     def get_q_values(self, preprocessed_states, actions):
         """Every critic's ``Q(s, a)``: a tuple, one value per row each."""
-        return tuple(q.q_values(preprocessed_states, actions) for q in self.q_functions)
+        return tuple(self.critic_values(q, preprocessed_states, actions) for q in self.q_functions)
+
+    def critic_values(self, critic: Component, states: Any, actions: Any) -> Any:
+        """``Q(s, a)`` of ``critic`` for actions as the agent takes and stores them."""
+        return critic.q_values(states, actions)
 
     @rlgraph.api
     def observe(self, records):
@@ -157,7 +163,7 @@ class ActorCriticQGraph(AgentRoot):
         importance weights: ``(loss, the critics' mean absolute TD errors)``."""
 
         def critic_loss():
-            q_values = tuple(q.q_values(states, actions) for q in self.q_functions)
+            q_values = tuple(self.critic_values(q, states, actions) for q in self.q_functions)
             per_item, targets = loss_of(q_values)
             return self._graph_fn_weighted_mean(per_item, weights, q_values, targets)
 
@@ -182,6 +188,12 @@ class SACGraph(ActorCriticQGraph):
     targets from the target critics and the policy's draws for the next states), the policy (on the critics
     just updated), the temperature (on the policy's log-likelihoods).
 
+    Discrete (IntBox) action leaves: with ``discrete_mode="gumbel_softmax"`` the policy's draws are
+    straight-through Gumbel-softmax one-hot vectors at ``gumbel_softmax_temperature``, and the critics take
+    one-hot actions (stored actions are converted); with ``"expectation"`` (one IntBox action) the critics
+    give ``Q(s, .)`` for every action and the losses take exact expectations over the policy's
+    probabilities (:meth:`SACLoss.expectations`).
+
     API: ``get_actions(states, use_exploration, apply_preprocessing)``: draws from the policy (its modes
     without exploration) and the preprocessed states; ``get_alpha()``; and the base's.
     """
@@ -192,12 +204,22 @@ class SACGraph(ActorCriticQGraph):
         temperature: Temperature,
         loss: SACLoss,
         alpha_optimizer: Optimizer | None,
+        discrete_mode: str = "gumbel_softmax",
+        gumbel_softmax_temperature: float = 1.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(policy=policy, **kwargs)
         self.temperature = temperature
         self.loss = loss
         self.alpha_optimizer = None if alpha_optimizer is None else alpha_optimizer.attach(temperature)
+        self.expectation = discrete_mode == "expectation"
+        self.gumbel_softmax_temperature = gumbel_softmax_temperature
+        #: Leaf path -> number of categories, for the IntBox leaves the critics see as one-hot vectors.
+        self.one_hot_leaves = {
+            path: leaf.num_categories
+            for path, leaf in policy.space.flatten().items()
+            if isinstance(leaf, IntBox)
+        }
 
     @rlgraph.api
     def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
@@ -213,12 +235,16 @@ class SACGraph(ActorCriticQGraph):
     def get_alpha(self):
         return self.temperature.alpha()
 
+    def critic_values(self, critic: Component, states: Any, actions: Any) -> Any:
+        if self.expectation:
+            return self._graph_fn_taken(critic.get_q_values(states), actions)
+        if self.one_hot_leaves:
+            actions = self._graph_fn_one_hot(actions)
+        return critic.q_values(states, actions)
+
     def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         alpha = self.temperature.alpha()
-        next_actions, next_log_probs = self.policy.get_action_and_log_prob(next_states)
-        next_q_values = tuple(
-            target.q_values(next_states, next_actions) for target in self.target_q_functions
-        )
+        next_log_probs, next_q_values = self._soft_terms(next_states, self.target_q_functions)
 
         def loss_of(q_values):
             _, per_item, targets = self.loss.q_loss(
@@ -231,9 +257,8 @@ class SACGraph(ActorCriticQGraph):
             return {"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}
 
         def policy_loss():
-            sampled, log_probs = self.policy.get_action_and_log_prob(states)
-            q_sampled = tuple(q.q_values(states, sampled) for q in self.q_functions)
-            mean, _ = self.loss.policy_loss(log_probs, q_sampled, alpha)
+            log_probs, q_values = self._soft_terms(states, self.q_functions)
+            mean, _ = self.loss.policy_loss(log_probs, q_values, alpha)
             return mean, log_probs
 
         actor_loss, log_probs = self.optimizer.step(policy_loss, time_step)
@@ -246,6 +271,34 @@ class SACGraph(ActorCriticQGraph):
         if sync:
             self.sync()
         return self._graph_fn_results(actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha)
+
+    def _soft_terms(self, states: Any, critics: list[Component]) -> tuple[Any, Any]:
+        """The policy's log-likelihood and the critics' values at ``states`` (gradients reach the policy):
+        of a draw, or their exact expectations over the actions (``"expectation"``)."""
+        if self.expectation:
+            q_values_all = tuple(critic.get_q_values(states) for critic in critics)
+            return self.loss.expectations(self.policy.get_distribution_parameters(states), q_values_all)
+        drawn, log_probs = self.policy.get_differentiable_action_and_log_prob(
+            states, self.gumbel_softmax_temperature
+        )
+        return log_probs, tuple(critic.q_values(states, drawn) for critic in critics)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_taken(self, q_values_all, actions):
+        ops = self.ops
+        index = ops.expand_dims(ops.cast(actions, "int64"), -1)
+        return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_one_hot(self, actions):
+        """Stored actions as the critics take them: IntBox leaves one-hot (float32), other leaves as they are."""
+        ops = self.ops
+        if "" in self.one_hot_leaves:
+            return ops.one_hot(actions, self.one_hot_leaves[""])
+        flat = nested.flatten_with_paths(actions)
+        for path, categories in self.one_hot_leaves.items():
+            flat[path] = ops.one_hot(flat[path], categories)
+        return nested.unflatten_like(actions, flat)
 
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_results(self, actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha):

@@ -45,7 +45,12 @@ class SACLoss(Component):
         alpha loss:  -log(alpha) * (log pi(a~|s) + target_entropy)
 
     ``y`` and the alpha loss's second factor carry no gradient. ``target_entropy=None`` turns the
-    alpha loss off (zeros: a fixed temperature). Q-values are one tensor or a tuple of them (twin
+    alpha loss off (zeros: a fixed temperature).
+
+    For a discrete policy, SAC's expectations over the next and the drawn action can be exact
+    (Christodoulou 2019): ``expectations(logits, Q(s, .))`` gives, per row, ``sum_a pi(a|s) log pi(a|s)``
+    and ``sum_a pi(a|s) min_i Q_i(s, a)``, which take the places of ``log pi(a~|s)`` and
+    ``min_i Q_i(s, a~)`` in the losses above (and of their next-state counterparts in ``y``). Q-values are one tensor or a tuple of them (twin
     Q-functions); log-likelihoods are one per row (summed over action dimensions). Each API method
     returns ``(mean, per item)``; ``q_loss`` also the targets ``y``.
     """
@@ -86,6 +91,14 @@ class SACLoss(Component):
         for q in q_values[1:]:
             per_item = per_item + 0.5 * ops.square(q - targets)
         return ops.mean(per_item), per_item, targets
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def expectations(self, logits: Any, q_values_all: Any) -> Any:
+        ops = self.ops
+        log_probs = ops.log_softmax(logits)
+        probabilities = ops.exp(log_probs)
+        expected_q = ops.sum(probabilities * _minimum(ops, q_values_all), axis=-1)
+        return ops.sum(probabilities * log_probs, axis=-1), expected_q
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
     def alpha_loss(self, log_probs_sampled: Any, alpha: Any) -> Any:

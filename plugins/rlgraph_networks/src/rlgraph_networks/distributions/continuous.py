@@ -26,6 +26,9 @@ class Normal(Distribution):
     def mode(self, parameters: Any) -> Any:
         return parameters[0]
 
+    def differentiable_draw_with_log_density(self, parameters: Any, temperature: float) -> tuple[Any, Any]:
+        return self.draw_with_log_density(parameters, False)  # draws are reparameterized
+
     def log_density(self, parameters: Any, values: Any) -> Any:
         mean, log_std = parameters
         z = (values - mean) * self.ops.exp(-log_std)

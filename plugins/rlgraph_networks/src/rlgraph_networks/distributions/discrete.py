@@ -8,7 +8,15 @@ from rlgraph_networks.distributions.distribution import Distribution
 
 
 class Categorical(Distribution):
-    """Over classes 0..n-1; parameters: logits ``(..., n)``. Samples by the Gumbel-max trick."""
+    """Over classes 0..n-1; parameters: logits ``(..., n)``. Samples by the Gumbel-max trick.
+
+    Differentiable draws (:meth:`differentiable_draw_with_log_density`) are straight-through
+    Gumbel-softmax (Jang et al. 2017) one-hot vectors ``(..., n)``: the one-hot of a draw in the forward
+    pass, the gradient of ``softmax((logits + g) / temperature)`` in the backward pass. They come with
+    the expected log-likelihood ``sum_k p_k log p_k`` (minus the entropy) in place of the drawn class's:
+    its expectation exactly, with a gradient that reaches every logit (the drawn class's log-likelihood
+    has none where the distribution is nearly certain, so an entropy bonus could not revive it).
+    """
 
     def __init__(self, scope: str = "categorical", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
@@ -20,6 +28,15 @@ class Categorical(Distribution):
 
     def mode(self, logits: Any) -> Any:
         return self.ops.argmax(logits, axis=-1)
+
+    def differentiable_draw_with_log_density(self, logits: Any, temperature: float) -> tuple[Any, Any]:
+        ops = self.ops
+        uniform = ops.random_uniform(ops.shape(logits), 1e-10, 1.0)
+        relaxed = ops.softmax((logits - ops.log(-ops.log(uniform))) / temperature)
+        drawn = ops.argmax(relaxed, axis=-1)
+        one_hot = ops.one_hot(drawn, ops.shape(logits)[-1])
+        # Exactly one-hot forward (relaxed - relaxed is 0), the relaxation's gradient backward.
+        return one_hot + (relaxed - ops.stop_gradient(relaxed)), -self.entropy_of(logits)
 
     def log_density(self, logits: Any, values: Any) -> Any:
         ops = self.ops

@@ -7,6 +7,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
+from rlgraph.errors import NotApplicableError
 
 LOG_2PI = 1.8378770664093453
 
@@ -38,6 +39,12 @@ class Distribution(Component, metaclass=abc.ABCMeta):
     def draw_and_log_prob(self, parameters: Any, deterministic: bool = False) -> Any:
         """``(values, log_prob(values))`` for a draw as :meth:`draw` makes it."""
         return self.draw_with_log_density(parameters, deterministic)
+
+    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    def draw_differentiable_and_log_prob(self, parameters: Any, temperature: float = 1.0) -> Any:
+        """``(values, log-likelihood)`` of a random draw whose gradient reaches ``parameters`` (see
+        :meth:`differentiable_draw_with_log_density`); a distribution without one has no such method."""
+        return self.differentiable_draw_with_log_density(parameters, temperature)
 
     @rlgraph.graph_fn(api=True, requires_variables=False)
     def log_prob(self, parameters: Any, values: Any) -> Any:
@@ -71,6 +78,12 @@ class Distribution(Component, metaclass=abc.ABCMeta):
         """A draw (the mode if ``deterministic``) and its elementwise log-likelihood."""
         values = self.mode(parameters) if deterministic else self.sample(parameters)
         return values, self.log_density(parameters, values)
+
+    def differentiable_draw_with_log_density(self, parameters: Any, temperature: float) -> tuple[Any, Any]:
+        """A random draw through which gradients reach ``parameters``, and its elementwise log-likelihood
+        (``temperature``: of a relaxation, where the draw is relaxed). A distribution without one raises
+        ``NotApplicableError``: an API method that needs it is left out of the build."""
+        raise NotApplicableError(f"{type(self).__name__}'s draws cannot be differentiated")
 
     @abc.abstractmethod
     def entropy_of(self, parameters: Any) -> Any:

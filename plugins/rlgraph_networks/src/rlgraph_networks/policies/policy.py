@@ -23,6 +23,11 @@ class Policy(Component):
       ``deterministic``, draws otherwise).
     * ``get_action_and_log_prob(nn_inputs, deterministic=False)``: ``(actions, log_probs)``, the
       log-likelihood of the drawn actions (a squashed normal's at the drawn value before squashing).
+    * ``get_differentiable_action_and_log_prob(nn_inputs, temperature=1.0)``: ``(actions, log_probs)`` of
+      draws through which gradients reach the policy's variables (SAC's): reparameterized for continuous
+      leaves, straight-through Gumbel-softmax one-hot vectors ``(batch, *shape, n)`` (float32) at this
+      temperature for IntBox leaves (whose log-likelihood is its expectation, minus the entropy: see
+      ``Categorical``). Only for policies whose distributions have such draws.
     * ``get_log_prob(nn_inputs, actions)``, ``get_entropy(nn_inputs)`` and both from one pass,
       ``get_log_prob_and_entropy(nn_inputs, actions)``: summed over every action dimension and leaf
       (one value per batch row), as are the log-likelihoods above.
@@ -94,14 +99,15 @@ class Policy(Component):
 
     @rlgraph.api
     def get_action_and_log_prob(self, nn_inputs: Any, deterministic: bool = False) -> Any:
-        parameters = self._parameters(self.network.call(nn_inputs))
-        actions, log_probs = {}, []
-        for path in self.leaves:
-            actions[path], log_prob = self.distributions[path].draw_and_log_prob(
-                parameters[path], deterministic
-            )
-            log_probs.append(log_prob)
-        return self._nest(actions), self._graph_fn_sum_over_actions(*log_probs)
+        return self._draws(
+            nn_inputs, lambda distribution, p: distribution.draw_and_log_prob(p, deterministic)
+        )
+
+    @rlgraph.api
+    def get_differentiable_action_and_log_prob(self, nn_inputs: Any, temperature: float = 1.0) -> Any:
+        return self._draws(
+            nn_inputs, lambda distribution, p: distribution.draw_differentiable_and_log_prob(p, temperature)
+        )
 
     @rlgraph.api
     def get_log_prob(self, nn_inputs: Any, actions: Any) -> Any:
@@ -131,6 +137,15 @@ class Policy(Component):
         )
 
     # -- routing helpers (used inside API methods) -----------------------------------------------------
+    def _draws(self, nn_inputs: Any, draw: Any) -> Any:
+        """``(actions, summed log-likelihoods)`` of ``draw(distribution, parameters)`` for every leaf."""
+        parameters = self._parameters(self.network.call(nn_inputs))
+        actions, log_probs = {}, []
+        for path in self.leaves:
+            actions[path], log_prob = draw(self.distributions[path], parameters[path])
+            log_probs.append(log_prob)
+        return self._nest(actions), self._graph_fn_sum_over_actions(*log_probs)
+
     def _parameters(self, nn_outputs: Any) -> dict[str, Any]:
         """Distribution parameters per leaf path (subclasses change how they are computed)."""
         return {path: adapter.get_parameters(nn_outputs) for path, adapter in self.adapters.items()}

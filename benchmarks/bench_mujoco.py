@@ -1,0 +1,113 @@
+"""One long run each of SAC and TD3 on MuJoCo's HalfCheetah-v5: return against steps and seconds.
+
+Trains ``examples/sac_halfcheetah.yaml`` and ``examples/td3_halfcheetah.yaml`` (the papers'
+hyperparameters) for ``--timesteps`` steps on one backend, one after the other, each a subprocess with
+one thread, with a greedy evaluation of 5 episodes every 10,000 steps. Writes ``mujoco_curves.csv`` (one
+row per evaluation: algorithm, steps, training seconds, greedy mean return) and ``mujoco_curves.png``
+(the return against steps and against seconds) into ``--out``, and prints the final table.
+
+Not part of CI (hours: about 15 ms per step with 256x256 networks on one core). Needs MuJoCo:
+``pip install -c constraints.txt "gymnasium[mujoco]"``. Run:
+``python benchmarks/bench_mujoco.py --timesteps 200000 --backend torch --out benchmarks/results``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = {
+    "SAC": ROOT / "examples" / "sac_halfcheetah.yaml",
+    "TD3": ROOT / "examples" / "td3_halfcheetah.yaml",
+}
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def train(algorithm: str, timesteps: int, backend: str, seed: int, out: Path) -> list[dict[str, float]]:
+    """``rlgraph train`` of the algorithm's example; its evaluations (steps, seconds, greedy mean return)."""
+    run_dir = out / f"{algorithm.lower()}-halfcheetah-{backend}-{seed}"
+    command = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLES[algorithm]), "--quiet"]
+    command += [
+        "--timesteps",
+        str(timesteps),
+        "--backend",
+        backend,
+        "--seed",
+        str(seed),
+        "--run-dir",
+        str(run_dir),
+    ]
+    subprocess.run(command, check=True, env={**os.environ, **ONE_THREAD})
+    with (run_dir / "progress.csv").open() as file:
+        rows = [row for row in csv.DictReader(file) if row["eval_mean_return"]]
+    return [
+        {
+            "algorithm": algorithm,
+            "timesteps": int(row["timesteps"]),
+            "seconds": float(row["wall_seconds"]),
+            "eval_mean_return": float(row["eval_mean_return"]),
+        }
+        for row in rows
+    ]
+
+
+def plot(rows: list[dict[str, float]], path: Path, backend: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (by_steps, by_seconds) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for algorithm in EXAMPLES:
+        mine = [r for r in rows if r["algorithm"] == algorithm]
+        returns = [r["eval_mean_return"] for r in mine]
+        by_steps.plot([r["timesteps"] for r in mine], returns, label=algorithm)
+        by_seconds.plot([r["seconds"] / 60.0 for r in mine], returns, label=algorithm)
+    by_steps.set(xlabel="environment steps", ylabel="greedy mean return (5 episodes)")
+    by_seconds.set(xlabel="minutes (training and evaluation)")
+    by_steps.legend()
+    figure.suptitle(f"HalfCheetah-v5, RLgraph on {backend}, one seed")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--timesteps", type=int, default=200_000)
+    parser.add_argument("--backend", default="torch")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("mujoco-results"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = [
+        row
+        for algorithm in EXAMPLES
+        for row in train(algorithm, args.timesteps, args.backend, args.seed, args.out)
+    ]
+    with (args.out / "mujoco_curves.csv").open("w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=["algorithm", "timesteps", "seconds", "eval_mean_return"])
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, args.out / "mujoco_curves.png", args.backend)
+    print(f"{'algorithm':<10} {'steps':>9} {'minutes':>8} {'greedy return':>14}")
+    for algorithm in EXAMPLES:
+        mine = [r for r in rows if r["algorithm"] == algorithm]
+        best = max(mine, key=lambda r: r["eval_mean_return"])
+        last = mine[-1]
+        print(
+            f"{algorithm:<10} {last['timesteps']:>9,} {last['seconds'] / 60:>8.1f} {last['eval_mean_return']:>14.1f}"
+        )
+        print(
+            f"{'  best':<10} {best['timesteps']:>9,} {best['seconds'] / 60:>8.1f} {best['eval_mean_return']:>14.1f}"
+        )
+    print(f"Wrote {args.out / 'mujoco_curves.csv'} and {args.out / 'mujoco_curves.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
