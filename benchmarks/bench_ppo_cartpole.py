@@ -12,16 +12,14 @@ seed 1 only. SB3 is a benchmark-only dependency: ``pip install -c constraints.tx
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from time_to_solve import run_benchmark, run_child, sb3_callback
+from time_to_solve import command_line, sb3_callback
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ppo_cartpole.yaml"
 ENVIRONMENT = "CartPole-v1"
-SEEDS = [1, 2, 3]
 TARGET_RETURN = 475.0
 MAX_STEPS = 100_000
 EVALUATION_INTERVAL = 2_048
@@ -66,26 +64,7 @@ def sb3_child(seed: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="seed 1 only")
-    parser.add_argument(
-        "--backends", default="torch", help="comma-separated RLgraph backends (default: torch)"
-    )
-    parser.add_argument("--sb3-seed", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.sb3_seed is not None:
-        sb3_child(args.sb3_seed)
-        return 0
-    run_benchmark(
-        "PPO",
-        EXAMPLE,
-        SEEDS[:1] if args.quick else SEEDS,
-        args.backends.split(","),
-        lambda seed: run_child(__file__, ["--sb3-seed", str(seed)]),
-        TARGET_RETURN,
-        AIM_SECONDS,
-    )
-    return 0
+    return command_line(__doc__, "PPO", EXAMPLE, __file__, sb3_child, TARGET_RETURN, AIM_SECONDS)
 
 
 if __name__ == "__main__":

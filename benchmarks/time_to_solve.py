@@ -10,6 +10,7 @@ the machine is shared and its speed varies.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import math
@@ -232,3 +233,37 @@ def run_benchmark(
     compare(rows, backends, "sb3" if with_sb3 else "", target, aim, speedup_aim)
     if not with_sb3:
         print("Stable-Baselines3 is not installed: pip install -c constraints.txt stable-baselines3")
+
+
+def command_line(
+    doc: str,
+    algorithm: str,
+    example: Path,
+    script: str,
+    sb3_child: Callable[[int], None],
+    target: float,
+    aim: float,
+    seeds: tuple[int, ...] = (1, 2, 3),
+) -> int:
+    """The command line of a time-to-solve benchmark against SB3: ``--quick`` (the first seed),
+    ``--backends``; a child process of ``script`` with ``--sb3-seed S`` trains SB3 (``sb3_child``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="seed 1 only")
+    parser.add_argument(
+        "--backends", default="torch", help="comma-separated RLgraph backends (default: torch)"
+    )
+    parser.add_argument("--sb3-seed", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.sb3_seed is not None:
+        sb3_child(args.sb3_seed)
+        return 0
+    run_benchmark(
+        algorithm,
+        example,
+        list(seeds[:1] if args.quick else seeds),
+        args.backends.split(","),
+        lambda seed: run_child(script, ["--sb3-seed", str(seed)]),
+        target,
+        aim,
+    )
+    return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rlgraph.training import Trainer, load_run_spec
@@ -37,3 +38,23 @@ def test_the_example_reaches_its_target(example, budget, target, seed, tmp_path,
         f"best greedy mean {summary.best_eval_mean_return} after {summary.timesteps} steps"
     )
     assert summary.timesteps_to_target <= budget
+
+
+@pytest.mark.parametrize("example", ["sac_halfcheetah.yaml", "td3_halfcheetah.yaml"])
+def test_the_mujoco_examples_train_where_mujoco_is_installed(example, tmp_path, rlgraph_backend):
+    """The HalfCheetah-v5 examples (``benchmarks/bench_mujoco.py`` trains them for hours) run end to end:
+    a short run with 500 updates and a greedy evaluation."""
+    pytest.importorskip("mujoco", reason='needs MuJoCo: pip install -c constraints.txt "gymnasium[mujoco]"')
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    options = {
+        "seed": 1,
+        "backend": rlgraph_backend,
+        "timesteps": 1500,
+        "eval_interval": 1500,
+        "eval_episodes": 1,
+    }
+    spec = load_run_spec(EXAMPLES / example, ["agent.update_spec.steps_before_update=1000"], options)
+    summary = Trainer(spec, tmp_path / "run").run()
+    assert summary.timesteps == 1500 and summary.updates == 500
+    assert np.isfinite(summary.last_eval_mean_return)

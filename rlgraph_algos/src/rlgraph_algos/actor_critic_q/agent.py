@@ -16,6 +16,7 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.replay import replay_memory
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -93,14 +94,7 @@ class ActorCriticQAgent(Agent):
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
         ).strip_ranks()
-        memory = Component.from_spec(self.memory_spec, path="memory_spec")
-        capacity = getattr(memory, "capacity", None)
-        if capacity is not None and self.update_spec.batch_size > capacity:
-            raise SpecError(
-                f"must be <= memory_spec.capacity ({capacity}): a batch is drawn from the memory, got "
-                f"{self.update_spec.batch_size}",
-                "update_spec.batch_size",
-            )
+        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
         try:
             q_function = QFunction(
                 self.network_spec if self.value_function_spec is None else self.value_function_spec

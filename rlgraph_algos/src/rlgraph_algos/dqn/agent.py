@@ -19,6 +19,7 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
+from rlgraph_algos.replay import replay_memory
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
@@ -187,14 +188,7 @@ class DQNAgent(Agent):
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
         ).strip_ranks()
-        memory = Component.from_spec(self.memory_spec, path="memory_spec")
-        capacity = getattr(memory, "capacity", None)
-        if capacity is not None and self.update_spec.batch_size > capacity:
-            raise SpecError(
-                f"must be <= memory_spec.capacity ({capacity}): a batch is drawn from the memory, got "
-                f"{self.update_spec.batch_size}",
-                "update_spec.batch_size",
-            )
+        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
         return DQNGraph(
             preprocessor=preprocessor,
             policy=self._policy(),

@@ -10,7 +10,6 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, Space
-from rlgraph.specs.validation import rebase
 from rlgraph_networks.distributions.continuous import Interval
 from rlgraph_networks.layers.dense import Dense
 from rlgraph_networks.neural_network import NeuralNetwork
@@ -43,10 +42,7 @@ class DeterministicPolicy(Component):
         if action_space is None:
             raise SpecError("a policy needs the action space (agents pass it)", "action_space")
         self.space = action_space.strip_ranks()
-        try:
-            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
-        except SpecError as error:
-            raise rebase(error, "network_spec") from None
+        self.network = NeuralNetwork.from_spec(network_spec or [], path="network_spec", scope="network")
         self.leaves = self.space.flatten()
         self.heads: dict[str, Dense] = {}
         self.intervals: dict[str, Interval | None] = {}

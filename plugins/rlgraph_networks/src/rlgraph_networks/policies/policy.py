@@ -58,10 +58,7 @@ class Policy(Component):
         if action_space is None:
             raise SpecError("a policy needs the action space (agents pass it)", "action_space")
         self.space = action_space.strip_ranks()
-        try:
-            self.network = NeuralNetwork.from_spec(network_spec or [], scope="network")
-        except SpecError as error:
-            raise rebase(error, "network_spec") from None
+        self.network = NeuralNetwork.from_spec(network_spec or [], path="network_spec", scope="network")
         self.leaves = _leaves(self.space)
         self.adapters: dict[str, ActionAdapter] = {}
         self.distributions: dict[str, Any] = {}
