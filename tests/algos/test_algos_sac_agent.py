@@ -256,3 +256,35 @@ def test_bad_specs_name_the_key(overrides, spaces, key):
     with pytest.raises(SpecError) as error:
         Agent.from_spec({**SPEC, **overrides}, **(spaces or PENDULUM))
     assert key in str(error.value)
+
+
+def test_rlgraphs_sac_cartpole_config_builds_acts_observes_and_learns(rlgraph_backend):
+    """RLgraph's own SAC test config (discrete CartPole), as its files have it."""
+    import json
+    from pathlib import Path
+
+    from rlgraph.environments import GymnasiumEnv
+
+    path = (
+        Path(__file__).resolve().parents[2]
+        / "examples"
+        / "rlgraph-configs"
+        / "tests_sac_agent_for_cartpole.json"
+    )
+    env = GymnasiumEnv("CartPole-v1")
+    spec = {**json.loads(path.read_text()), "backend": rlgraph_backend}
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    agent = Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space)
+    assert isinstance(agent, SACAgent) and agent.alpha == pytest.approx(0.2)
+    assert agent.root.q_optimizer.hyperparameters["learning_rate"] == 0.0004
+    assert agent.update_spec.batch_size == 32 and agent.update_spec.sync_tau == 0.005
+    state = env.reset(seed=0)
+    for _ in range(64):
+        action, preprocessed = agent.get_action(state, extra_returns="preprocessed_states")
+        next_state, reward, terminal, truncated, _ = env.step(action)
+        agent.observe(preprocessed, action, None, reward, next_state, terminal)
+        state = env.reset() if terminal or truncated else next_state
+    agent.flush_buffers()
+    loss, td_errors = agent.update()
+    assert np.isfinite(loss) and td_errors.shape == (32,)
