@@ -234,7 +234,7 @@ class SACAgent(ActorCriticQAgent):
         target_entropy = self.resolved_target_entropy()
         policy = self._policy()
         parts = self.graph_parts()
-        if self.discrete_mode == "expectation" and isinstance(self.action_space, IntBox):
+        if self.discrete_mode == "expectation":  # _policy() refused every space but one IntBox
             parts["q_function"] = self._discrete_critic()
         return SACGraph(
             policy=policy,
