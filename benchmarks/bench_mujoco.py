@@ -1,8 +1,8 @@
 """One long run each of SAC and TD3 on MuJoCo's HalfCheetah-v5: return against steps and seconds.
 
 Trains ``examples/sac_halfcheetah.yaml`` and ``examples/td3_halfcheetah.yaml`` (the papers'
-hyperparameters) for ``--timesteps`` steps on one backend, one after the other, each a subprocess with
-one thread, with a greedy evaluation of 5 episodes every 10,000 steps. Writes ``mujoco_curves.csv`` (one
+hyperparameters) for ``--timesteps`` steps on one backend, one after the other (or at once with
+``--parallel``), each a subprocess with one thread, with a greedy evaluation of 5 episodes every 10,000 steps. Writes ``mujoco_curves.csv`` (one
 row per evaluation: algorithm, steps, training seconds, greedy mean return) and ``mujoco_curves.png``
 (the return against steps and against seconds) into ``--out``, and prints the final table.
 
@@ -28,9 +28,12 @@ EXAMPLES = {
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def train(algorithm: str, timesteps: int, backend: str, seed: int, out: Path) -> list[dict[str, float]]:
-    """``rlgraph train`` of the algorithm's example; its evaluations (steps, seconds, greedy mean return)."""
-    run_dir = out / f"{algorithm.lower()}-halfcheetah-{backend}-{seed}"
+def run_dir(algorithm: str, backend: str, seed: int, out: Path) -> Path:
+    return out / f"{algorithm.lower()}-halfcheetah-{backend}-{seed}"
+
+
+def start(algorithm: str, timesteps: int, backend: str, seed: int, out: Path) -> subprocess.Popen:
+    """Starts ``rlgraph train`` of the algorithm's example in a subprocess with one thread."""
     command = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLES[algorithm]), "--quiet"]
     command += [
         "--timesteps",
@@ -40,10 +43,16 @@ def train(algorithm: str, timesteps: int, backend: str, seed: int, out: Path) ->
         "--seed",
         str(seed),
         "--run-dir",
-        str(run_dir),
+        str(run_dir(algorithm, backend, seed, out)),
     ]
-    subprocess.run(command, check=True, env={**os.environ, **ONE_THREAD})
-    with (run_dir / "progress.csv").open() as file:
+    return subprocess.Popen(command, env={**os.environ, **ONE_THREAD})
+
+
+def finish(process: subprocess.Popen, algorithm: str, backend: str, seed: int, out: Path) -> list[dict]:
+    """Waits for a training run; its evaluations (steps, seconds, greedy mean return)."""
+    if process.wait() != 0:
+        raise SystemExit(f"{algorithm} training failed with exit status {process.returncode}")
+    with (run_dir(algorithm, backend, seed, out) / "progress.csv").open() as file:
         rows = [row for row in csv.DictReader(file) if row["eval_mean_return"]]
     return [
         {
@@ -82,13 +91,20 @@ def main() -> int:
     parser.add_argument("--backend", default="torch")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("mujoco-results"))
+    parser.add_argument(
+        "--parallel", action="store_true", help="train both at once, one core each (needs two free cores)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = [
-        row
-        for algorithm in EXAMPLES
-        for row in train(algorithm, args.timesteps, args.backend, args.seed, args.out)
-    ]
+    run = (args.timesteps, args.backend, args.seed, args.out)
+    rows = []
+    if args.parallel:
+        processes = {algorithm: start(algorithm, *run) for algorithm in EXAMPLES}
+        for algorithm, process in processes.items():
+            rows += finish(process, algorithm, *run[1:])
+    else:
+        for algorithm in EXAMPLES:
+            rows += finish(start(algorithm, *run), algorithm, *run[1:])
     with (args.out / "mujoco_curves.csv").open("w", newline="") as file:
         writer = csv.DictWriter(file, fieldnames=["algorithm", "timesteps", "seconds", "eval_mean_return"])
         writer.writeheader()

@@ -58,6 +58,9 @@ def _entry(info: dict[str, Any], distribution: str) -> str:
         default = "*required*" if key["required"] else f"`{key['default']!r}`"
         rows.append(f"| `{key['key']}` | `{_cell(key['type'])}` | {_cell(default)} |")
     more = "\n\nFurther keys pass on to the class's base." if info["more_keys"] else ""
+    if info.get("aliases"):
+        names = ", ".join(f"`{alias}` for `{target}`" for alias, target in info["aliases"].items())
+        more += f"\n\nRLgraph's other names, accepted: {names}."
     summary = info["summary"].replace("``", "`")
     return (
         f"### `{info['name']}`\n\n`{info['class']}` ({distribution}). {summary}\n\n"

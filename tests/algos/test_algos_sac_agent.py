@@ -250,6 +250,15 @@ def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(
         ({"update_spec": {"batch_size": 1000}}, None, "update_spec.batch_size"),
         ({"value_function_spec": [{"type": "dense", "unitz": 4}]}, None, "value_function_spec"),
         ({"update_spec": {"sample_size": 4}}, None, "update_spec.sample_size"),
+        ({"sync_rules": {"sync_every_n_updates": 0}}, None, "sync_rules.sync_every_n_updates"),
+        ({"sync_rules": {"every": 2}}, None, "sync_rules"),
+        ({"sync_rules": 2}, None, "sync_rules"),
+        (
+            {"sync_rules": {"sync_tau": 0.1}, "update_spec": {"batch_size": 8, "sync_tau": 0.2}},
+            None,
+            "update_spec.sync_tau",
+        ),
+        ({"q_function_spec": [], "value_function_spec": []}, None, "q_function_spec"),
     ],
 )
 def test_bad_specs_name_the_key(overrides, spaces, key):
@@ -288,3 +297,23 @@ def test_rlgraphs_sac_cartpole_config_builds_acts_observes_and_learns(rlgraph_ba
     agent.flush_buffers()
     loss, td_errors = agent.update()
     assert np.isfinite(loss) and td_errors.shape == (32,)
+
+
+def test_rlgraphs_later_sac_keys_stand_for_the_keys_here(rlgraph_backend):
+    """RLgraph 0.4's names: q_function_spec, q_function_optimizer_spec, sync_rules, memory_batch_size and
+    python_buffer_size, with a learning rate decaying from 0.01 to 0.0003."""
+    later = {
+        "python_buffer_size": 20,
+        "memory_batch_size": 16,
+        "sync_rules": {"sync_every_n_updates": 2, "sync_tau": 0.01},
+        "q_function_spec": [{"type": "dense", "units": 8, "activation": "relu"}],
+        "q_function_optimizer_spec": {"type": "adam", "learning_rate": [0.01, 0.0003]},
+        "update_spec": {"update_interval": 3},
+    }
+    agent = make(rlgraph_backend, **later)
+    assert agent.observe_spec.buffer_size == 20 and agent.update_spec.batch_size == 16
+    assert (agent.update_spec.sync_interval, agent.update_spec.sync_tau) == (6, 0.01)  # 2 updates of 3 steps
+    assert weights_under(agent, "q-function")["network/dense/kernel"].shape == (3 + 1, 8)
+    decay = agent.root.q_optimizer.learning_rate_decay
+    assert (decay.from_, decay.to_) == (0.01, 0.0003)
+    assert np.isfinite(agent.update(batch(16)).loss)

@@ -42,6 +42,18 @@ def test_one_agent_shows_its_keys_types_and_defaults_its_base_included(registere
     assert "initial" in text and "1.0" in text and text.startswith("scale_catalog: test_build:Scale")
 
 
+def test_an_agents_keys_are_shown_by_their_own_names_and_rlgraphs_other_names_after_them(
+    registered_catalog, capsys
+):
+    assert main(["agents", "tabular_q_catalog"]) == 0
+    text = capsys.readouterr().out
+    assert "observe_spec.buffer_size" in text
+    assert text.rstrip().endswith(
+        "RLgraph's other names, accepted: python_buffer_size for observe_spec.buffer_size, "
+        "memory_batch_size for update_spec.batch_size"
+    )
+
+
 def test_an_unknown_name_is_the_registry_error(registered_catalog):
     with pytest.raises(PluginNotFoundError):
         from rlgraph.cli import catalog

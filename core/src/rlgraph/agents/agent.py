@@ -8,7 +8,7 @@ import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -80,6 +80,11 @@ class Agent(Specifiable):
     """
 
     __rlgraph_group__ = "rlgraph.agents"
+    #: RLgraph's later (0.4) names of keys, each with the key it stands for.
+    spec_aliases: ClassVar[dict[str, str]] = {
+        "python_buffer_size": "observe_spec.buffer_size",
+        "memory_batch_size": "update_spec.batch_size",
+    }
 
     def __init__(
         self,

@@ -47,19 +47,23 @@ def describe(group: str, name: str) -> dict[str, Any]:
     without a default is required). RLgraph's spellings of keys (``from`` for ``from_``) are given."""
     cls = load(group, name)
     schema = schema_of(cls)
-    aliases = {target: alias for alias, target in getattr(cls, "spec_aliases", {}).items()}
+    aliases = getattr(cls, "spec_aliases", {})
+    agent = group == "rlgraph.agents"  # an agent's keys are shown by their own names, its aliases after them
+    shown = {} if agent else {target: alias for alias, target in aliases.items()}
     keys = [
         {
-            "key": aliases.get(field.name, field.name),
+            "key": shown.get(field.name, field.name),
             "type": type_name(field.type) if field.type is not None else "any",
             "default": None if field.default is attrs.NOTHING else shown_default(field.default),
             "required": field.default is attrs.NOTHING,
         }
         for field in attrs.fields(schema.spec_class)
     ]
-    if group == "rlgraph.agents":
-        keys = _agent_keys(cls, keys)
-    return {**_identity(name, cls), "keys": keys, "more_keys": schema.extra_keys}
+    info = {**_identity(name, cls), "keys": keys, "more_keys": schema.extra_keys}
+    if agent:
+        info["keys"] = _agent_keys(cls, keys)
+        info["aliases"] = dict(aliases)
+    return info
 
 
 def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -114,6 +118,9 @@ def format_keys(info: dict[str, Any]) -> str:
     lines += ["  ".join([line[0].ljust(widths[0]), line[1].ljust(widths[1]), line[2]]) for line in table]
     if info["more_keys"]:
         lines.append("(further keys pass on to the class's base)")
+    if info.get("aliases"):
+        names = ", ".join(f"{alias} for {target}" for alias, target in info["aliases"].items())
+        lines.append(f"RLgraph's other names, accepted: {names}")
     return "\n".join(lines)
 
 

@@ -27,7 +27,8 @@ class Specifiable:
 
     __rlgraph_group__: ClassVar[str] = "rlgraph.components"
     #: Spec keys that stand for constructor parameters of another name (``{"from": "from_"}``), for
-    #: keys that are Python keywords or older names RLgraph's configs use.
+    #: keys that are Python keywords or other names RLgraph's configs use; a dotted name stands for a
+    #: key of a nested spec (``{"memory_batch_size": "update_spec.batch_size"}``).
     spec_aliases: ClassVar[dict[str, str]] = {}
 
     @classmethod
@@ -96,20 +97,34 @@ def spec_dict(spec: Any, path: str = "") -> dict[str, Any]:
 
 
 def _unalias(target: type, spec: dict[str, Any], path: str) -> dict[str, Any]:
-    """``spec`` with ``target.spec_aliases`` keys renamed to the parameters they stand for."""
+    """``spec`` with ``target.spec_aliases`` keys renamed to the parameters they stand for; an alias of a
+    nested key (``"observe_spec.buffer_size"``) sets that key in its parameter's dict."""
     aliases = getattr(target, "spec_aliases", None)
     if not aliases:
         return spec
     renamed: dict[str, Any] = {}
     given_as: dict[str, str] = {}
+    nested = [(key, aliases[key]) for key in spec if "." in aliases.get(key, "")]
     for key, value in spec.items():
         name = aliases.get(key, key)
+        if "." in name:
+            continue
         if name in renamed:
             raise SpecError(
                 f"{given_as[name]!r} and {key!r} name the same parameter {name!r}; give one",
                 join_path(path, key),
             )
         renamed[name], given_as[name] = value, key
+    for key, name in nested:
+        head, _, tail = name.partition(".")
+        holder = renamed.get(head)
+        if holder is None:
+            holder = {}
+        elif not isinstance(holder, Mapping):
+            raise SpecError(f"stands for {name!r}: give it in {head!r} instead", join_path(path, key))
+        elif tail in holder:
+            raise SpecError(f"{key!r} and {name!r} name the same key; give one", join_path(path, key))
+        renamed[head] = {**holder, tail: spec[key]}
     return renamed
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
-from rlgraph.agents.specs import given_keys
+from rlgraph.agents.specs import GivenKeys, UpdateSpec, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
-from rlgraph.specs.validation import rebase
+from rlgraph.specs.validation import construct, rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.replay import replay_memory
@@ -30,6 +32,44 @@ DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
 DEFAULT_SYNC_TAU = 0.005
 #: What an external batch holds: the graph's update_from_batch parameters, by batch key.
 BATCH_FIELDS = ("actions", "rewards", "terminals", "next_states")
+
+
+@attrs.define(init=False)
+class SyncRules(GivenKeys):
+    """RLgraph's later key for target syncs: every ``sync_every_n_updates`` updates, by ``sync_tau``."""
+
+    sync_every_n_updates: int = attrs.field(
+        default=1, metadata={"check": lambda n: None if n >= 1 else f"must be >= 1, got {n}"}
+    )
+    sync_tau: float | None = attrs.field(
+        default=None,
+        metadata={
+            "check": lambda tau: None if tau is None or 0.0 < tau <= 1.0 else f"must be in (0, 1], got {tau}"
+        },
+    )
+
+
+def with_sync_rules(update_spec: Any, sync_rules: Any) -> dict[str, Any]:
+    """``update_spec`` as a dict with RLgraph's later ``sync_rules`` in it: ``sync_every_n_updates``
+    updates of ``update_interval`` time steps as ``sync_interval``, and ``sync_tau``."""
+    rules = construct(SyncRules, sync_rules, "sync_rules") if isinstance(sync_rules, Mapping) else sync_rules
+    if not isinstance(rules, SyncRules):
+        raise SpecError(
+            f"expected a dict of sync_every_n_updates and sync_tau, got {sync_rules!r}", "sync_rules"
+        )
+    if isinstance(update_spec, Mapping):
+        update = {key: value for key, value in update_spec.items() if value is not None}
+    else:
+        update = {key: getattr(update_spec, key) for key in given_keys(update_spec)}
+    moved = {"sync_interval": "sync_every_n_updates", "sync_tau": "sync_tau"}
+    for key in ("sync_interval", "sync_tau") if "sync_tau" in given_keys(rules) else ("sync_interval",):
+        if key in update:
+            raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
+    interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)
+    update["sync_interval"] = rules.sync_every_n_updates * interval
+    if rules.sync_tau is not None:
+        update["sync_tau"] = rules.sync_tau
+    return update
 
 
 class ActorCriticQAgent(Agent):
@@ -49,6 +89,11 @@ class ActorCriticQAgent(Agent):
         value_function_spec: The critics' layers after the concatenation of states and actions (RLgraph's
             key; default: the policy's ``network_spec``).
         value_function_optimizer_spec: The critics' optimizer (default: like ``optimizer_spec``).
+        sync_rules: RLgraph's later form of the target syncs, ``{sync_every_n_updates, sync_tau}``: the
+            same as ``update_spec.sync_interval`` of that many updates' time steps and ``sync_tau``.
+            RLgraph's later names ``q_function_spec`` and ``q_function_optimizer_spec`` stand for the two
+            keys above (and, for every agent, ``memory_batch_size`` for ``update_spec.batch_size`` and
+            ``python_buffer_size`` for ``observe_spec.buffer_size``).
         **kwargs: The Agent's arguments: ``network_spec`` (the policy's network), ``optimizer_spec`` (the
             policy's optimizer, default Adam at 3e-4), ``update_spec`` (``batch_size``, ``num_iterations``,
             ``sync_interval``, ``sync_tau``), ...
@@ -64,6 +109,11 @@ class ActorCriticQAgent(Agent):
         "update_spec.sync_interval",
         "update_spec.sync_tau",
     )
+    spec_aliases: ClassVar[dict[str, str]] = {
+        **Agent.spec_aliases,
+        "q_function_spec": "value_function_spec",
+        "q_function_optimizer_spec": "value_function_optimizer_spec",
+    }
     #: Gradient steps per policy step (TD3's delayed policy updates).
     policy_delay: int = 1
 
@@ -72,8 +122,11 @@ class ActorCriticQAgent(Agent):
         memory_spec: dict[str, Any] | None = None,
         value_function_spec: Any = None,
         value_function_optimizer_spec: Any = None,
+        sync_rules: SyncRules | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        if sync_rules is not None:
+            kwargs["update_spec"] = with_sync_rules(kwargs.get("update_spec"), sync_rules)
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
         self.value_function_spec = value_function_spec
         self.value_function_optimizer_spec = value_function_optimizer_spec
