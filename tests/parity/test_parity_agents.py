@@ -1,7 +1,7 @@
-"""Cross-backend models: a DQN agent trained and stored on one backend loads into the same spec on the
-other and acts the same (greedy actions on 1,000 sampled states; Q-values within float32 precision).
-DQN, PPO and actor-critic updates from the same weights on the same batches give the same losses and
-weights on both backends."""
+"""Cross-backend models: a DQN or SAC agent stored on one backend loads into the same spec on the other
+and acts the same (greedy actions on 1,000 sampled states; Q-values within float32 precision). DQN, PPO,
+actor-critic, DDPG and TD3 (without its random target smoothing) updates from the same weights on the
+same batches give the same losses and weights on both backends."""
 
 from __future__ import annotations
 
@@ -150,22 +150,29 @@ def time_major_batch(rng: np.random.Generator, steps: int = 16, envs: int = 4) -
     }
 
 
-def assert_same_updates(spec: dict, backends: tuple[str, ...], per_item: int, updates: int = 4) -> None:
-    """Both backends start from the same variables (optimizer slots included) and, fed the same batches,
-    give the same losses, per-item losses (``per_item`` of them: the last minibatch's) and metrics at
-    every update and the same variables after."""
+CARTPOLE_SPACES = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
+
+
+def assert_same_updates(
+    spec: dict,
+    backends: tuple[str, ...],
+    per_item: int,
+    updates: int = 4,
+    spaces: dict | None = None,
+    make_batch=time_major_batch,
+) -> None:
+    """Both backends start from the same variables (optimizer slots included) and, fed the same batches
+    (``make_batch(rng)``), give the same losses, per-item losses (``per_item`` of them: the last
+    minibatch's) and metrics at every update and the same variables after."""
     agents = [
-        Agent.from_spec(
-            {**spec, "backend": backend}, state_space=FloatBox(shape=(4,)), action_space=IntBox(2)
-        )
-        for backend in backends
+        Agent.from_spec({**spec, "backend": backend}, **(spaces or CARTPOLE_SPACES)) for backend in backends
     ]
     reference, other = agents
     initial = reference.executor.get_weights()
     other.executor.set_weights(initial)
     rng = np.random.default_rng(11)
     for step in range(updates):
-        batch = time_major_batch(rng)
+        batch = make_batch(rng)
         results = [agent.update(batch) for agent in agents]
         assert np.shape(results[0].loss_per_item) == (per_item,)
         np.testing.assert_allclose(results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss {step}")
@@ -198,3 +205,82 @@ def test_ppo_updates_give_the_same_losses_and_weights_on_both_backends(parity_ba
 def test_actor_critic_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
     """The value head shares the policy's network and optimizer; one step on the whole batch per update."""
     assert_same_updates(ACTOR_CRITIC_SPEC, parity_backends, per_item=64)
+
+
+# -- deterministic policy gradients and SAC --------------------------------------------------------------
+PENDULUM_SPACES = {
+    "state_space": FloatBox(-8.0, 8.0, shape=(3,)),
+    "action_space": FloatBox(-2.0, 2.0, shape=(1,)),
+}
+DPG_LAYERS = [{"type": "dense", "units": 16, "activation": "relu"}]
+DDPG_SPEC = {
+    "type": "ddpg",
+    "network_spec": DPG_LAYERS,
+    "update_spec": {"batch_size": 32, "sync_tau": 0.05},
+    "optimizer_spec": {"type": "adam", "learning_rate": 0.01},
+    "execution_spec": {"seed": 7},
+}
+#: TD3 with its clipped double-Q and delayed policy steps, but no target smoothing (random noise draws).
+TD3_SPEC = {**DDPG_SPEC, "type": "td3", "target_noise_std": 0.0}
+
+
+def transition_batch(rng: np.random.Generator, rows: int = 32) -> dict[str, np.ndarray]:
+    """Pendulum-like transitions, actions within the bounds."""
+    return {
+        "states": rng.uniform(-1.0, 1.0, (rows, 3)).astype(np.float32),
+        "actions": rng.uniform(-2.0, 2.0, (rows, 1)).astype(np.float32),
+        "rewards": rng.normal(-3.0, 1.0, rows).astype(np.float32),
+        "terminals": rng.random(rows) < 0.1,
+        "next_states": rng.uniform(-1.0, 1.0, (rows, 3)).astype(np.float32),
+    }
+
+
+@pytest.mark.parametrize("spec", [DDPG_SPEC, TD3_SPEC], ids=["ddpg", "td3"])
+def test_deterministic_policy_gradient_updates_give_the_same_losses_and_weights_on_both_backends(
+    parity_backends, spec
+):
+    """Critics, the policy (every second step for TD3) and soft target moves, on both backends alike."""
+    assert_same_updates(
+        spec, parity_backends, per_item=32, updates=6, spaces=PENDULUM_SPACES, make_batch=transition_batch
+    )
+
+
+@pytest.mark.parametrize("direction", ["torch-to-tf", "tf-to-torch"])
+def test_a_stored_sac_agent_acts_the_same_on_the_other_backend(parity_backends, direction, tmp_path):
+    """A SAC agent after updates (policy, twin critics, targets, temperature) stored on one backend gives
+    the same greedy actions, critic values and temperature on the other."""
+    source_backend, target_backend = direction.split("-to-")
+    spec = {
+        "type": "sac",
+        "network_spec": DPG_LAYERS,
+        "update_spec": {"batch_size": 32},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.01},
+    }
+    source = Agent.from_spec(
+        {**spec, "backend": source_backend, "execution_spec": {"seed": 3}}, **PENDULUM_SPACES
+    )
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        source.update(transition_batch(rng))
+    path = source.store_model(tmp_path / "model")
+    target = Agent.from_spec(
+        {**spec, "backend": target_backend, "execution_spec": {"seed": 99}}, **PENDULUM_SPACES
+    )
+    batch = transition_batch(np.random.default_rng(0), rows=1000)
+    states, actions = batch["states"], batch["actions"]
+    assert not np.allclose(
+        target.get_action(states, use_exploration=False), source.get_action(states, use_exploration=False)
+    )
+
+    target.load_model(path)
+    np.testing.assert_allclose(
+        target.get_action(states, use_exploration=False),
+        source.get_action(states, use_exploration=False),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    for expected, actual in zip(
+        source.get_q_values(states, actions), target.get_q_values(states, actions), strict=True
+    ):
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+    assert target.alpha == pytest.approx(source.alpha, rel=1e-6) and source.alpha != 1.0
