@@ -1,11 +1,16 @@
-"""The replay memory of the off-policy agents, from its spec."""
+"""The replay memory of the off-policy agents, from its spec, and the external batches they learn from."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
+from rlgraph.errors import APICallError, SpecError
+
+#: What an external batch of transitions holds besides its states.
+TRANSITION_FIELDS = ("actions", "rewards", "terminals", "next_states")
 
 
 def replay_memory(memory_spec: dict[str, Any], batch_size: int) -> Component:
@@ -19,3 +24,24 @@ def replay_memory(memory_spec: dict[str, Any], batch_size: int) -> Component:
             "update_spec.batch_size",
         )
     return memory
+
+
+def transition_batch_args(batch: Any, discount: float | None = None) -> list[Any]:
+    """An external batch of transitions (a dict or a record batch) as the arguments of an off-policy
+    graph's ``update_from_batch``: the preprocessed states (or ``states``), actions, rewards, terminals and
+    next states; then, for a graph that takes them (``discount`` given: their default), the discounts per
+    row; then the importance weights (default 1)."""
+    batch = dict(getattr(batch, "records", batch))
+    states = batch.get("preprocessed_states", batch.get("states"))
+    missing = [key for key in TRANSITION_FIELDS if key not in batch]
+    if states is None or missing:
+        optional = "importance_weights are" if discount is None else "discounts and importance_weights are"
+        raise APICallError(
+            f"update: the batch lacks {missing or ['preprocessed_states']}; it needs preprocessed_states, "
+            f"actions, rewards, terminals and next_states ({optional} optional)."
+        )
+    rows = len(batch["terminals"])
+    args = [states, *(batch[key] for key in TRANSITION_FIELDS)]
+    if discount is not None:
+        args.append(batch.get("discounts", np.full(rows, discount, dtype=np.float32)))
+    return [*args, batch.get("importance_weights", np.ones(rows, dtype=np.float32))]

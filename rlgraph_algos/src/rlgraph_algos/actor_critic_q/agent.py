@@ -13,12 +13,12 @@ from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, given_keys
 from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import construct, rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
-from rlgraph_algos.replay import replay_memory
+from rlgraph_algos.replay import replay_memory, transition_batch_args
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -30,8 +30,6 @@ DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
 #: The soft target update of SAC's and TD3's papers, where ``update_spec.sync_tau`` is not given.
 DEFAULT_SYNC_TAU = 0.005
-#: What an external batch holds: the graph's update_from_batch parameters, by batch key.
-BATCH_FIELDS = ("actions", "rewards", "terminals", "next_states")
 
 
 @attrs.define(init=False)
@@ -195,7 +193,7 @@ class ActorCriticQAgent(Agent):
         return self._steps(lambda *flags: self._execute("update", self.timesteps, *flags), from_memory=True)
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
-        args = self._batch_args(dict(getattr(batch, "records", batch)))
+        args = transition_batch_args(batch)
         return self._steps(
             lambda *flags: self._execute("update_from_batch", *args, self.timesteps, *flags),
             from_memory=False,
@@ -214,17 +212,6 @@ class ActorCriticQAgent(Agent):
             if due:
                 self.last_sync[from_memory] = clock
         return UpdateResult(*_mean_metrics(results))
-
-    def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
-        states = batch.get("preprocessed_states", batch.get("states"))
-        missing = [k for k in BATCH_FIELDS if k not in batch]
-        if states is None or missing:
-            raise APICallError(
-                f"update: the batch lacks {missing or ['preprocessed_states']}; it needs preprocessed_states, "
-                "actions, rewards, terminals and next_states (importance_weights are optional)."
-            )
-        weights = batch.get("importance_weights", np.ones(len(batch["terminals"]), dtype=np.float32))
-        return [states, *(batch[k] for k in BATCH_FIELDS), weights]
 
     def get_q_values(self, preprocessed_states: Any, actions: Any) -> tuple[np.ndarray, ...]:
         """Every critic's ``Q(s, a)`` for a batch of preprocessed states and actions."""

@@ -14,12 +14,12 @@ from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.root import AgentRoot
 from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import replay_memory
+from rlgraph_algos.replay import replay_memory, transition_batch_args
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
@@ -249,25 +249,7 @@ class DQNAgent(Agent):
         return result
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
-        states = batch.get("preprocessed_states", batch.get("states"))
-        missing = [k for k in ("actions", "rewards", "terminals", "next_states") if k not in batch]
-        if states is None or missing:
-            raise APICallError(
-                f"update: the batch lacks {missing or ['preprocessed_states']}; it needs preprocessed_states, "
-                "actions, rewards, terminals and next_states (discounts and importance_weights are optional)."
-            )
-        rows = len(batch["terminals"])
-        discounts = batch.get("discounts", np.full(rows, self.discount, dtype=np.float32))
-        weights = batch.get("importance_weights", np.ones(rows, dtype=np.float32))
-        return [
-            states,
-            batch["actions"],
-            batch["rewards"],
-            batch["terminals"],
-            batch["next_states"],
-            discounts,
-            weights,
-        ]
+        return transition_batch_args(batch, self.discount)
 
     def get_q_values(self, preprocessed_states: Any) -> np.ndarray:
         """Q-values of every action for a batch of preprocessed states."""
