@@ -100,6 +100,26 @@ def test_sac_losses_match_numpy_on_random_batches_with_terminals(component_test,
     np.testing.assert_allclose(targets, want_targets, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("target_entropy", [-2.0, None])
+def test_sac_alpha_gradient_is_the_mean_alpha_losss_derivative_in_log_alpha(component_test, target_entropy):
+    """By a central difference of the NumPy mean alpha loss in log(alpha) (the loss is linear in it)."""
+    rng = np.random.default_rng(8)
+    log_probs = rng.normal(0.0, 2.0, 21).astype(np.float32)
+    test = component_test(SACLoss(target_entropy=target_entropy), SAC_SPACES)
+    gradient = test.test(("alpha_gradient", [log_probs]))
+
+    def mean_alpha_loss(log_alpha: float) -> float:
+        inputs = {"log_probs_sampled": log_probs, "q_values_sampled": (log_probs, log_probs)}
+        inputs |= {k: (log_probs, log_probs) for k in ("q_values", "q_values_next_sampled")}
+        inputs |= {"log_probs_next_sampled": log_probs, "rewards": log_probs, "terminals": log_probs > 0}
+        return float(np.mean(numpy_sac(inputs, np.exp(log_alpha), 0.99, target_entropy)[2]))
+
+    h = 1e-3
+    expected = (mean_alpha_loss(0.3 + h) - mean_alpha_loss(0.3 - h)) / (2 * h)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-5, atol=1e-6)
+    assert (gradient == 0.0) == (target_entropy is None)
+
+
 def test_sac_expectations_over_discrete_actions_match_numpy(component_test):
     """Christodoulou (2019): E_pi[log pi] and E_pi[min_i Q_i] per row, which the losses take in place of a
     draw's log-likelihood and values."""

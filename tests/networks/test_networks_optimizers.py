@@ -257,6 +257,76 @@ def test_a_decaying_learning_rate_without_a_time_step_is_a_build_error(rlgraph_b
         ComponentTest(Regression(optimizer), spaces, backend=rlgraph_backend)
 
 
+class ClosedForm(Component):
+    """The linear model stepped with its mean squared error's gradients written out (``Optimizer.apply``)."""
+
+    def __init__(self, optimizer: Optimizer, gradients: int = 2):
+        super().__init__(scope="regression")
+        self.model = Model()
+        self.optimizer = optimizer.attach(self.model)
+        self.gradients = gradients
+
+    @rlgraph.api
+    def update(self, x, y, time_step):
+        gradients = self._graph_fn_gradients(x, self.model.predict(x), y)
+        return self.optimizer.apply(gradients[: self.gradients], time_step)
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    def _graph_fn_gradients(self, x, prediction, y):
+        ops = self.ops
+        residual = 2.0 * (prediction - y) / 16.0  # y: 8 rows of 2
+        return ops.matmul(ops.transpose(x), residual), ops.sum(residual, axis=0)
+
+
+@pytest.mark.parametrize(
+    ("spec", "rates"),
+    [
+        ({"type": "adam", "learning_rate": 0.05}, None),
+        ({"type": "sgd", "learning_rate": ["linear", 0.1, 0.01]}, (0.1, 0.055, 0.01)),
+    ],
+    ids=["adam", "sgd-decaying"],
+)
+def test_apply_steps_on_given_gradients_by_the_rule(rlgraph_backend, spec, rates):
+    """A loss with a closed-form gradient steps without differentiation, by the same rules and decays."""
+    spaces = {
+        "x": FloatBox(shape=(3,), add_batch_rank=True),
+        "y": FloatBox(shape=(2,), add_batch_rank=True),
+        "time_step": IntBox(dtype=np.int64),
+    }
+    optimizer = Optimizer.from_spec(spec)
+    test = ComponentTest(ClosedForm(optimizer), spaces, backend=rlgraph_backend)
+    weights = test.variable_values()
+    weight, bias = weights["regression/model/weight"], weights["regression/model/bias"]
+    slots = {}
+    rng = np.random.default_rng(4)
+    for time_step, rate in zip((0, 5000, 20000), rates or (0.05,) * 3, strict=True):
+        x, y = rng.normal(size=(8, 3)).astype(np.float32), rng.normal(size=(8, 2)).astype(np.float32)
+        test.test(("update", [x, y, time_step]))
+        hyperparameters = {**optimizer.hyperparameters, "learning_rate": rate}
+        new = []
+        for name, value, gradient in zip(
+            ("weight", "bias"), (weight, bias), numpy_gradients(weight, bias, x, y)
+        ):
+            state = slots.get(name) or _initial_slots(optimizer, value)
+            value, slots[name] = reference_step(
+                optimizer.kind, _rule_hyperparameters(hyperparameters), value, gradient, state
+            )
+            new.append(value)
+        weight, bias = new
+        np.testing.assert_allclose(test.variable_values("model/weight"), weight, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(test.variable_values("model/bias"), bias, rtol=1e-4, atol=1e-6)
+
+
+def test_apply_with_a_gradient_per_variable_missing_is_a_build_error(rlgraph_backend):
+    spaces = {
+        "x": FloatBox(shape=(3,), add_batch_rank=True),
+        "y": FloatBox(shape=(2,), add_batch_rank=True),
+        "time_step": IntBox(dtype=np.int64),
+    }
+    with pytest.raises(BuildError, match="apply got 1 gradients for 2 variables"):
+        ComponentTest(ClosedForm(Adam(learning_rate=0.1), gradients=1), spaces, backend=rlgraph_backend)
+
+
 def test_a_bad_learning_rate_decay_names_the_key():
     with pytest.raises(SpecError, match="learning_rate"):
         Optimizer.from_spec({"type": "adam", "learning_rate": ["cosine", 0.1, 0.01]})

@@ -427,16 +427,31 @@ class Regression(Component):
         return self.ops.mean(self.ops.square(prediction - y))
 
 
+class ClosedFormRegression(Regression):
+    """A linear model stepped on its mean squared error's gradients written out (``Optimizer.apply``)."""
+
+    @rlgraph.api
+    def update(self, x, y):
+        (model,) = self.models
+        return self.optimizer.apply(self._graph_fn_gradients(x, model.predict(x), y))
+
+    @rlgraph.graph_fn(returns=2)
+    def _graph_fn_gradients(self, x, prediction, y):
+        ops = self.ops
+        residual = 2.0 * (prediction - y) / 16.0  # 8 rows of 2
+        return ops.matmul(ops.transpose(x), residual), ops.sum(residual, axis=0)
+
+
 REGRESSION_SPACES = {"x": FloatBox(shape=(3,), **B), "y": FloatBox(low=-2.0, high=2.0, shape=(2,), **B)}
 
 
 def _optimizer_case(
-    id: str, make_optimizer, hidden: int | None = 4, models: int = 1, steps: int = 4
+    id: str, make_optimizer, hidden: int | None = 4, models: int = 1, steps: int = 4, model=Regression
 ) -> ParityCase:
     update = ("update", (Sampled("x", batch_size=8), Sampled("y", batch_size=8)))
     return ParityCase(
         f"optimizer-{id}",
-        lambda: Regression(make_optimizer(), hidden=hidden, models=models),
+        lambda: model(make_optimizer(), hidden=hidden, models=models),
         REGRESSION_SPACES,
         [("predict", (Sampled("x"),)), *[update] * steps, ("predict", (Sampled("x"),))],
         covers=(type(make_optimizer()),),
@@ -474,6 +489,7 @@ def _sac_loss_case(id: str, make) -> ParityCase:
             ("policy_loss", args("log_probs_sampled", "q_values_sampled", "alpha", batch_size=size)),
             ("q_loss", args(*q_args, batch_size=size)),
             ("alpha_loss", args("log_probs_sampled", "alpha", batch_size=size)),
+            ("alpha_gradient", args("log_probs_sampled", batch_size=size)),
             ("expectations", args("logits", "q_values_all", batch_size=size)),
         ]
     return ParityCase(f"algo-sac-loss-{id}", make, SAC_SPACES, calls)
@@ -559,6 +575,12 @@ CASES = [
     ),
     _optimizer_case("adam-linear", lambda: Adam(learning_rate=0.01), hidden=None),
     _optimizer_case("adam-two-models", lambda: Adam(learning_rate=0.05), models=2),
+    _optimizer_case(
+        "adam-closed-form-gradients",
+        lambda: Adam(learning_rate=0.05),
+        hidden=None,
+        model=ClosedFormRegression,
+    ),
     _optimizer_case("sgd", lambda: SGD(learning_rate=0.1)),
     _optimizer_case("sgd-clipped", lambda: SGD(learning_rate=0.1, clip_grad_norm=0.05)),
     _optimizer_case("sgd-momentum", lambda: SGD(learning_rate=0.1, momentum=0.9)),

@@ -117,22 +117,45 @@ class Optimizer(Component):
         The backend differentiates the function itself (see the ``compute_gradients`` hook). A decaying
         learning rate takes its value at ``time_step`` (the agent's time steps).
         """
+        return self._graph_fn_step(loss_fn, self._learning_rate_at(time_step, "step"))
+
+    @rlgraph.api
+    def apply(self, gradients: Any, time_step: Any = None) -> Any:
+        """One descent step on given ``gradients``, one per variable of the attached components in their
+        order (a tuple): for a loss whose gradient has a closed form, which then needs no differentiation.
+        A decaying learning rate takes its value at ``time_step``."""
+        return self._graph_fn_apply(gradients, self._learning_rate_at(time_step, "apply"))
+
+    def _learning_rate_at(self, time_step: Any, api_method: str) -> Any:
+        """The decayed learning rate at ``time_step`` (None: the constant one)."""
         if self.learning_rate_decay is None:
-            return self._graph_fn_step(loss_fn, None)
+            return None
         if time_step is None:
             raise BuildError(
                 f"{self.global_scope!r} has a decaying learning rate, which needs the time step: this agent "
                 "steps it without one; give a constant learning_rate.",
                 component=self.global_scope,
-                api_method="step",
+                api_method=api_method,
             )
-        return self._graph_fn_step(loss_fn, self.learning_rate_decay.decayed_value(time_step))
+        return self.learning_rate_decay.decayed_value(time_step)
 
     @rlgraph.graph_fn(returns=2)
     def _graph_fn_step(self, loss_fn: Callable[[], Any], learning_rate: Any) -> Any:
         loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
         self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
         return loss, extras
+
+    @rlgraph.graph_fn
+    def _graph_fn_apply(self, gradients: Any, learning_rate: Any) -> Any:
+        gradients = list(gradients)
+        if len(gradients) != len(self._variables):
+            raise BuildError(
+                f"{self.global_scope!r}: apply got {len(gradients)} gradients for {len(self._variables)} variables.",
+                component=self.global_scope,
+                api_method="apply",
+            )
+        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
+        return gradients[0]
 
 
 class Adam(Optimizer):

@@ -262,12 +262,9 @@ class SACGraph(ActorCriticQGraph):
             return mean, log_probs
 
         actor_loss, log_probs = self.optimizer.step(policy_loss, time_step)
-        if self.alpha_optimizer is None:
-            alpha_loss, _ = self.loss.alpha_loss(log_probs, alpha)
-        else:
-            alpha_loss, _ = self.alpha_optimizer.step(
-                lambda: self.loss.alpha_loss(log_probs, self.temperature.alpha()), time_step
-            )
+        alpha_loss, _ = self.loss.alpha_loss(log_probs, alpha)
+        if self.alpha_optimizer is not None:  # the loss is linear in log(alpha): its gradient in closed form
+            self.alpha_optimizer.apply((self.loss.alpha_gradient(log_probs),), time_step)
         if sync:
             self.sync()
         return self._graph_fn_results(actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha)

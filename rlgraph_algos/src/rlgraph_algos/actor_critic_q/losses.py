@@ -50,7 +50,9 @@ class SACLoss(Component):
     For a discrete policy, SAC's expectations over the next and the drawn action can be exact
     (Christodoulou 2019): ``expectations(logits, Q(s, .))`` gives, per row, ``sum_a pi(a|s) log pi(a|s)``
     and ``sum_a pi(a|s) min_i Q_i(s, a)``, which take the places of ``log pi(a~|s)`` and
-    ``min_i Q_i(s, a~)`` in the losses above (and of their next-state counterparts in ``y``). Q-values are one tensor or a tuple of them (twin
+    ``min_i Q_i(s, a~)`` in the losses above (and of their next-state counterparts in ``y``).
+    ``alpha_gradient`` is the mean alpha loss's gradient with respect to ``log(alpha)``, in closed form.
+    Q-values are one tensor or a tuple of them (twin
     Q-functions); log-likelihoods are one per row (summed over action dimensions). Each API method
     returns ``(mean, per item)``; ``q_loss`` also the targets ``y``.
     """
@@ -99,6 +101,15 @@ class SACLoss(Component):
         probabilities = ops.exp(log_probs)
         expected_q = ops.sum(probabilities * _minimum(ops, q_values_all), axis=-1)
         return ops.sum(probabilities * log_probs, axis=-1), expected_q
+
+    @rlgraph.graph_fn(api=True, requires_variables=False)
+    def alpha_gradient(self, log_probs_sampled: Any) -> Any:
+        """The mean alpha loss's gradient with respect to ``log(alpha)``, in closed form (the loss is
+        linear in it): ``-mean(log pi(a~|s) + target_entropy)``; zero for a fixed temperature."""
+        ops = self.ops
+        if self.target_entropy is None:
+            return ops.zeros_like(ops.mean(log_probs_sampled))
+        return -ops.mean(ops.stop_gradient(log_probs_sampled)) - self.target_entropy
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
     def alpha_loss(self, log_probs_sampled: Any, alpha: Any) -> Any:

@@ -20,11 +20,25 @@ class Normal(Distribution):
         super().__init__(scope=scope, **kwargs)
 
     def sample(self, parameters: Any) -> Any:
-        mean, log_std = parameters
-        return mean + self.ops.exp(log_std) * self.ops.random_normal(self.ops.shape(mean))
+        return self._draw(parameters)[0]
 
     def mode(self, parameters: Any) -> Any:
         return parameters[0]
+
+    def _draw(self, parameters: Any) -> tuple[Any, Any]:
+        """``(mean + std * noise, noise)``: a draw and the standard normal noise it was made from."""
+        mean, log_std = parameters
+        noise = self.ops.random_normal(self.ops.shape(mean))
+        return mean + self.ops.exp(log_std) * noise, noise
+
+    def _log_density_of_noise(self, log_std: Any, noise: Any) -> Any:
+        """``log N(u)`` of a draw ``u`` from its noise ``(u - mean) / std``, without the constant
+        ``-log(2 pi) / 2``; None noise stands for the mean (noise 0)."""
+        return -log_std if noise is None else -0.5 * noise * noise - log_std
+
+    def draw_with_log_density(self, parameters: Any, deterministic: bool) -> tuple[Any, Any]:
+        values, noise = (parameters[0], None) if deterministic else self._draw(parameters)
+        return values, self._log_density_of_noise(parameters[1], noise) - 0.5 * LOG_2PI
 
     def differentiable_draw_with_log_density(self, parameters: Any, temperature: float) -> tuple[Any, Any]:
         return self.draw_with_log_density(parameters, False)  # draws are reparameterized
@@ -60,9 +74,13 @@ class Interval:
         self.high: Any = float(high.flat[0]) if uniform else high
         self.width: Any = self.high - self.low
         self.log_width: Any = math.log(self.width) if uniform else np.log(self.width)
+        self.half_width: Any = 0.5 * self.width
+        self.center: Any = self.low + self.half_width
+        self.centered = bool(np.all(np.asarray(self.center) == 0.0))
 
     def on(self, ops: Any, name: str) -> Any:
-        """The bound (``low``, ``width``, ``log_width``) as a float or a backend constant."""
+        """The bound (``low``, ``width``, ``log_width``, ``half_width``, ``center``) as a float or a
+        backend constant."""
         value = getattr(self, name)
         return value if isinstance(value, float) else ops.constant(value, "float32")
 
@@ -90,14 +108,20 @@ class SquashedNormal(Normal):
         self.interval = Interval(low, high)
 
     def _squash(self, u: Any) -> Any:
+        """``low + (tanh(u) + 1) * width / 2``, as ``center + tanh(u) * width / 2``."""
         ops, interval = self.ops, self.interval
-        return interval.on(ops, "low") + (ops.tanh(u) + 1.0) * (0.5 * interval.on(ops, "width"))
+        squashed = ops.tanh(u) * interval.on(ops, "half_width")
+        return squashed if interval.centered else squashed + interval.on(ops, "center")
 
-    def _log_jacobian(self, u: Any) -> Any:
-        """``log d squash(u) / du``: ``log(1 - tanh(u)^2) + log(width / 2)``, stable for large ``|u|``."""
-        ops = self.ops
-        log_derivative = 2.0 * (math.log(2.0) - u - ops.softplus(-2.0 * u))
-        return log_derivative + (self.interval.on(ops, "log_width") - math.log(2.0))
+    def _minus_log_jacobian(self, log_density: Any, u: Any) -> Any:
+        """``log_density`` of ``u`` (without its ``-log(2 pi) / 2``) minus ``log d squash(u) / du``, that
+        is ``log(1 - tanh(u)^2) + log(width / 2)`` with ``log(1 - tanh(u)^2) = 2 (log 2 - u -
+        softplus(-2u))`` (stable for large ``|u|``), and the constant: the squashed value's log density."""
+        ops, interval = self.ops, self.interval
+        constant = 0.5 * LOG_2PI + math.log(2.0)
+        log_width = interval.on(ops, "log_width")
+        constant = constant + log_width if isinstance(log_width, float) else log_width + constant
+        return log_density + 2.0 * (u + ops.softplus(-2.0 * u)) - constant
 
     def sample(self, parameters: Any) -> Any:
         return self._squash(super().sample(parameters))
@@ -106,15 +130,18 @@ class SquashedNormal(Normal):
         return self._squash(parameters[0])
 
     def draw_with_log_density(self, parameters: Any, deterministic: bool) -> tuple[Any, Any]:
-        u = parameters[0] if deterministic else super().sample(parameters)
-        return self._squash(u), super().log_density(parameters, u) - self._log_jacobian(u)
+        u, noise = (parameters[0], None) if deterministic else self._draw(parameters)
+        log_density = self._log_density_of_noise(
+            parameters[1], noise
+        )  # at the drawn u: exact where tanh saturates
+        return self._squash(u), self._minus_log_jacobian(log_density, u)
 
     def log_density(self, parameters: Any, values: Any) -> Any:
         ops, interval = self.ops, self.interval
         squashed = (values - interval.on(ops, "low")) / interval.on(ops, "width") * 2.0 - 1.0
         squashed = ops.clip(squashed, -1.0 + _EPSILON, 1.0 - _EPSILON)
         u = 0.5 * (ops.log1p(squashed) - ops.log1p(-squashed))  # atanh
-        return super().log_density(parameters, u) - self._log_jacobian(u)
+        return self._minus_log_jacobian(super().log_density(parameters, u) + 0.5 * LOG_2PI, u)
 
 
 class Beta(Distribution):
