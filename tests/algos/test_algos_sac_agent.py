@@ -96,6 +96,21 @@ def test_an_update_moves_the_targets_by_tau_toward_the_updated_critics(rlgraph_b
     )
 
 
+@pytest.mark.parametrize("agent_type", ["sac", "td3", "ddpg"])
+def test_without_sync_tau_the_targets_move_by_the_papers_0_005(rlgraph_backend, agent_type):
+    """Regression: the default was set after the build, so the synchronizers copied the critics whole."""
+    agent = make(rlgraph_backend, type=agent_type, update_spec={"batch_size": 8})
+    assert agent.update_spec.sync_tau == 0.005
+    before = weights_under(agent, "target-q-function")
+    for _ in range(2):  # TD3 moves its targets with its policy, every second step
+        agent.update(batch())
+    critic, target = weights_under(agent, "q-function"), weights_under(agent, "target-q-function")
+    kernel = "network/dense/kernel"
+    moved = np.abs(target[kernel] - before[kernel]).max()
+    assert 0.0 < moved <= 0.011 * np.abs(critic[kernel] - before[kernel]).max() + 1e-7
+    assert not np.allclose(target[kernel], critic[kernel])
+
+
 def test_a_sync_interval_copies_the_critics_every_that_many_updates_from_batches(rlgraph_backend):
     agent = make(rlgraph_backend, update_spec={"batch_size": 8, "sync_tau": 1.0, "sync_interval": 3})
     initial = weights_under(agent, "target-q-function")

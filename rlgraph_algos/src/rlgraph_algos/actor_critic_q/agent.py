@@ -47,24 +47,28 @@ class SyncRules(GivenKeys):
     )
 
 
-def with_sync_rules(update_spec: Any, sync_rules: Any) -> dict[str, Any]:
-    """``update_spec`` as a dict with RLgraph's later ``sync_rules`` in it: ``sync_every_n_updates``
-    updates of ``update_interval`` time steps as ``sync_interval``, and ``sync_tau``."""
+def given_update_keys(update_spec: Any) -> dict[str, Any]:
+    """The keys given in ``update_spec`` (a dict, an UpdateSpec or None) as a dict."""
+    if isinstance(update_spec, Mapping):
+        return {key: value for key, value in update_spec.items() if value is not None}
+    return {key: getattr(update_spec, key) for key in given_keys(update_spec)}
+
+
+def with_sync_rules(update: dict[str, Any], sync_rules: Any) -> dict[str, Any]:
+    """The ``update_spec`` keys ``update`` with RLgraph's later ``sync_rules`` in them:
+    ``sync_every_n_updates`` updates of ``update_interval`` time steps as ``sync_interval``, and
+    ``sync_tau``."""
     rules = construct(SyncRules, sync_rules, "sync_rules") if isinstance(sync_rules, Mapping) else sync_rules
     if not isinstance(rules, SyncRules):
         raise SpecError(
             f"expected a dict of sync_every_n_updates and sync_tau, got {sync_rules!r}", "sync_rules"
         )
-    if isinstance(update_spec, Mapping):
-        update = {key: value for key, value in update_spec.items() if value is not None}
-    else:
-        update = {key: getattr(update_spec, key) for key in given_keys(update_spec)}
     moved = {"sync_interval": "sync_every_n_updates", "sync_tau": "sync_tau"}
     for key in ("sync_interval", "sync_tau") if "sync_tau" in given_keys(rules) else ("sync_interval",):
         if key in update:
             raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
     interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)
-    update["sync_interval"] = rules.sync_every_n_updates * interval
+    update = {**update, "sync_interval": rules.sync_every_n_updates * interval}
     if rules.sync_tau is not None:
         update["sync_tau"] = rules.sync_tau
     return update
@@ -123,8 +127,11 @@ class ActorCriticQAgent(Agent):
         sync_rules: SyncRules | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        update = given_update_keys(kwargs.get("update_spec"))
         if sync_rules is not None:
-            kwargs["update_spec"] = with_sync_rules(kwargs.get("update_spec"), sync_rules)
+            update = with_sync_rules(update, sync_rules)
+        # The papers' soft target updates unless given (set before the build, which makes the synchronizers).
+        kwargs["update_spec"] = {"sync_tau": DEFAULT_SYNC_TAU, **update}
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
         self.value_function_spec = value_function_spec
         self.value_function_optimizer_spec = value_function_optimizer_spec
@@ -133,8 +140,6 @@ class ActorCriticQAgent(Agent):
             False: 0,
         }  # when the targets last moved: learning from memory, from batches
         super().__init__(**kwargs)
-        if "sync_tau" not in given_keys(self.update_spec):
-            self.update_spec.sync_tau = DEFAULT_SYNC_TAU
 
     # -- the graph ---------------------------------------------------------------------------------------
     def graph_parts(self) -> dict[str, Any]:
