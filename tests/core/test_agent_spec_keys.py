@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import inspect
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -83,21 +84,32 @@ def test_the_given_keys_of_a_spec_instance_are_those_it_was_created_with():
     assert given_keys(copy.deepcopy(UpdateSpec(batch_size=2, num_iterations=1))) == {"batch_size"}
 
 
+class Replaying(Declared):
+    """Declares RLgraph's later name of its batch size, as the replaying agents do."""
+
+    spec_aliases: ClassVar[dict[str, str]] = {
+        **Agent.spec_aliases,
+        "memory_batch_size": "update_spec.batch_size",
+    }
+
+
 def test_rlgraphs_later_names_stand_for_the_nested_keys():
-    agent = make(python_buffer_size=200, memory_batch_size=16)
+    agent = make(Replaying, python_buffer_size=200, memory_batch_size=16)
     assert agent.observe_spec.buffer_size == 200 and agent.update_spec.batch_size == 16
-    merged = make(memory_batch_size=16, update_spec={"update_interval": 2})
+    merged = make(Replaying, memory_batch_size=16, update_spec={"update_interval": 2})
     assert (merged.update_spec.batch_size, merged.update_spec.update_interval) == (16, 2)
     with pytest.raises(
         SpecError, match=r"^memory_batch_size: 'memory_batch_size' and 'update_spec.batch_size'"
     ):
-        make(memory_batch_size=16, update_spec={"batch_size": 8})
+        make(Replaying, memory_batch_size=16, update_spec={"batch_size": 8})
     with pytest.raises(SpecError, match=r"^memory_batch_size: stands for 'update_spec.batch_size'"):
-        make(memory_batch_size=16, update_spec=UpdateSpec(update_interval=2))
+        make(Replaying, memory_batch_size=16, update_spec=UpdateSpec(update_interval=2))
     with pytest.raises(SpecError, match=r"^observe_spec.buffer_size: must be >= 1"):
         make(python_buffer_size=0)
-    with pytest.raises(SpecError, match=r"^network_spec: Declared does not use"):
-        make(network_spec=[])  # the names above change nothing about the keys an agent uses
+    with pytest.raises(SpecError, match=r"unknown key 'memory_batch_size'"):
+        make(memory_batch_size=16)  # only where an agent declares it
+    with pytest.raises(SpecError, match=r"^network_spec: Replaying does not use"):
+        make(Replaying, network_spec=[])  # the names change nothing about the keys an agent uses
 
 
 def test_an_agent_that_declares_nothing_accepts_every_key_of_the_base():

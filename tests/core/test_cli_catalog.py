@@ -49,8 +49,7 @@ def test_an_agents_keys_are_shown_by_their_own_names_and_rlgraphs_other_names_af
     text = capsys.readouterr().out
     assert "observe_spec.buffer_size" in text
     assert text.rstrip().endswith(
-        "RLgraph's other names, accepted: python_buffer_size for observe_spec.buffer_size, "
-        "memory_batch_size for update_spec.batch_size"
+        "RLgraph's other names, accepted: python_buffer_size for observe_spec.buffer_size"
     )
 
 

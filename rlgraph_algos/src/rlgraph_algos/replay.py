@@ -9,6 +9,8 @@ import numpy as np
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 
+#: RLgraph's later name of the batch size of the agents that learn from a replay memory.
+REPLAY_ALIASES = {"memory_batch_size": "update_spec.batch_size"}
 #: What an external batch of transitions holds besides its states.
 TRANSITION_FIELDS = ("actions", "rewards", "terminals", "next_states")
 

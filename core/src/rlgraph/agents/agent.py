@@ -80,11 +80,8 @@ class Agent(Specifiable):
     """
 
     __rlgraph_group__ = "rlgraph.agents"
-    #: RLgraph's later (0.4) names of keys, each with the key it stands for.
-    spec_aliases: ClassVar[dict[str, str]] = {
-        "python_buffer_size": "observe_spec.buffer_size",
-        "memory_batch_size": "update_spec.batch_size",
-    }
+    #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
+    spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import construct, rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
-from rlgraph_algos.replay import replay_memory, transition_batch_args
+from rlgraph_algos.replay import REPLAY_ALIASES, replay_memory, transition_batch_args
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -94,8 +94,8 @@ class ActorCriticQAgent(Agent):
         sync_rules: RLgraph's later form of the target syncs, ``{sync_every_n_updates, sync_tau}``: the
             same as ``update_spec.sync_interval`` of that many updates' time steps and ``sync_tau``.
             RLgraph's later names ``q_function_spec`` and ``q_function_optimizer_spec`` stand for the two
-            keys above (and, for every agent, ``memory_batch_size`` for ``update_spec.batch_size`` and
-            ``python_buffer_size`` for ``observe_spec.buffer_size``).
+            keys above, ``memory_batch_size`` (as for DQN) for ``update_spec.batch_size``, and (for every
+            agent) ``python_buffer_size`` for ``observe_spec.buffer_size``.
         **kwargs: The Agent's arguments: ``network_spec`` (the policy's network), ``optimizer_spec`` (the
             policy's optimizer, default Adam at 3e-4), ``update_spec`` (``batch_size``, ``num_iterations``,
             ``sync_interval``, ``sync_tau``), ...
@@ -113,6 +113,7 @@ class ActorCriticQAgent(Agent):
     )
     spec_aliases: ClassVar[dict[str, str]] = {
         **Agent.spec_aliases,
+        **REPLAY_ALIASES,
         "q_function_spec": "value_function_spec",
         "q_function_optimizer_spec": "value_function_optimizer_spec",
     }

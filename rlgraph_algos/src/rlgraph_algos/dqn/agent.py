@@ -19,7 +19,7 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import replay_memory, transition_batch_args
+from rlgraph_algos.replay import REPLAY_ALIASES, replay_memory, transition_batch_args
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
@@ -141,6 +141,7 @@ class DQNAgent(Agent):
             ``update_spec.num_iterations``, ...) are refused, and so are keys that another key overrides.
     """
 
+    spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
         "preprocessing_spec",
