@@ -2,13 +2,16 @@
 
 Trains ``examples/sac_halfcheetah.yaml`` and ``examples/td3_halfcheetah.yaml`` (the papers'
 hyperparameters) for ``--timesteps`` steps on one backend, one after the other (or at once with
-``--parallel``), each a subprocess with one thread, with a greedy evaluation of 5 episodes every 10,000 steps. Writes ``mujoco_curves.csv`` (one
-row per evaluation: algorithm, steps, training seconds, greedy mean return) and ``mujoco_curves.png``
-(the return against steps and against seconds) into ``--out``, and prints the final table.
+``--parallel``), each a subprocess with one thread, with a greedy evaluation of 5 episodes every 10,000
+steps. Writes ``mujoco_curves.csv`` (one row per evaluation: algorithm, steps, seconds since the start
+with evaluations, greedy mean return) and ``mujoco_curves.png`` (the return against steps and against
+minutes) into ``--out``, and prints the final table.
 
 Not part of CI (hours: about 15 ms per step with 256x256 networks on one core). Needs MuJoCo:
 ``pip install -c constraints.txt "gymnasium[mujoco]"``. Run:
-``python benchmarks/bench_mujoco.py --timesteps 200000 --backend torch --out benchmarks/results``.
+``python benchmarks/bench_mujoco.py --timesteps 150000 --parallel --out mujoco-results`` (about an hour on
+two free cores; ``benchmarks/results/mujoco_halfcheetah.csv`` and ``docs/images/mujoco_halfcheetah.png``
+are that run's).
 """
 
 from __future__ import annotations
