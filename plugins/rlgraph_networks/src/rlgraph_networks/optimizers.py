@@ -155,7 +155,6 @@ class Optimizer(Component):
                 api_method="apply",
             )
         self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
-        return gradients[0]
 
 
 class Adam(Optimizer):

@@ -131,9 +131,8 @@ class SquashedNormal(Normal):
 
     def draw_with_log_density(self, parameters: Any, deterministic: bool) -> tuple[Any, Any]:
         u, noise = (parameters[0], None) if deterministic else self._draw(parameters)
-        log_density = self._log_density_of_noise(
-            parameters[1], noise
-        )  # at the drawn u: exact where tanh saturates
+        # The density at the drawn u itself: exact where tanh saturates.
+        log_density = self._log_density_of_noise(parameters[1], noise)
         return self._squash(u), self._minus_log_jacobian(log_density, u)
 
     def log_density(self, parameters: Any, values: Any) -> Any:
