@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rollout_support import observe_cartpole_steps
 
 from rlgraph.agents import Agent, DQNAgent
-from rlgraph.environments import GridWorld, GymnasiumEnv
+from rlgraph.environments import GridWorld
 from rlgraph.errors import APICallError, CheckpointError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.training import load_run_spec
@@ -38,14 +39,7 @@ def test_rlgraph_cartpole_configs_build_act_observe_and_learn(name, rlgraph_back
     assert agent.root.optimizer.hyperparameters["learning_rate"] == 0.02
     decay = agent.root.exploration.epsilon_exploration.decay
     assert (decay.from_, decay.to_) == (1.0, 0.05)
-    env = GymnasiumEnv("CartPole-v1")
-    state = env.reset(seed=0)
-    for _ in range(40):
-        action, preprocessed = agent.get_action(state, extra_returns="preprocessed_states")
-        next_state, reward, terminal, truncated, _ = env.step(action)
-        agent.observe(preprocessed, action, None, reward, next_state, terminal)
-        state = env.reset() if terminal or truncated else next_state
-    agent.flush_buffers()
+    observe_cartpole_steps(agent, 40)
     assert int(agent.executor.execute("get_size") if agent.has_api("get_size") else 40) >= 0
     loss, td_errors = agent.update()
     assert np.isfinite(loss) and td_errors.shape == (16,) and np.all(td_errors >= 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rollout_support import observe_cartpole_steps
 
 from rlgraph.agents import Agent, SACAgent
 from rlgraph.errors import SpecError
@@ -303,13 +304,7 @@ def test_rlgraphs_sac_cartpole_config_builds_acts_observes_and_learns(rlgraph_ba
     assert isinstance(agent, SACAgent) and agent.alpha == pytest.approx(0.2)
     assert agent.root.q_optimizer.hyperparameters["learning_rate"] == 0.0004
     assert agent.update_spec.batch_size == 32 and agent.update_spec.sync_tau == 0.005
-    state = env.reset(seed=0)
-    for _ in range(64):
-        action, preprocessed = agent.get_action(state, extra_returns="preprocessed_states")
-        next_state, reward, terminal, truncated, _ = env.step(action)
-        agent.observe(preprocessed, action, None, reward, next_state, terminal)
-        state = env.reset() if terminal or truncated else next_state
-    agent.flush_buffers()
+    observe_cartpole_steps(agent, 64)
     loss, td_errors = agent.update()
     assert np.isfinite(loss) and td_errors.shape == (32,)
 

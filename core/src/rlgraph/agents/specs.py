@@ -65,7 +65,7 @@ def _default(field: attrs.Attribute) -> Any:
     return default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[call-arg]
 
 
-def _at_least(minimum: int) -> dict[str, Callable[[Any], str | None]]:
+def at_least(minimum: int) -> dict[str, Callable[[Any], str | None]]:
     """Field metadata: the value must be None or a number >= ``minimum``."""
 
     def check(value: Any) -> str | None:
@@ -74,8 +74,9 @@ def _at_least(minimum: int) -> dict[str, Callable[[Any], str | None]]:
     return {"check": check}
 
 
-def _fraction_check(value: float) -> str | None:
-    return None if 0.0 < value <= 1.0 else f"must be in (0, 1], got {value}"
+def fraction_check(value: float | None) -> str | None:
+    """A field's ``check``: the value must be None or in (0, 1]."""
+    return None if value is None or 0.0 < value <= 1.0 else f"must be in (0, 1], got {value}"
 
 
 @attrs.define(init=False)
@@ -91,20 +92,20 @@ class UpdateSpec(GivenKeys):
 
     update_mode: Literal["time_steps", "episodes"] = "time_steps"
     do_updates: bool = True
-    update_interval: int = attrs.field(default=4, metadata=_at_least(1))
-    steps_before_update: int = attrs.field(default=0, metadata=_at_least(0))
-    batch_size: int = attrs.field(default=64, metadata=_at_least(1))
-    sync_interval: int = attrs.field(default=0, metadata=_at_least(0))
-    sync_tau: float = attrs.field(default=1.0, metadata={"check": _fraction_check})
-    num_iterations: int = attrs.field(default=1, metadata=_at_least(1))
-    sample_size: int | None = attrs.field(default=None, metadata=_at_least(1))
+    update_interval: int = attrs.field(default=4, metadata=at_least(1))
+    steps_before_update: int = attrs.field(default=0, metadata=at_least(0))
+    batch_size: int = attrs.field(default=64, metadata=at_least(1))
+    sync_interval: int = attrs.field(default=0, metadata=at_least(0))
+    sync_tau: float = attrs.field(default=1.0, metadata={"check": fraction_check})
+    num_iterations: int = attrs.field(default=1, metadata=at_least(1))
+    sample_size: int | None = attrs.field(default=None, metadata=at_least(1))
 
 
 @attrs.define(init=False)
 class ObserveSpec(GivenKeys):
     """How many rows per environment ``observe`` buffers before one graph call."""
 
-    buffer_size: int = attrs.field(default=1, metadata=_at_least(1))
+    buffer_size: int = attrs.field(default=1, metadata=at_least(1))
     buffer_enabled: bool = True
 
 
@@ -126,10 +127,10 @@ class ExecutionSpec(GivenKeys):
     little time per call); without it, a non-finite loss still stops the update that made it.
     """
 
-    seed: int | None = attrs.field(default=None, metadata=_at_least(0))
+    seed: int | None = attrs.field(default=None, metadata=at_least(0))
     device_map: dict[str, str] = attrs.field(factory=dict)
-    intra_op_threads: int | None = attrs.field(default=1, metadata=_at_least(1))
-    inter_op_threads: int | None = attrs.field(default=1, metadata=_at_least(1))
+    intra_op_threads: int | None = attrs.field(default=1, metadata=at_least(1))
+    inter_op_threads: int | None = attrs.field(default=1, metadata=at_least(1))
     gpu_spec: dict[str, Any] | None = None
     disable_monitoring: bool = False
     session_config: dict[str, Any] | None = None
@@ -203,7 +204,7 @@ class SaverSpec(GivenKeys):
     directory: str | None = None
     save_steps: int | None = None
     save_secs: float | None = None
-    max_checkpoints: int | None = attrs.field(default=None, metadata=_at_least(1))
+    max_checkpoints: int | None = attrs.field(default=None, metadata=at_least(1))
 
 
 #: The Agent's nested specs: argument name -> spec class.

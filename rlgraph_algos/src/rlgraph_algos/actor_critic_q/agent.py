@@ -11,7 +11,7 @@ import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
-from rlgraph.agents.specs import GivenKeys, UpdateSpec, given_keys
+from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox
@@ -36,15 +36,8 @@ DEFAULT_SYNC_TAU = 0.005
 class SyncRules(GivenKeys):
     """RLgraph's later key for target syncs: every ``sync_every_n_updates`` updates, by ``sync_tau``."""
 
-    sync_every_n_updates: int = attrs.field(
-        default=1, metadata={"check": lambda n: None if n >= 1 else f"must be >= 1, got {n}"}
-    )
-    sync_tau: float | None = attrs.field(
-        default=None,
-        metadata={
-            "check": lambda tau: None if tau is None or 0.0 < tau <= 1.0 else f"must be in (0, 1], got {tau}"
-        },
-    )
+    sync_every_n_updates: int = attrs.field(default=1, metadata=at_least(1))
+    sync_tau: float | None = attrs.field(default=None, metadata={"check": fraction_check})
 
 
 def given_update_keys(update_spec: Any) -> dict[str, Any]:
@@ -64,7 +57,7 @@ def with_sync_rules(update: dict[str, Any], sync_rules: Any) -> dict[str, Any]:
             f"expected a dict of sync_every_n_updates and sync_tau, got {sync_rules!r}", "sync_rules"
         )
     moved = {"sync_interval": "sync_every_n_updates", "sync_tau": "sync_tau"}
-    for key in ("sync_interval", "sync_tau") if "sync_tau" in given_keys(rules) else ("sync_interval",):
+    for key in ("sync_interval", "sync_tau") if rules.sync_tau is not None else ("sync_interval",):
         if key in update:
             raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
     interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)

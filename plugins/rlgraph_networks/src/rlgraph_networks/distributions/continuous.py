@@ -44,9 +44,12 @@ class Normal(Distribution):
         return self.draw_with_log_density(parameters, False)  # draws are reparameterized
 
     def log_density(self, parameters: Any, values: Any) -> Any:
+        return self._log_density_of_noise(parameters[1], self._noise_of(parameters, values)) - 0.5 * LOG_2PI
+
+    def _noise_of(self, parameters: Any, values: Any) -> Any:
+        """The standard normal noise ``(value - mean) / std`` a value was drawn with."""
         mean, log_std = parameters
-        z = (values - mean) * self.ops.exp(-log_std)
-        return -0.5 * z * z - log_std - 0.5 * LOG_2PI
+        return (values - mean) * self.ops.exp(-log_std)
 
     def entropy_of(self, parameters: Any) -> Any:
         return parameters[1] + 0.5 * (1.0 + LOG_2PI)
@@ -117,10 +120,8 @@ class SquashedNormal(Normal):
         """``log_density`` of ``u`` (without its ``-log(2 pi) / 2``) minus ``log d squash(u) / du``, that
         is ``log(1 - tanh(u)^2) + log(width / 2)`` with ``log(1 - tanh(u)^2) = 2 (log 2 - u -
         softplus(-2u))`` (stable for large ``|u|``), and the constant: the squashed value's log density."""
-        ops, interval = self.ops, self.interval
-        constant = 0.5 * LOG_2PI + math.log(2.0)
-        log_width = interval.on(ops, "log_width")
-        constant = constant + log_width if isinstance(log_width, float) else log_width + constant
+        ops = self.ops
+        constant = 0.5 * LOG_2PI + math.log(2.0) + self.interval.on(ops, "log_width")
         return log_density + 2.0 * (u + ops.softplus(-2.0 * u)) - constant
 
     def sample(self, parameters: Any) -> Any:
@@ -140,7 +141,8 @@ class SquashedNormal(Normal):
         squashed = (values - interval.on(ops, "low")) / interval.on(ops, "width") * 2.0 - 1.0
         squashed = ops.clip(squashed, -1.0 + _EPSILON, 1.0 - _EPSILON)
         u = 0.5 * (ops.log1p(squashed) - ops.log1p(-squashed))  # atanh
-        return self._minus_log_jacobian(super().log_density(parameters, u) + 0.5 * LOG_2PI, u)
+        log_density = self._log_density_of_noise(parameters[1], self._noise_of(parameters, u))
+        return self._minus_log_jacobian(log_density, u)
 
 
 class Beta(Distribution):
