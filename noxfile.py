@@ -8,7 +8,8 @@ A session is one install set, named for it. The core's session installs nothing 
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
 session installing the core, the backend and the component and algorithm packages (and not the
 other backend), running their tests; ``parity`` installs both backends and checks that every
-component and a stored agent give the same numbers on each; ``install_order`` installs the README's
+component and a stored agent give the same numbers on each; ``ray`` runs rlgraph-ray's executors on
+an embedded local Ray cluster (with PyTorch); ``install_order`` installs the README's
 set-up into fresh venvs, the two backends in either order, and trains to a first evaluation; ``docs``
 builds the documentation site with ``--strict``. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
@@ -29,7 +30,17 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "core", "plugin_authoring", "torch", "tf", "parity", "install_order", "docs"]
+nox.options.sessions = [
+    "lint",
+    "core",
+    "plugin_authoring",
+    "torch",
+    "tf",
+    "parity",
+    "ray",
+    "install_order",
+    "docs",
+]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).parent
@@ -136,6 +147,16 @@ def parity(session: nox.Session) -> None:
     """Both backends: every component's outputs agree between them; models move across them."""
     install_local(session, "./core[test]", "./rlgraph_torch", *TF_PACKAGES)
     session.run("pytest", "tests/parity", "-q", *session.posargs, env=test_env(session))
+
+
+@nox.session(python=PYTHON)
+def ray(session: nox.Session) -> None:
+    """rlgraph-ray with PyTorch (not TensorFlow): its tests on an embedded local Ray cluster, Ape-X's
+    representative learning run and its fault tests among them (``nox -s ray -- -m learning``: the
+    other seeds)."""
+    install_local(session, "./core[test]", "./rlgraph_ray", *TORCH_PACKAGES)
+    assert_not_installed(session, "tensorflow")
+    session.run("pytest", "tests/ray", "-q", "-m", "not learning", *session.posargs, env=test_env(session))
 
 
 #: The README's install line (PyTorch) and its line adding TensorFlow beside it, as packages.

@@ -49,7 +49,10 @@ def assign_variables(variables: dict[str, torch.Tensor], values: dict[str, Any])
     with torch.no_grad():
         for name, value in values.items():
             variable = variables[name]
-            variable.copy_(torch.as_tensor(np.asarray(value), dtype=variable.dtype))
+            value = np.asarray(value)
+            if not value.flags.writeable:  # torch warns about read-only buffers (Ray's zero-copy arrays)
+                value = value.copy()
+            variable.copy_(torch.as_tensor(value, dtype=variable.dtype))
 
 
 @hookimpl

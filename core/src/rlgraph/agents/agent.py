@@ -424,13 +424,28 @@ class Agent(Specifiable):
 
     def observe_record(self, record: Mapping[str, Any], env_id: Any = None) -> None:
         """Observe a record (field name -> one step or a batch of steps) as :meth:`observe` does."""
-        record = self._built_record_check()("observe", dict(record))
-        if self.execution_spec.check_numerics:
-            _refuse_non_finite("observe", record)
-        rows = len(record["terminals"])
-        ended = record["terminals"] | record["truncateds"]
+        record, ended = self._checked_record("observe", record)
         self.episodes += int(np.count_nonzero(ended))
-        self.store_record(self._env_ids(env_id, rows), record, ended)
+        self.store_record(self._env_ids(env_id, len(ended)), record, ended)
+
+    def collect(self, record: Mapping[str, Any], env_id: Any = None) -> dict[str, Any] | None:
+        """What observing ``record`` would pass to the agent's memory, without passing it: the record
+        checked as :meth:`observe_record` checks it and taken through the observe buffers (n-step
+        transitions, say), as the memory's fields (:meth:`memory_records`); None while the buffers
+        hold it back. A worker whose transitions go to a memory elsewhere (a replay shard) uses it."""
+        record, ended = self._checked_record("collect", record)
+        if self.buffer_passes_through:
+            return self.memory_records(record)
+        ready = self.buffer.add(self._env_ids(env_id, len(ended)), record, ended)
+        return None if ready is None else self.memory_records(ready)
+
+    def _checked_record(self, method: str, record: Mapping[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+        """``record`` checked against the record space (and for non-finite values, where asked), and
+        which of its rows end an episode."""
+        record = self._built_record_check()(method, dict(record))
+        if self.execution_spec.check_numerics:
+            _refuse_non_finite(method, record)
+        return record, record["terminals"] | record["truncateds"]
 
     def store_record(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
         """Keep a checked batch of records: by default through the observe buffers into the graph."""
@@ -457,13 +472,17 @@ class Agent(Specifiable):
         through :attr:`executor` sees them too)."""
         if not self.has_api("observe"):
             return
-        # The record check has checked every field (and DQN's discounts are its own).
-        records = {name: records[name] for name in self.graph_record_fields}
+        records = self.memory_records(records)
         if self.staged_records.add(records):
             return
         self._flush_records()  # the stage is full, or holds rows of another layout
         if not self.staged_records.add(records):  # larger than the stage holds
             self._executor.execute("observe", records, checked=True)
+
+    def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
+        """Records as the graph's memory takes them: the fields of :meth:`graph_record_space` (the record
+        check has checked them; an agent adds the fields it derives itself, as DQN its discounts)."""
+        return {name: records[name] for name in self.graph_record_fields}
 
     def flush_buffers(self) -> None:
         """Pass every buffered observation to the graph now."""

@@ -36,6 +36,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", metavar="S", type=int, help="seed of environments and agent")
     parser.add_argument(
+        "--executor",
+        metavar="NAME",
+        help="executor to train with: local (one process, the default) or a plugin's, e.g. apex (rlgraph-ray); "
+        "the spec's executor options are dropped when NAME differs from its executor",
+    )
+    parser.add_argument(
+        "--num-workers",
+        dest="num_workers",
+        metavar="N",
+        type=_positive,
+        help="workers of a distributed executor",
+    )
+    parser.add_argument(
         "--eval-interval", metavar="N", type=_positive, help="steps between greedy evaluations"
     )
     parser.add_argument(

@@ -46,7 +46,7 @@ class LocalExecutor(Executor):
         self.env = make_environments(environment_spec, num_environments, seed, vectorization_mode)
         try:
             built = not isinstance(agent_config, Mapping)  # an agent built already
-            self._agent = agent_config if built else _build_agent(agent_config, self.env, seed)
+            self._agent = agent_config if built else build_agent(agent_config, self.env, seed)
             self.worker = SingleThreadedWorker(
                 self._agent,
                 self.env,
@@ -144,7 +144,7 @@ class LocalExecutor(Executor):
         self.env.terminate()
 
 
-def _build_agent(agent_config: Any, env: VectorEnv, seed: int | None) -> Any:
+def build_agent(agent_config: Any, env: VectorEnv, seed: int | None) -> Any:
     """The agent of ``agent_config`` for ``env``'s spaces; errors name key paths under ``agent``."""
     from rlgraph.agents import Agent
 

@@ -120,6 +120,8 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "eval_interval": ("evaluation", "interval"),
     "eval_episodes": ("evaluation", "episodes"),
     "target_return": ("evaluation", "target_return"),
+    "executor": ("executor", "type"),
+    "num_workers": ("executor", "num_workers"),
 }
 
 
@@ -137,10 +139,11 @@ def load_run_spec(
     """
     raw = copy.deepcopy(dict(source)) if isinstance(source, Mapping) else load_spec_file(source)
     data = as_run_dict(raw)
+    options = dict(options or {})
+    _prepare_executor(data, assignments, options)
     for assignment in assignments:
         key_path, value = parse_assignment(assignment)
         set_path(data, key_path, value)
-    options = dict(options or {})
     if options.get("eval_episodes") == 0 and options.get("target_return") is None:
         set_path(data, OPTION_KEYS["target_return"], None)  # no evaluation: no target to check
     for option, value in options.items():
@@ -149,6 +152,17 @@ def load_run_spec(
     if "environment" not in data and "agent" not in raw:
         raise SpecError("the spec is an agent spec: give the environment to train in with --env ENV")
     return construct(RunSpec, data)
+
+
+def _prepare_executor(data: dict[str, Any], assignments: Sequence[str], options: Mapping[str, Any]) -> None:
+    """Make ``data``'s executor a dict where keys are set inside it; another executor named by option
+    drops the file's executor options (they are not the other's)."""
+    executor = data.get("executor", "local")
+    if options.get("executor") not in (None, executor if isinstance(executor, str) else executor.get("type")):
+        data["executor"] = executor = {}
+    inside = options.get("executor") or options.get("num_workers")
+    if isinstance(executor, str) and (inside or any(a.strip().startswith("executor.") for a in assignments)):
+        data["executor"] = {"type": executor}
 
 
 def as_run_dict(spec: dict[str, Any]) -> dict[str, Any]:

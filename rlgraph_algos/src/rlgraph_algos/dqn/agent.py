@@ -10,6 +10,7 @@ import numpy as np
 
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.agent import update_result
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.root import AgentRoot
 from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
@@ -102,10 +103,25 @@ class DQNGraph(AgentRoot):
         )
 
     @rlgraph.api
+    def get_td_loss(
+        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+    ):
+        td_loss = self._td_loss(
+            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+        )
+        loss, td_errors = td_loss()
+        return {"loss": loss, "td_errors": td_errors}
+
+    @rlgraph.api
     def sync_target(self):
         return self.synchronizer.sync()
 
-    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
+    @rlgraph.api
+    def reset_targets(self):
+        return self.synchronizer.hard_sync()
+
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+        """The loss of a batch as a function of the online network (the optimizer differentiates it)."""
         next_target = self.target_policy.get_q_values(next_states)
         next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
 
@@ -115,6 +131,10 @@ class DQNGraph(AgentRoot):
                 q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
             )
 
+        return td_loss
+
+    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
+        td_loss = self._td_loss(states, actions, rewards, terminals, next_states, discounts, weights)
         loss, td_errors = self.optimizer.step(td_loss)
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
@@ -229,10 +249,10 @@ class DQNAgent(Agent):
         return [states, self.timesteps]
 
     # -- observing and learning ----------------------------------------------------------------------
-    def _observe_graph(self, records: dict[str, Any]) -> None:
+    def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
         if "discounts" not in records:  # one-step transitions (the n-step buffer sets its own)
             records = {**records, "discounts": np.full(len(records["terminals"]), self.discount, np.float32)}
-        super()._observe_graph(records)
+        return super().memory_records(records)
 
     def update(self, batch: dict[str, Any] | None = None) -> UpdateResult:
         """One learning step from the memory (or ``batch``), then a target sync when one is due.
@@ -251,6 +271,17 @@ class DQNAgent(Agent):
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         return transition_batch_args(batch, self.discount)
+
+    def get_td_loss(self, batch: Any) -> UpdateResult:
+        """The loss and per-item TD errors of an external batch of transitions (as :meth:`update` takes
+        one), without learning from it: the priorities an Ape-X worker computes for its transitions
+        with its own copy of the network (RLgraph's ``ApexAgent.get_td_loss``)."""
+        return update_result(self._execute("get_td_loss", *self._batch_args(batch)))
+
+    def reset_targets(self) -> None:
+        """Copy the online network into the target network (an Ape-X worker does, after taking the
+        learner's weights, so that its priorities bootstrap from them)."""
+        self._execute("reset_targets")
 
     def get_q_values(self, preprocessed_states: Any) -> np.ndarray:
         """Q-values of every action for a batch of preprocessed states."""
@@ -303,3 +334,25 @@ def _overridden_keys(dueling_q: bool | None, n_step: int, arguments: dict[str, A
             if key in given_keys(arguments["observe_spec"])
         ]
     return problems
+
+
+APEX_MEMORY = {"type": "prioritized_replay", "capacity": 100_000, "alpha": 0.6, "beta": 0.4}
+
+
+class ApexAgent(DQNAgent):
+    """The DQN that Ape-X (Horgan et al. 2018) runs in its learner and its workers (RLgraph's ``ApexAgent``).
+
+    A :class:`DQNAgent` (double and dueling Q by default) with Ape-X's defaults: 3-step returns and a
+    prioritized replay (alpha 0.6, beta 0.4). Its workers compute their transitions' priorities with
+    :meth:`~DQNAgent.get_td_loss`. It trains with any executor: ``executor: apex`` (rlgraph-ray) runs it
+    distributed, the local executor in one process.
+    """
+
+    def __init__(
+        self,
+        n_step: int = 3,
+        memory_spec: dict[str, Any] | None = None,
+        name: str = "apex-agent",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(n_step=n_step, memory_spec=memory_spec or dict(APEX_MEMORY), name=name, **kwargs)

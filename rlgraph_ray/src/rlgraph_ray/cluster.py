@@ -1,0 +1,78 @@
+"""Ray for RLgraph's executors: an embedded cluster on this machine by default, or one joined by address."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from rlgraph.errors import RLGraphError, SpecError
+
+ADDRESS_VARIABLE = "RLGRAPH_RAY_ADDRESS"
+"""The environment variable naming a Ray cluster to join (``host:port`` of its head, or ``ray://host:port``)."""
+CONNECT_TIMEOUT = 15.0
+"""Seconds to wait for a cluster named by address before giving up."""
+
+
+class ClusterError(RLGraphError):
+    """Ray could not be started or joined, or cannot host what an executor asks of it."""
+
+
+def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dict[str, float]:
+    """Make sure Ray runs for this process; the cluster's resources (``{"CPU": 2.0, ...}``).
+
+    Ray already initialized in this process is used as it is (an address given must still answer). Otherwise ``address`` (or
+    ``$RLGRAPH_RAY_ADDRESS``) names a cluster to join; without one, an embedded cluster starts on this
+    machine with its CPUs and GPUs and stops with the process. An address that does not answer within
+    ``timeout`` seconds is a :class:`ClusterError` naming it.
+    """
+    import ray
+
+    address = address or os.environ.get(ADDRESS_VARIABLE) or None
+    if address is not None:
+        _check_reachable(address, timeout)
+    if ray.is_initialized():
+        return ray.cluster_resources()
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": True}
+    if address is None:
+        # "local": a new cluster of this process's own, even where RAY_ADDRESS names another.
+        ray.init(address="local", num_cpus=os.cpu_count(), **options)
+    else:
+        try:
+            ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, TimeoutError) as error:
+            raise ClusterError(f"cannot join the Ray cluster at {address!r}: {error}") from error
+    return ray.cluster_resources()
+
+
+def _check_reachable(address: str, timeout: float) -> None:
+    """A ClusterError unless something listens at ``address``'s host and port (``auto``: Ray looks)."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecError(
+            f"a Ray cluster address is host:port (or ray://host:port, or auto), got {address!r}",
+            "ray_address",
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ClusterError(
+            f"no Ray cluster answers at {address!r} (waited {timeout:g} s: {error}); start one there "
+            f"(ray start --head) or leave ray_address and ${ADDRESS_VARIABLE} unset to run on this machine"
+        ) from None
+
+
+def check_capacity(
+    resources: dict[str, float], num_workers: int, cpus_per_worker: float, extra_cpus: float = 0.0
+) -> None:
+    """A SpecError naming ``num_workers`` where the cluster has too few CPUs to host the workers."""
+    needed = num_workers * cpus_per_worker + extra_cpus
+    available = float(resources.get("CPU", 0.0))
+    if needed > available:
+        raise SpecError(
+            f"{num_workers} workers of {cpus_per_worker:g} CPUs each need {needed:g} CPUs, but the Ray cluster "
+            f"has {available:g}: use fewer workers, or a lower num_cpus_per_worker (workers then share CPUs)",
+            "num_workers",
+        )

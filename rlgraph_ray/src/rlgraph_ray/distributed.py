@@ -1,0 +1,326 @@
+"""What the Ray executors share: the cluster, the learner, workers that are replaced when they die, weights
+through the object store, and the statistics and reports of a workload."""
+
+from __future__ import annotations
+
+import abc
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from rlgraph.environments.vector_env import make_environments
+from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
+from rlgraph.executors.local import build_agent
+from rlgraph_ray.actors import worker_seed
+from rlgraph_ray.cluster import check_capacity, connect
+
+MAX_WORKER_RESTARTS = 20
+"""Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
+
+
+class WorkerFailedError(RLGraphError):
+    """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
+
+
+class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
+    """An executor whose workers are Ray actors and whose learner is this process's agent.
+
+    It joins or starts Ray (:func:`~rlgraph_ray.cluster.connect`), builds the learner from ``agent_config``
+    and starts ``num_workers`` workers (:meth:`worker_class`, each with :meth:`worker_spec`). Subclasses
+    say what a worker is asked for (:meth:`launch_sample`) and what the learner does with it
+    (:meth:`execute_workload`).
+    """
+
+    def __init__(
+        self,
+        environment_spec: Any,
+        agent_config: Any,
+        num_workers: int,
+        num_environments: int,
+        num_cpus_per_worker: float,
+        ray_address: str | None,
+        seed: int | None,
+        episode_finish_callback: EpisodeCallback | None,
+        vectorization_mode: str | None,
+    ) -> None:
+        for name, value in (("num_workers", num_workers), ("num_environments", num_environments)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"must be an int >= 1, got {value!r}", name)
+        if not num_cpus_per_worker > 0:
+            raise SpecError(f"must be > 0, got {num_cpus_per_worker!r}", "num_cpus_per_worker")
+        if not isinstance(agent_config, Mapping):
+            raise SpecError(
+                "a distributed executor builds its workers' agents from the agent spec: give the spec, not an agent",
+                "agent_config",
+            )
+        super().__init__(environment_spec, dict(agent_config), seed)
+        self.num_workers = num_workers
+        self.num_environments = num_environments
+        self.num_cpus_per_worker = float(num_cpus_per_worker)
+        self.vectorization_mode = vectorization_mode
+        self.episode_finish_callback = episode_finish_callback
+        self.resources = connect(ray_address)
+        check_capacity(self.resources, num_workers, self.num_cpus_per_worker)
+        probe = make_environments(environment_spec, 1, seed, vectorization_mode)  # the spaces
+        try:
+            self._agent = build_agent(self.agent_config, probe, seed)
+        finally:
+            probe.terminate()
+        self.max_timesteps_per_episode = 0
+        self.workers: list[Any] = []
+        self._worker_versions: list[int] = []
+        self._sampling: dict[Any, tuple[int, Any]] = {}  # statistics ref -> (worker, payload ref)
+        self.idle: list[int] = []  # workers not sampling
+        self._weights_ref: Any = None
+        self.weights_version = 0
+        self.weight_broadcasts = 0
+        self.weight_bytes = 0
+        self.broadcast_seconds = 0.0
+        self.worker_restarts = 0
+        self._timesteps = self._episodes = self._updates = 0
+        self.env_frames = 0
+        self.update_seconds = 0.0
+
+    # -- the executor's counts ---------------------------------------------------------------------------
+    @property
+    def agent(self) -> Any:
+        return self._agent
+
+    @property
+    def timesteps(self) -> int:
+        return self._timesteps
+
+    @property
+    def episodes(self) -> int:
+        return self._episodes
+
+    @property
+    def updates(self) -> int:
+        return self._updates
+
+    def get_state(self) -> dict[str, Any]:
+        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Go on counting from a checkpoint's state; the workers start new episodes, and take the loaded
+        learner's weights with their next batch."""
+        self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
+        self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        self.broadcast_weights()
+
+    # -- workers -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def worker_class(self) -> type:
+        """The class the workers are (made a Ray actor)."""
+
+    @abc.abstractmethod
+    def launch_sample(self, index: int) -> tuple[Any, Any]:
+        """Ask worker ``index`` for its next batch: ``(statistics ref, payload ref)``."""
+
+    def worker_spec(self, index: int) -> dict[str, Any]:
+        """Worker ``index``'s agent spec: the learner's, on the learner's backend (subclasses change what
+        differs per worker)."""
+        return {**self.agent_config, "backend": self.agent.backend}
+
+    def start_workers(self) -> None:
+        """Start every worker, wait until each is built, send the learner's weights and start sampling."""
+        import ray
+
+        self.workers = [self._new_worker(index) for index in range(self.num_workers)]
+        self._worker_versions = [-1] * self.num_workers
+        ray.get([worker.ready.remote() for worker in self.workers])
+        self.broadcast_weights()
+        self.idle = list(range(self.num_workers))
+
+    def _new_worker(self, index: int) -> Any:
+        import ray
+
+        worker_class = ray.remote(num_cpus=self.num_cpus_per_worker, max_restarts=0)(self.worker_class())
+        return worker_class.remote(
+            self.environment_spec,
+            self.worker_spec(index),
+            self.num_environments,
+            worker_seed(self.seed, index + self.num_workers * self.worker_restarts),
+            self.vectorization_mode,
+        )
+
+    def launch_idle(self) -> None:
+        """Start every idle worker on its next batch (with the newest weights, where it lacks them)."""
+        for index in self.idle:
+            self._launch(index)
+        self.idle = []
+
+    def _launch(self, index: int) -> None:
+        worker = self.workers[index]
+        if self._worker_versions[index] < self.weights_version:
+            worker.set_weights.remote(self._weights_ref, self.weights_version)
+            self._worker_versions[index] = self.weights_version
+        statistics_ref, payload_ref = self.launch_sample(index)
+        self._sampling[statistics_ref] = (index, payload_ref)
+
+    def broadcast_weights(self) -> None:
+        """Put the learner's weights (NumPy arrays) into the object store; each worker takes them before its
+        next batch."""
+        import ray
+
+        start = time.perf_counter()
+        weights = self.agent.get_weights()
+        self._weights_ref = ray.put(weights)
+        self.broadcast_seconds += time.perf_counter() - start
+        self.weight_bytes = sum(np.asarray(value).nbytes for value in weights.values())
+        self.weights_version += 1
+        self.weight_broadcasts += 1
+
+    def collect_samples(self, timeout: float) -> list[tuple[int, tuple[dict[str, Any], Any]]]:
+        """The batches finished (waiting up to ``timeout`` seconds for one): ``(worker, (statistics, payload
+        ref))`` each. Their workers become idle (:meth:`launch_idle` starts them again); a worker that died
+        is replaced, idle."""
+        import ray
+
+        pending = list(self._sampling)
+        if not pending:
+            return []
+        ready, _ = ray.wait(pending, num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
+        finished = []
+        for ref in ready:
+            index, payload_ref = self._sampling.pop(ref)
+            try:
+                statistics = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
+                self._replace_worker(index, error)
+            else:
+                finished.append((index, (statistics, payload_ref)))
+            self.idle.append(index)
+        return finished
+
+    def _replace_worker(self, index: int, error: BaseException) -> None:
+        """A new worker in place of one that died or failed (its unsent steps are lost)."""
+        import ray
+
+        self.worker_restarts += 1
+        if self.worker_restarts > MAX_WORKER_RESTARTS:
+            raise WorkerFailedError(
+                f"workers failed {self.worker_restarts} times; the last failure, of worker {index}: {error}"
+            ) from error
+        warnings.warn(
+            f"worker {index} failed and is replaced: {_first_line(error)}", RuntimeWarning, stacklevel=3
+        )
+        ray.kill(self.workers[index])
+        self.workers[index] = self._new_worker(index)
+        self._worker_versions[index] = -1
+
+    def record_statistics(self, index: int, statistics: dict[str, Any], run: WorkloadRun) -> None:
+        """Count a worker's batch: its time steps, frames and finished episodes."""
+        self._timesteps += int(statistics["timesteps"])
+        self.env_frames += int(statistics["env_frames"])
+        returns, lengths = statistics["episode_returns"], statistics["episode_lengths"]
+        self._episodes += len(returns)
+        run.episode_rewards += returns
+        run.episode_timesteps += lengths
+        if self.episode_finish_callback is not None:
+            for episode_return, length in zip(returns, lengths, strict=True):
+                self.episode_finish_callback(f"worker_{index}", episode_return, length)
+
+    def timed_update(self, batch: Any) -> Any:
+        """``agent.update(batch)``, counted and timed."""
+        start = time.perf_counter()
+        result = self.agent.update(batch)
+        self.update_seconds += time.perf_counter() - start
+        self._updates += 1
+        return result
+
+    # -- results ----------------------------------------------------------------------------------
+    def begin_run(self, workload: Workload) -> WorkloadRun:
+        self.max_timesteps_per_episode = workload.max_timesteps_per_episode
+        return WorkloadRun(self, workload.report_interval)
+
+    def metrics(self) -> dict[str, Any]:
+        """What this executor counts beyond the common result keys (restarts, weight traffic)."""
+        return {
+            "worker_restarts": self.worker_restarts,
+            "weight_broadcasts": self.weight_broadcasts,
+            "weight_bytes": self.weight_bytes,
+            "broadcast_seconds": self.broadcast_seconds,
+        }
+
+    def terminate(self) -> None:
+        import ray
+
+        for worker in self.workers:
+            ray.kill(worker)
+        self.workers, self._sampling, self.idle = [], {}, []
+
+
+class WorkloadRun:
+    """The statistics of one ``execute_workload`` call, and its report rows every ``report_interval`` steps."""
+
+    def __init__(self, executor: DistributedExecutor, report_interval: int | None) -> None:
+        self.start = self.last_report_time = time.perf_counter()
+        self.counts = (executor.timesteps, executor.episodes, executor.updates, executor.env_frames)
+        self.update_seconds = executor.update_seconds
+        self.report_interval = report_interval
+        self.next_report = executor.timesteps + report_interval if report_interval else None
+        self.last_report = (executor.timesteps, executor.updates)
+        self.episode_rewards: list[float] = []
+        self.episode_timesteps: list[int] = []
+        self.reports: list[dict[str, Any]] = []
+
+    def maybe_report(self, executor: DistributedExecutor) -> None:
+        if self.next_report is not None and executor.timesteps >= self.next_report:
+            self.reports.append(self.report(executor))
+            self.next_report += self.report_interval
+
+    def report(self, executor: DistributedExecutor) -> dict[str, Any]:
+        now = time.perf_counter()
+        seconds = max(now - self.last_report_time, 1e-9)
+        timesteps, updates = self.last_report
+        recent = self.episode_rewards[-100:]
+        row = {
+            "timesteps": executor.timesteps,
+            "episodes": executor.episodes,
+            "updates": executor.updates,
+            "steps_per_second": (executor.timesteps - timesteps) / seconds,
+            "updates_per_second": (executor.updates - updates) / seconds,
+            "mean_episode_reward": float(np.mean(recent)) if recent else None,
+            **executor.metrics(),
+        }
+        self.last_report_time, self.last_report = now, (executor.timesteps, executor.updates)
+        return row
+
+    def result(self, executor: DistributedExecutor) -> dict[str, Any]:
+        runtime = time.perf_counter() - self.start
+        timesteps, episodes, updates, frames = self.counts
+        rewards = self.episode_rewards
+        new_updates = executor.updates - updates
+        if not self.reports or self.reports[-1]["timesteps"] != executor.timesteps:
+            self.reports.append(self.report(executor))
+        return {
+            "timesteps_executed": executor.timesteps - timesteps,
+            "episodes_executed": executor.episodes - episodes,
+            "updates_executed": new_updates,
+            "runtime": runtime,
+            "update_seconds": executor.update_seconds - self.update_seconds,
+            "env_frames": executor.env_frames - frames,
+            "env_frames_per_second": (executor.env_frames - frames) / runtime if runtime else 0.0,
+            "updates_per_second": new_updates / runtime if runtime else 0.0,
+            "timesteps_per_update": (executor.timesteps - timesteps) / new_updates if new_updates else None,
+            "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
+            "max_episode_reward": float(np.max(rewards)) if rewards else None,
+            "min_episode_reward": float(np.min(rewards)) if rewards else None,
+            "episode_rewards": rewards,
+            "episode_timesteps": self.episode_timesteps,
+            "final_loss": getattr(executor.agent, "last_loss", None) if executor.updates else None,
+            "reports": self.reports,
+            **executor.metrics(),
+        }
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__

@@ -1,0 +1,109 @@
+"""Ape-X on a real local Ray cluster: CartPole-v1 to a greedy mean of 475 with 2 workers, from the command
+line and back (``rlgraph evaluate``), and runs that lose a worker process or a replay shard to SIGKILL.
+
+Wall-clock bound: the single-process DQN example takes about 10 s of training to 475 on this 2-core
+machine; Ape-X with 2 workers about 20 s, since its workers, shards and learner share the 2 cores (one
+learner update costs more than in one process). A seed must reach 475 within 120 s of training (6x
+that, for slower CI machines); ``benchmarks/bench_apex.py`` measures both side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rlgraph
+from rlgraph.training import Trainer, load_run_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "apex_cartpole.yaml"
+TRAINING_SECONDS_BOUND = 120.0
+
+
+def installed_backends() -> list[str]:
+    from rlgraph import plugins
+
+    return [name for name in ("torch", "tf") if name in plugins.names("rlgraph.backends")]
+
+
+def learning_cases() -> list:
+    cases = []
+    for backend in installed_backends():
+        for seed in (1, 2, 3):
+            representative = seed == 1 and not cases
+            marks = () if representative else (pytest.mark.learning,)
+            cases.append(pytest.param(backend, seed, marks=marks, id=f"{backend}-seed{seed}"))
+    return cases
+
+
+@pytest.mark.parametrize(("backend", "seed"), learning_cases())
+def test_apex_solves_cartpole_with_two_workers_from_the_command_line(backend, seed, tmp_path):
+    run_dir = tmp_path / "run"
+    train = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLE), "--quiet"]
+    options = ["--run-dir", str(run_dir), "--backend", backend, "--seed", str(seed)]
+    done = subprocess.run(train + options, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["target_reached"], summary
+    assert summary["training_seconds_to_target"] <= TRAINING_SECONDS_BOUND, summary
+    assert summary["backend"] == backend and summary["updates"] > 0
+    run_spec = (run_dir / "run.yaml").read_text()
+    assert "type: apex" in run_spec and "num_workers: 2" in run_spec
+    assert (run_dir / "checkpoints" / f"model-{summary['timesteps']}.npz").is_file()
+    evaluate = subprocess.run(
+        [sys.executable, "-m", "rlgraph.cli", "evaluate", str(run_dir), "--episodes", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert evaluate.returncode == 0, evaluate.stdout + evaluate.stderr[-3000:]
+    assert "mean return" in evaluate.stdout.lower()
+
+
+class KillOnce:
+    """An observer that kills one actor's process with SIGKILL once training passed ``after`` steps."""
+
+    def __init__(self, find_actor, after: int = 3000) -> None:
+        self.find_actor, self.after, self.killed = find_actor, after, None
+        self.trainer = None
+
+    @rlgraph.hookimpl
+    def after_progress(self, row):
+        if self.killed is None and row["timesteps"] >= self.after:
+            import ray
+
+            pid = ray.get(self.find_actor(self.trainer.executor).process_id.remote())
+            os.kill(pid, signal.SIGKILL)
+            self.killed = pid
+
+
+def train_and_kill(tmp_path, find_actor):
+    spec = load_run_spec(EXAMPLE, options={"seed": 1, "backend": installed_backends()[0]})
+    killer = KillOnce(find_actor)
+    trainer = Trainer(spec, tmp_path / "run", observers=[killer])
+    killer.trainer = trainer
+    executor = trainer.executor
+    with pytest.warns(RuntimeWarning, match="(worker 0 failed|replay shard 0 died)"):
+        summary = trainer.run()
+    return killer, executor, summary
+
+
+def test_a_killed_worker_is_replaced_and_the_run_reaches_its_target(tmp_path):
+    killer, executor, summary = train_and_kill(tmp_path, lambda executor: executor.workers[0])
+    assert killer.killed is not None
+    assert executor.worker_restarts == 1 and executor.metrics()["worker_restarts"] == 1
+    assert summary.target_reached and not summary.interrupted
+
+
+def test_a_killed_replay_shard_is_recreated_empty_and_the_run_goes_on(tmp_path):
+    killer, executor, summary = train_and_kill(tmp_path, lambda executor: executor.shards[0])
+    assert killer.killed is not None
+    assert executor.shard_restarts == 1 and executor.worker_restarts == 0
+    assert summary.target_reached and not summary.interrupted

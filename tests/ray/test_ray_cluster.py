@@ -1,0 +1,76 @@
+"""Ray starts embedded with this machine's CPUs; a cluster address that does not answer, a malformed one
+and a worker count the cluster cannot host are clear errors."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlgraph.errors import SpecError
+from rlgraph_ray.cluster import ADDRESS_VARIABLE, ClusterError, check_capacity, connect
+
+
+def closed_port() -> int:
+    """A local port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_connect_starts_an_embedded_cluster_with_this_machines_cpus_once():
+    import ray
+
+    resources = connect()
+    assert ray.is_initialized()
+    assert resources["CPU"] == os.cpu_count()
+    assert connect() == ray.cluster_resources()  # a second call joins the same cluster
+
+
+def test_an_address_that_does_not_answer_is_an_error_naming_it_within_the_timeout():
+    address = f"127.0.0.1:{closed_port()}"
+    start = time.perf_counter()
+    with pytest.raises(ClusterError, match=f"no Ray cluster answers at '{address}'"):
+        connect(address, timeout=2.0)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_an_address_that_accepts_connections_but_is_no_ray_cluster_is_an_error_not_a_hang():
+    # A fresh process (this one's Ray is up already). Where the network refuses the address, the
+    # socket check answers at once; where something accepts it (as this sandbox's network does), Ray
+    # itself gives up after about 20 s.
+    script = (
+        "from rlgraph_ray.cluster import ClusterError, connect\n"
+        "try:\n    connect('10.255.255.1:6379', timeout=1.0)\n"
+        "except ClusterError as error:\n    print('ClusterError:', error)\n"
+    )
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert "ClusterError:" in done.stdout and "10.255.255.1:6379" in done.stdout, done.stdout + done.stderr
+    assert time.perf_counter() - start < 60
+
+
+def test_the_environment_variable_names_the_cluster(monkeypatch):
+    address = f"127.0.0.1:{closed_port()}"
+    monkeypatch.setenv(ADDRESS_VARIABLE, address)
+    with pytest.raises(ClusterError, match=f"'{address}'.*{ADDRESS_VARIABLE}"):
+        connect(timeout=1.0)
+
+
+def test_a_malformed_address_is_a_spec_error():
+    with pytest.raises(SpecError, match="ray_address: a Ray cluster address is host:port"):
+        connect("no-port-here")
+
+
+def test_more_workers_than_the_cluster_hosts_is_an_error_naming_num_workers():
+    with pytest.raises(
+        SpecError, match="num_workers: 3 workers of 1 CPUs each need 3 CPUs, but the Ray cluster has 2"
+    ):
+        check_capacity({"CPU": 2.0}, 3, 1.0)
+    check_capacity({"CPU": 2.0}, 4, 0.5)  # workers that share CPUs fit
