@@ -61,6 +61,10 @@ class RayWorker:
         """The operating-system process the worker runs in."""
         return os.getpid()
 
+    def get_weights(self) -> dict[str, np.ndarray]:
+        """The weights the worker acts with."""
+        return self.agent.get_weights()
+
     def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
         """Act with the learner's ``weights`` from now on; target networks follow them (for priorities)."""
         self.agent.set_weights(weights)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,8 @@ class ApexExecutor(DistributedExecutor):
         vectorization_mode: As the workers' :class:`~rlgraph.environments.VectorEnv` takes it.
     """
 
+    batch_layout: ClassVar[str] = "transitions"
+
     def __init__(
         self,
         environment_spec: Any,
@@ -109,13 +111,12 @@ class ApexExecutor(DistributedExecutor):
         self.max_updates_behind = max_updates_behind
         self.exploration = (exploration_base, exploration_alpha)
         agent = self.agent
-        for name in ("get_td_loss", "memory_records"):
-            if not hasattr(agent, name):
-                raise SpecError(
-                    f"Ape-X needs an agent that learns from transition batches and prioritizes them ({name}): a "
-                    f"DQN ('type: apex' or 'dqn'), got {type(agent).__name__}",
-                    "agent.type",
-                )
+        if not hasattr(agent, "get_td_loss"):
+            raise SpecError(
+                "Ape-X's workers prioritize their transitions with the agent's TD errors (get_td_loss): give a "
+                f"DQN ('type: apex' or 'dqn'), got {type(agent).__name__}",
+                "agent.type",
+            )
         self.batch_size = int(agent.update_spec.batch_size)
         self.schedule = update_schedule(agent.update_spec, None)
         memory_spec = dict(agent.memory_spec)

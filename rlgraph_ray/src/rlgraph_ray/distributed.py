@@ -7,7 +7,7 @@ import abc
 import time
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +34,9 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
     say what a worker is asked for (:meth:`launch_sample`) and what the learner does with it
     (:meth:`execute_workload`).
     """
+
+    #: What the learner's ``update(batch)`` must take (the agent's ``update_batch_layout``).
+    batch_layout: ClassVar[str]
 
     def __init__(
         self,
@@ -70,6 +73,13 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
             self._agent = build_agent(self.agent_config, probe, seed)
         finally:
             probe.terminate()
+        layout = getattr(self._agent, "update_batch_layout", None)
+        if layout != self.batch_layout:
+            raise SpecError(
+                f"{type(self).__name__} feeds its learner batches of {self.batch_layout}, but "
+                f"{type(self._agent).__name__} learns from {layout or 'no batches given from outside'}",
+                "agent.type",
+            )
         self.max_timesteps_per_episode = 0
         self.workers: list[Any] = []
         self._worker_versions: list[int] = []
@@ -151,10 +161,11 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
     def launch_idle(self) -> None:
         """Start every idle worker on its next batch (with the newest weights, where it lacks them)."""
         for index in self.idle:
-            self._launch(index)
+            self.launch_one(index)
         self.idle = []
 
-    def _launch(self, index: int) -> None:
+    def launch_one(self, index: int) -> None:
+        """Start worker ``index`` (not idle) on its next batch, with the newest weights."""
         worker = self.workers[index]
         if self._worker_versions[index] < self.weights_version:
             worker.set_weights.remote(self._weights_ref, self.weights_version)
@@ -228,7 +239,9 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
                 self.episode_finish_callback(f"worker_{index}", episode_return, length)
 
     def timed_update(self, batch: Any) -> Any:
-        """``agent.update(batch)``, counted and timed."""
+        """``agent.update(batch)``, counted and timed; the agent's time step (its decays' clock) is the
+        time steps sampled, as if it had acted them."""
+        self.agent.timesteps = self.timesteps
         start = time.perf_counter()
         result = self.agent.update(batch)
         self.update_seconds += time.perf_counter() - start

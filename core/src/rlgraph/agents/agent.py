@@ -80,6 +80,11 @@ class Agent(Specifiable):
     """
 
     __rlgraph_group__ = "rlgraph.agents"
+    #: What ``update(batch)`` learns from, for executors that feed it batches from elsewhere:
+    #: ``"transitions"`` (rows of single or n-step transitions, as :meth:`collect` gives them: off-policy
+    #: agents), ``"rollouts"`` (time-major ``(T, B, ...)`` records, as a worker's ``sample`` gives them:
+    #: on-policy agents), or None (no external batches).
+    update_batch_layout: ClassVar[str | None] = None
     #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
     spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
 

@@ -94,6 +94,8 @@ class ActorCriticQAgent(Agent):
             ``sync_interval``, ``sync_tau``), ...
     """
 
+    update_batch_layout: ClassVar[str | None] = "transitions"
+
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
         "preprocessing_spec",

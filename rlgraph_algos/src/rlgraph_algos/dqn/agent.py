@@ -161,6 +161,8 @@ class DQNAgent(Agent):
             ``update_spec.num_iterations``, ...) are refused, and so are keys that another key overrides.
     """
 
+    update_batch_layout: ClassVar[str | None] = "transitions"
+
     spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",

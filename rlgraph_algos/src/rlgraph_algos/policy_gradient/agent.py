@@ -71,6 +71,8 @@ class PolicyGradientAgent(Agent):
             steps in all, shared evenly by the environments.
     """
 
+    update_batch_layout: ClassVar[str | None] = "rollouts"
+
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
         "preprocessing_spec",
