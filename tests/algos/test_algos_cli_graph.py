@@ -26,7 +26,7 @@ def test_graph_writes_dot_and_prints_the_component_tree(rlgraph_backend, tmp_pat
     tree = printed.out.splitlines()
     assert tree[0].startswith("dqn-agent (DQNGraph): get_actions")
     assert "  replay-memory (ReplayMemory): get_records, insert_records" in tree
-    assert "      hidden-1 (Dense): call x7" in tree  # nested two levels below the policy
+    assert "      hidden-1 (Dense): call x9" in tree  # nested two levels below the policy
     assert "'dot' is not installed" in printed.err
 
 
