@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,33 @@ def test_a_killed_replay_shard_is_recreated_empty_and_the_run_goes_on(tmp_path):
     assert killer.killed is not None
     assert executor.shard_restarts == 1 and executor.worker_restarts == 0
     assert summary.target_reached and not summary.interrupted
+
+
+def test_a_run_whose_learner_dies_goes_on_from_its_last_checkpoint(tmp_path):
+    run_dir = tmp_path / "run"
+    train = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLE), "--quiet", "--run-dir", str(run_dir)]
+    train += ["--timesteps", "12000", "--eval-episodes", "0", "--set", "checkpoint_interval=3000"]
+    train += ["--backend", installed_backends()[0]]
+    process = subprocess.Popen(
+        train, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    checkpoints = run_dir / "checkpoints"
+    deadline = time.monotonic() + 300
+    while (
+        not list(checkpoints.glob("model-*.npz")) and process.poll() is None and time.monotonic() < deadline
+    ):
+        time.sleep(0.2)
+    assert process.poll() is None, process.stderr.read().decode()[-3000:]
+    os.killpg(process.pid, signal.SIGKILL)  # the learner's process, and the Ray cluster it started
+    process.wait()
+    process.stderr.close()
+    stored = sorted(checkpoints.glob("model-*.npz"))
+    assert stored and not (run_dir / "summary.json").exists()
+    resume = [sys.executable, "-m", "rlgraph.cli", "train", "--resume", str(run_dir), "--quiet"]
+    done = subprocess.run(resume, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["timesteps"] >= 12000 and not summary["interrupted"]
+    rows = (run_dir / "progress.csv").read_text().splitlines()[1:]
+    steps = [int(row.split(",")[0]) for row in rows]
+    assert steps == sorted(steps) and steps[-1] >= 12000  # the progress goes on where the checkpoint was

@@ -52,6 +52,7 @@ class RayWorker:
         self.agent = build_agent(spec, self.env, seed)
         self.worker = SingleThreadedWorker(self.agent, self.env)
         self.weights_version = -1
+        self._restart = False  # the next batch starts new episodes
 
     def ready(self) -> bool:
         """True once built (a call to wait on)."""
@@ -60,6 +61,11 @@ class RayWorker:
     def process_id(self) -> int:
         """The operating-system process the worker runs in."""
         return os.getpid()
+
+    def seed_next_reset(self, seed: int | None) -> None:
+        """Start new episodes, their environments seeded from ``seed`` (a resumed run's)."""
+        self.env.seed_next_reset(seed)
+        self._restart = True
 
     def get_weights(self) -> dict[str, np.ndarray]:
         """The weights the worker acts with."""
@@ -74,7 +80,7 @@ class RayWorker:
 
     def sample(self, num_timesteps: int, max_timesteps_per_episode: int = 0) -> tuple[dict[str, Any], Any]:
         """``(statistics, records)``: at least ``num_timesteps`` steps over the environments, time-major."""
-        batch = self.worker.sample(num_timesteps, max_timesteps_per_episode)
+        batch = self._sample(num_timesteps, max_timesteps_per_episode)
         return self._statistics(batch), batch.records
 
     def sample_transitions(
@@ -82,7 +88,7 @@ class RayWorker:
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """``(statistics, {"records": transitions, "priorities": |TD errors|})`` for at least
         ``num_timesteps`` steps; the second is None while the observe buffers hold everything back."""
-        batch = self.worker.sample(num_timesteps, max_timesteps_per_episode)
+        batch = self._sample(num_timesteps, max_timesteps_per_episode)
         start = time.perf_counter()
         records, env_ids = batch.records, self.worker.env_ids
         ready = [
@@ -98,6 +104,11 @@ class RayWorker:
         statistics["priority_seconds"] = time.perf_counter() - start
         statistics["transitions"] = len(priorities)
         return statistics, {"records": transitions, "priorities": priorities}
+
+    def _sample(self, num_timesteps: int, max_timesteps_per_episode: int) -> Any:
+        batch = self.worker.sample(num_timesteps, max_timesteps_per_episode, reset=self._restart)
+        self._restart = False
+        return batch
 
     def _statistics(self, batch: Any) -> dict[str, Any]:
         self.worker.forget_finished_episodes()

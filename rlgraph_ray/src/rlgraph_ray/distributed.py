@@ -13,7 +13,7 @@ import numpy as np
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph_ray.actors import worker_seed
 from rlgraph_ray.cluster import check_capacity, connect
@@ -116,10 +116,13 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         return {**super().get_state(), "update_seconds": float(self.update_seconds)}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
-        """Go on counting from a checkpoint's state; the workers start new episodes, and take the loaded
-        learner's weights with their next batch."""
+        """Go on counting from a checkpoint's state; the workers start new episodes (seeded by
+        :func:`~rlgraph.executors.executor.resume_seed`) and take the loaded learner's weights with their
+        next batch."""
         self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
         self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        for index, worker in enumerate(self.workers):
+            worker.seed_next_reset.remote(resume_seed(worker_seed(self.seed, index), self._timesteps))
         self.broadcast_weights()
 
     # -- workers -----------------------------------------------------------------------------------
