@@ -57,6 +57,8 @@ def test_apex_solves_cartpole_with_two_workers_from_the_command_line(backend, se
     run_spec = (run_dir / "run.yaml").read_text()
     assert "type: apex" in run_spec and "num_workers: 2" in run_spec
     assert (run_dir / "checkpoints" / f"model-{summary['timesteps']}.npz").is_file()
+    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"env_frames", "worker_restarts", "shard_restarts", "replay_ratio"} <= set(header)
     evaluate = subprocess.run(
         [sys.executable, "-m", "rlgraph.cli", "evaluate", str(run_dir), "--episodes", "3"],
         capture_output=True,

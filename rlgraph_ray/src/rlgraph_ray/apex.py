@@ -248,7 +248,7 @@ class ApexExecutor(DistributedExecutor):
         self.shard_restarts += 1
         self._replay = deque(item for item in self._replay if item[0] != index)
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> dict[str, float]:
         return {
             **super().metrics(),
             "shard_restarts": self.shard_restarts,

@@ -256,9 +256,10 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         self.max_timesteps_per_episode = workload.max_timesteps_per_episode
         return WorkloadRun(self, workload.report_interval)
 
-    def metrics(self) -> dict[str, Any]:
-        """What this executor counts beyond the common result keys (restarts, weight traffic)."""
+    def metrics(self) -> dict[str, float]:
+        """Counts beyond time steps, episodes and updates: env frames, restarts, weight traffic."""
         return {
+            "env_frames": self.env_frames,
             "worker_restarts": self.worker_restarts,
             "weight_broadcasts": self.weight_broadcasts,
             "weight_bytes": self.weight_bytes,

@@ -111,6 +111,12 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
         """Run ``workload``; its result metrics (:data:`RESULT_KEYS` and more)."""
 
+    def metrics(self) -> dict[str, float]:
+        """What this executor counts beyond time steps, episodes and updates, as scalars by name (a
+        distributed one: worker restarts, weight broadcasts, ...): columns of a run's ``progress.csv``
+        and TensorBoard scalars (``executor/<name>``). The same names in every call; none by default."""
+        return {}
+
     def get_state(self) -> dict[str, Any]:
         """What the executor has counted, as plain (JSON) data: with the agent's checkpoint, what a run
         needs to go on (:meth:`set_state`)."""

@@ -34,20 +34,24 @@ class ProgressLog:
 
     ``after``: go on with the file of a run resumed after that many time steps, keeping its rows up to
     there (later ones came from steps the resumed run does again); None starts a new file.
+    ``extra_columns`` follow :data:`COLUMNS`: what the run's executor counts (its ``metrics()``).
     """
 
-    def __init__(self, path: str | os.PathLike, after: int | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike, after: int | None = None, extra_columns: tuple[str, ...] = ()
+    ) -> None:
         path = Path(path)
+        self.columns = (*COLUMNS, *extra_columns)
         kept = _rows_up_to(path, after) if after is not None and path.is_file() else []
         temporary = path.with_name(f".{path.name}.tmp")  # the old file stays whole until replaced
         with open(temporary, "w", newline="", encoding="utf-8") as file:
-            csv.writer(file).writerows([COLUMNS, *kept])
+            csv.writer(file).writerows([self.columns, *kept])
         os.replace(temporary, path)
         self._file = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
         self._writer = csv.writer(self._file)
 
     def write_row(self, row: Mapping[str, Any]) -> None:
-        self._writer.writerow([_csv_value(row.get(column)) for column in COLUMNS])
+        self._writer.writerow([_csv_value(row.get(column)) for column in self.columns])
         self._file.flush()
 
     def close(self) -> None:

@@ -153,7 +153,9 @@ class TensorBoardWriter:
 
     def write_row(self, row: Mapping[str, Any]) -> None:
         """Record a progress row's scalars at its time step, and flush."""
-        self.file.add_scalars(row["timesteps"], {tag: row.get(key) for key, tag in self.ROW_TAGS.items()})
+        scalars = {tag: row.get(key) for key, tag in self.ROW_TAGS.items()}
+        scalars.update({f"executor/{key}": value for key, value in row.get("executor", {}).items()})
+        self.file.add_scalars(row["timesteps"], scalars)
         self.file.flush()
 
     def close(self) -> None:

@@ -156,7 +156,11 @@ class Trainer:
         self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
-        self.log = ProgressLog(self.run_dir / PROGRESS_FILE, after=self.executor.timesteps if saved else None)
+        self.log = ProgressLog(
+            self.run_dir / PROGRESS_FILE,
+            after=self.executor.timesteps if saved else None,
+            extra_columns=tuple(self.executor.metrics()),
+        )
         self.events.register(self.tensorboard)
         self._announce_episodes = self.events.listens("after_episode")
         self._announce_updates = self.events.listens("after_update")
@@ -328,6 +332,7 @@ class Trainer:
 
     def _row(self, steps_per_second: float) -> dict[str, Any]:
         executor = self.executor
+        metrics = executor.metrics()
         return {
             "timesteps": int(executor.timesteps),
             "episodes": int(executor.episodes),
@@ -336,6 +341,8 @@ class Trainer:
             "steps_per_second": steps_per_second,
             "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
             "loss": _scalar(getattr(self.agent, "last_loss", None)) if executor.updates else None,
+            **metrics,  # progress.csv's extra columns
+            "executor": metrics,  # TensorBoard's executor/ scalars
         }
 
     def _emit(self, row: dict[str, Any], updated: bool) -> None:
