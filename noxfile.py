@@ -22,7 +22,9 @@ packages, so a reused venv runs the current code.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import nox
@@ -156,7 +158,13 @@ def ray(session: nox.Session) -> None:
     other seeds)."""
     install_local(session, "./core[test]", "./rlgraph_ray", *TORCH_PACKAGES)
     assert_not_installed(session, "tensorflow")
-    session.run("pytest", "tests/ray", "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+    # Ray refuses a temporary folder inside the virtualenv, where nox puts TMPDIR.
+    ray_tmp = Path(tempfile.gettempdir()) / f"rlgraph-nox-ray-{os.getpid()}"
+    env = test_env(session, RAY_TMPDIR=str(ray_tmp))
+    try:
+        session.run("pytest", "tests/ray", "-q", "-m", "not learning", *session.posargs, env=env)
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 #: The README's install line (PyTorch) and its line adding TensorFlow beside it, as packages.

@@ -14,21 +14,27 @@ Three tables, each from one run of this script:
    (``examples/dqn_cartpole.yaml``), seeds 1-3, each a subprocess with one thread.
 
 Run: ``python benchmarks/bench_apex.py`` (about 5 minutes; ``--quick``: 1 and 2 workers, seed 1).
-Needs rlgraph-ray: ``pip install -c constraints.txt -e rlgraph_ray``.
+Needs rlgraph-ray: ``pip install -c constraints.txt -e rlgraph_ray``. With ``--rllib-python PYTHON``, table 3
+adds RLlib's DQN with 2 env runners of 4 environments on the same seeds (its evaluations left out of its
+seconds likewise). RLlib pins its own gymnasium, so it lives in a venv of its own:
+``python3.11 -m venv /tmp/rllib && /tmp/rllib/bin/pip install torch==2.13.0 "ray[rllib]==2.60.0"``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import pickle
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
-from time_to_solve import run_rlgraph
+from time_to_solve import ONE_THREAD, run_rlgraph
 
 ROOT = Path(__file__).resolve().parents[1]
 APEX_EXAMPLE = ROOT / "examples" / "apex_cartpole.yaml"
@@ -136,10 +142,67 @@ def time_to_solve(backend: str, seeds: list[int]) -> list[dict]:
     return rows
 
 
+#: RLlib's DQN as close to examples/apex_cartpole.yaml as its keys go: 2 env runners of 4 environments,
+#: double dueling 3-step Q-learning, prioritized replay (alpha 0.6, beta 0.4), batch 256, learning rate
+#: 0.003, 32 replayed transitions per transition sampled (the example's 256 per 8 steps).
+RLLIB_CHILD = """
+import json, sys, time
+import ray
+from ray.rllib.algorithms.dqn import DQNConfig
+
+seed, max_steps = int(sys.argv[1]), int(sys.argv[2])
+ray.init(include_dashboard=False, logging_level="ERROR")
+config = (
+    DQNConfig()
+    .environment("CartPole-v1")
+    .env_runners(num_env_runners=2, num_envs_per_env_runner=4)
+    .training(
+        lr=0.003, train_batch_size_per_learner=256, n_step=3, double_q=True, dueling=True,
+        replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6, "beta": 0.4},
+        num_steps_sampled_before_learning_starts=1000, target_network_update_freq=250, training_intensity=32,
+        epsilon=[(0, 1.0), (5000, 0.02)], grad_clip=10.0,
+    )
+    .evaluation(evaluation_duration=10, evaluation_duration_unit="episodes")
+    .debugging(seed=seed)
+)
+algo = config.build_algo()
+seconds, steps, reached = 0.0, 0, False
+while steps < max_steps and not reached:
+    start = time.perf_counter()
+    result = algo.train()
+    seconds += time.perf_counter() - start
+    steps = int(result["num_env_steps_sampled_lifetime"])
+    reached = algo.evaluate()["env_runners"]["episode_return_mean"] >= 475
+print(json.dumps({"library": "RLlib DQN, 2 env runners", "seed": seed, "reached": reached, "steps": steps,
+                  "seconds": seconds, "steps_per_second": steps / seconds}))
+"""
+
+
+def rllib_time_to_solve(python: str, seeds: list[int], max_steps: int = 100_000) -> list[dict]:
+    """RLlib's rows, each seed in a subprocess of the interpreter ``python`` (a venv with ``ray[rllib]``)."""
+    rows = []
+    for seed in seeds:
+        done = subprocess.run(
+            [python, "-c", RLLIB_CHILD, str(seed), str(max_steps)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, **ONE_THREAD},
+        )
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="torch")
     parser.add_argument("--quick", action="store_true", help="1 and 2 workers, seed 1")
+    parser.add_argument(
+        "--rllib-python",
+        metavar="PYTHON",
+        help="the interpreter of a venv with RLlib (ray[rllib] pins its own gymnasium, so not this one's), "
+        "to run RLlib's DQN side by side",
+    )
     args = parser.parse_args()
     workers, seeds, timesteps = ([1, 2], [1], 10_000) if args.quick else ([1, 2, 4], [1, 2, 3], 30_000)
     from rlgraph_ray.cluster import connect
@@ -151,13 +214,16 @@ def main() -> int:
     print(f"\n{'object store transfer':48} {'bytes':>9} {'ms':>7}")
     for what, size, milliseconds in object_store(args.backend):
         print(f"{what:48} {size:9,} {milliseconds:7.2f}")
-    print(f"\n{'run':18} {'seed':>4} {'reached':>7} {'steps':>8} {'seconds':>8}")
+    print(f"\n{'run':26} {'seed':>4} {'reached':>7} {'steps':>8} {'seconds':>8} {'steps/s':>8}")
     rows = time_to_solve(args.backend, seeds)
+    if args.rllib_python:
+        rows += rllib_time_to_solve(args.rllib_python, seeds)
     for row in rows:
         print(
-            f"{row['library']:18} {row['seed']:4} {row['reached']!s:>7} {row['steps']:8,} {row['seconds']:8.1f}"
+            f"{row['library']:26} {row['seed']:4} {row['reached']!s:>7} {row['steps']:8,} "
+            f"{row['seconds']:8.1f} {row['steps_per_second']:8,.0f}"
         )
-    for name in ("Ape-X, 2 workers", "DQN, one process"):
+    for name in dict.fromkeys(row["library"] for row in rows):
         seconds = [
             row["seconds"] if row["reached"] else float("inf") for row in rows if row["library"] == name
         ]

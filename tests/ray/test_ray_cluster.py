@@ -74,3 +74,25 @@ def test_more_workers_than_the_cluster_hosts_is_an_error_naming_num_workers():
     ):
         check_capacity({"CPU": 2.0}, 3, 1.0)
     check_capacity({"CPU": 2.0}, 4, 0.5)  # workers that share CPUs fit
+
+
+def test_actors_that_fail_to_build_or_never_start_are_clear_errors():
+    import ray
+
+    from rlgraph_ray.actors import RayWorker
+    from rlgraph_ray.cluster import wait_ready
+
+    connect()
+    spec = {"type": "apex", "network_spec": [{"type": "dense", "units": 4}]}
+    broken = ray.remote(num_cpus=0)(RayWorker).remote("NoSuchEnvironment-v9", spec)
+    with pytest.raises(
+        ClusterError,
+        match="the 1 workers failed to start: rlgraph.errors.SpecError: environment: .*'NoSuchEnvironment-v9'",
+    ):
+        wait_ready([broken], "1 workers", timeout=120)
+    unplaceable = ray.remote(num_cpus=0, resources={"no-such-resource": 1})(RayWorker).remote(
+        "CartPole-v1", spec
+    )
+    with pytest.raises(ClusterError, match="the 1 workers did not start within 2 s"):
+        wait_ready([unplaceable], "1 workers", timeout=2)
+    ray.kill(unplaceable)

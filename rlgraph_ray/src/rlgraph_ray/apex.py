@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import ray
 
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload
 from rlgraph.workers.single_threaded import update_schedule
 from rlgraph_ray.actors import RayWorker, ReplayShard, worker_seed
+from rlgraph_ray.cluster import wait_ready
 from rlgraph_ray.distributed import DistributedExecutor
 
 RLGRAPH_PLUGIN_API = "2.0"
@@ -133,7 +135,7 @@ class ApexExecutor(DistributedExecutor):
 
     # -- actors ---------------------------------------------------------------------------------------
     def worker_spec(self, index: int) -> dict[str, Any]:
-        """Worker ``index``'s agent spec: the learner's with a fixed epsilon of its own, on the CPU."""
+        """Worker ``index``'s agent spec: the learner's, with a fixed epsilon of its own."""
         spec = super().worker_spec(index)
         epsilon = worker_epsilon(index, self.num_workers, *self.exploration)
         exploration = dict(spec.get("exploration_spec") or {})
@@ -142,17 +144,14 @@ class ApexExecutor(DistributedExecutor):
         return spec
 
     def _start_actors(self) -> None:
-        import ray
 
         for index in range(self.num_replay_shards):
             self.shards.append(self._new_shard(index))
             self._shard_sizes.append(0)
-        ray.get([shard.ready.remote() for shard in self.shards])
+        wait_ready(self.shards, f"{self.num_replay_shards} replay shards")
         self.start_workers()
 
     def _new_shard(self, index: int) -> Any:
-        import ray
-
         shard_class = ray.remote(num_cpus=0, max_restarts=0)(ReplayShard)
         return shard_class.remote(*self._shard_args, worker_seed(self.seed, 1000 + index))
 
@@ -206,8 +205,6 @@ class ApexExecutor(DistributedExecutor):
 
     def _learn(self) -> None:
         """One update from a shard's batch (drawn ahead while the previous update ran); new priorities back."""
-        import ray
-
         while len(self._replay) < 2:
             self._replay.append(self._draw())
         shard, sample_ref = self._replay.popleft()
@@ -257,8 +254,6 @@ class ApexExecutor(DistributedExecutor):
         }
 
     def terminate(self) -> None:
-        import ray
-
         for shard in self.shards:
             ray.kill(shard)
         self.shards = []

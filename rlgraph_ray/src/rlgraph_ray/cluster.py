@@ -6,12 +6,16 @@ import os
 import socket
 from typing import Any
 
+import ray
+
 from rlgraph.errors import RLGraphError, SpecError
 
 ADDRESS_VARIABLE = "RLGRAPH_RAY_ADDRESS"
 """The environment variable naming a Ray cluster to join (``host:port`` of its head, or ``ray://host:port``)."""
 CONNECT_TIMEOUT = 15.0
 """Seconds to wait for a cluster named by address before giving up."""
+START_TIMEOUT = 180.0
+"""Seconds to wait for actors (workers, replay shards) to start and build."""
 
 
 class ClusterError(RLGraphError):
@@ -26,8 +30,6 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dic
     machine with its CPUs and GPUs and stops with the process. An address that does not answer within
     ``timeout`` seconds is a :class:`ClusterError` naming it.
     """
-    import ray
-
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
     if address is not None:
         _check_reachable(address, timeout)
@@ -76,3 +78,23 @@ def check_capacity(
             f"has {available:g}: use fewer workers, or a lower num_cpus_per_worker (workers then share CPUs)",
             "num_workers",
         )
+
+
+def wait_ready(actors: list[Any], what: str, timeout: float = START_TIMEOUT) -> None:
+    """Wait until every actor answers ``ready()``; a ClusterError saying why where they fail to build or
+    do not start within ``timeout`` seconds (Ray could not start their processes)."""
+    try:
+        ray.get([actor.ready.remote() for actor in actors], timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        raise ClusterError(
+            f"the {what} did not start within {timeout:g} s: Ray could not start their processes (its logs: "
+            "the session folder under $RAY_TMPDIR, else $TMPDIR, else /tmp, in ray/session_latest/logs)"
+        ) from None
+    except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
+        raise ClusterError(f"the {what} failed to start: {last_line(error)}") from error
+
+
+def last_line(error: BaseException) -> str:
+    """The last line of a Ray error's text: the error raised in the actor or task, after its traceback."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__

@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import ray
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph_ray.actors import worker_seed
-from rlgraph_ray.cluster import check_capacity, connect
+from rlgraph_ray.cluster import check_capacity, connect, last_line, wait_ready
 
 MAX_WORKER_RESTARTS = 20
 """Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
@@ -141,17 +142,14 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
 
     def start_workers(self) -> None:
         """Start every worker, wait until each is built, send the learner's weights and start sampling."""
-        import ray
 
         self.workers = [self._new_worker(index) for index in range(self.num_workers)]
         self._worker_versions = [-1] * self.num_workers
-        ray.get([worker.ready.remote() for worker in self.workers])
+        wait_ready(self.workers, f"{self.num_workers} workers")
         self.broadcast_weights()
         self.idle = list(range(self.num_workers))
 
     def _new_worker(self, index: int) -> Any:
-        import ray
-
         worker_class = ray.remote(num_cpus=self.num_cpus_per_worker, max_restarts=0)(self.worker_class())
         return worker_class.remote(
             self.environment_spec,
@@ -179,8 +177,6 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
     def broadcast_weights(self) -> None:
         """Put the learner's weights (NumPy arrays) into the object store; each worker takes them before its
         next batch."""
-        import ray
-
         start = time.perf_counter()
         weights = self.agent.get_weights()
         self._weights_ref = ray.put(weights)
@@ -193,8 +189,6 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         """The batches finished (waiting up to ``timeout`` seconds for one): ``(worker, (statistics, payload
         ref))`` each. Their workers become idle (:meth:`launch_idle` starts them again); a worker that died
         is replaced, idle."""
-        import ray
-
         pending = list(self._sampling)
         if not pending:
             return []
@@ -215,15 +209,13 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
 
     def _replace_worker(self, index: int, error: BaseException) -> None:
         """A new worker in place of one that died or failed (its unsent steps are lost)."""
-        import ray
-
         self.worker_restarts += 1
         if self.worker_restarts > MAX_WORKER_RESTARTS:
             raise WorkerFailedError(
                 f"workers failed {self.worker_restarts} times; the last failure, of worker {index}: {error}"
             ) from error
         warnings.warn(
-            f"worker {index} failed and is replaced: {_first_line(error)}", RuntimeWarning, stacklevel=3
+            f"worker {index} failed and is replaced: {last_line(error)}", RuntimeWarning, stacklevel=3
         )
         ray.kill(self.workers[index])
         self.workers[index] = self._new_worker(index)
@@ -267,8 +259,6 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         }
 
     def terminate(self) -> None:
-        import ray
-
         for worker in self.workers:
             ray.kill(worker)
         self.workers, self._sampling, self.idle = [], {}, []
@@ -336,8 +326,3 @@ class WorkloadRun:
             "reports": self.reports,
             **executor.metrics(),
         }
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__

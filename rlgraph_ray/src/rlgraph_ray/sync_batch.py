@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import ray
+
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload
 from rlgraph.utils import nested
@@ -107,8 +109,6 @@ class SyncBatchExecutor(DistributedExecutor):
 
     def _round(self, run: Any) -> None:
         """Every worker samples its share with the current weights; one update (or ``update_steps``) on all of it."""
-        import ray
-
         rollouts: dict[int, Any] = {}
         self.launch_idle()
         while len(rollouts) < self.num_workers:
