@@ -14,7 +14,7 @@ from rlgraph.executors.executor import EpisodeCallback, Workload
 from rlgraph.workers.single_threaded import update_schedule
 from rlgraph_ray.actors import RayWorker, ReplayShard, worker_seed
 from rlgraph_ray.cluster import wait_ready
-from rlgraph_ray.distributed import DistributedExecutor
+from rlgraph_ray.distributed import DistributedExecutor, check_positive_ints
 
 RLGRAPH_PLUGIN_API = "2.0"
 
@@ -89,7 +89,7 @@ class ApexExecutor(DistributedExecutor):
             isinstance(max_updates_behind, bool) or max_updates_behind < 0
         ):
             raise SpecError(f"must be an int >= 0 or null, got {max_updates_behind!r}", "max_updates_behind")
-        _check_positive(
+        check_positive_ints(
             num_replay_shards=num_replay_shards,
             worker_sample_size=worker_sample_size,
             weight_sync_interval=weight_sync_interval,
@@ -148,7 +148,11 @@ class ApexExecutor(DistributedExecutor):
         for index in range(self.num_replay_shards):
             self.shards.append(self._new_shard(index))
             self._shard_sizes.append(0)
-        wait_ready(self.shards, f"{self.num_replay_shards} replay shards")
+        try:
+            wait_ready(self.shards, f"{self.num_replay_shards} replay shards")
+        except BaseException:
+            self.terminate()
+            raise
         self.start_workers()
 
     def _new_shard(self, index: int) -> Any:
@@ -258,9 +262,3 @@ class ApexExecutor(DistributedExecutor):
             ray.kill(shard)
         self.shards = []
         super().terminate()
-
-
-def _check_positive(**values: int) -> None:
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"must be an int >= 1, got {value!r}", name)

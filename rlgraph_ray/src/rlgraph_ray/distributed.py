@@ -23,6 +23,13 @@ MAX_WORKER_RESTARTS = 20
 """Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
 
 
+def check_positive_ints(**values: Any) -> None:
+    """A SpecError naming the first of ``values`` that is not an int >= 1."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"must be an int >= 1, got {value!r}", name)
+
+
 class WorkerFailedError(RLGraphError):
     """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
 
@@ -51,9 +58,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         episode_finish_callback: EpisodeCallback | None,
         vectorization_mode: str | None,
     ) -> None:
-        for name, value in (("num_workers", num_workers), ("num_environments", num_environments)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(f"must be an int >= 1, got {value!r}", name)
+        check_positive_ints(num_workers=num_workers, num_environments=num_environments)
         if not num_cpus_per_worker > 0:
             raise SpecError(f"must be > 0, got {num_cpus_per_worker!r}", "num_cpus_per_worker")
         if not isinstance(agent_config, Mapping):
@@ -145,7 +150,11 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
 
         self.workers = [self._new_worker(index) for index in range(self.num_workers)]
         self._worker_versions = [-1] * self.num_workers
-        wait_ready(self.workers, f"{self.num_workers} workers")
+        try:
+            wait_ready(self.workers, f"{self.num_workers} workers")
+        except BaseException:
+            self.terminate()
+            raise
         self.broadcast_weights()
         self.idle = list(range(self.num_workers))
 
