@@ -57,12 +57,8 @@ class ApexExecutor(DistributedExecutor):
         max_updates_behind: Updates the learner may owe its schedule before the workers wait (None: never).
         exploration_base: ``base`` of the per-worker epsilons (0.4 in the paper).
         exploration_alpha: ``alpha`` of the per-worker epsilons (7 in the paper).
-        num_cpus_per_worker: CPUs Ray reserves per worker (below 1: workers share CPUs).
-        ray_address: A Ray cluster to join (``host:port``); default ``$RLGRAPH_RAY_ADDRESS``, else an
-            embedded cluster on this machine.
-        seed: Seeds the learner; each worker's environments and agent get their own seed from it.
-        episode_finish_callback: Called as ``callback(worker_id, episode_return, episode_length)``.
-        vectorization_mode: As the workers' :class:`~rlgraph.environments.VectorEnv` takes it.
+        num_cpus_per_worker, ray_address, seed, episode_finish_callback, vectorization_mode: As
+            :class:`~rlgraph_ray.distributed.DistributedExecutor` takes them.
     """
 
     batch_layout: ClassVar[str] = "transitions"

@@ -41,6 +41,18 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
     and starts ``num_workers`` workers (:meth:`worker_class`, each with :meth:`worker_spec`). Subclasses
     say what a worker is asked for (:meth:`launch_sample`) and what the learner does with it
     (:meth:`execute_workload`).
+
+    Args:
+        environment_spec: A Gymnasium id, an environment spec dict, or a factory (picklable).
+        agent_config: The agent spec (the workers build their agents from it).
+        num_workers: Workers (Ray actors).
+        num_environments: Environments per worker, stepped as one batch.
+        num_cpus_per_worker: CPUs Ray reserves per worker (below 1: workers share CPUs).
+        ray_address: A Ray cluster to join (``host:port``); default ``$RLGRAPH_RAY_ADDRESS``, else an
+            embedded cluster on this machine.
+        seed: Seeds the learner; each worker's environments and agent get their own seed from it.
+        episode_finish_callback: Called as ``callback(worker_id, episode_return, episode_length)``.
+        vectorization_mode: As the workers' :class:`~rlgraph.environments.VectorEnv` takes it.
     """
 
     #: What the learner's ``update(batch)`` must take (the agent's ``update_batch_layout``).

@@ -35,12 +35,8 @@ class SyncBatchExecutor(DistributedExecutor):
         agent_config: The agent spec (``ppo``, ``actor_critic``), with ``update_spec.update_mode: time_steps``.
         num_workers: Sampling workers (Ray actors).
         num_environments: Environments per worker, stepped as one batch.
-        num_cpus_per_worker: CPUs Ray reserves per worker (below 1: workers share CPUs).
-        ray_address: A Ray cluster to join (``host:port``); default ``$RLGRAPH_RAY_ADDRESS``, else an
-            embedded cluster on this machine.
-        seed: Seeds the learner; each worker's environments and agent get their own seed from it.
-        episode_finish_callback: Called as ``callback(worker_id, episode_return, episode_length)``.
-        vectorization_mode: As the workers' :class:`~rlgraph.environments.VectorEnv` takes it.
+        num_cpus_per_worker, ray_address, seed, episode_finish_callback, vectorization_mode: As
+            :class:`~rlgraph_ray.distributed.DistributedExecutor` takes them.
     """
 
     batch_layout: ClassVar[str] = "rollouts"
