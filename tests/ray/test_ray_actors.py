@@ -74,6 +74,15 @@ def test_learner_priorities_replace_the_workers(rlgraph_backend):
     assert set(replay.sample(100)["records"]["rewards"].tolist()) == {6.0}
 
 
+def test_priorities_sent_along_with_a_draw_apply_before_it(rlgraph_backend):
+    replay = shard(rlgraph_backend)
+    replay.insert({"records": numbered(0, 8), "priorities": np.ones(8, np.float32)})
+    zero_but = np.zeros(8, np.float32)
+    zero_but[2] = 3.0
+    sample = replay.sample(100, [(np.arange(8), np.ones(8, np.float32)), (np.arange(8), zero_but)])
+    assert set(sample["records"]["rewards"].tolist()) == {2.0}  # the later update wins
+
+
 def test_a_uniform_replay_shard_gives_weights_of_one(rlgraph_backend):
     replay = shard(rlgraph_backend, {"type": "replay", "capacity": 8})
     replay.insert({"records": numbered(0, 5), "priorities": np.ones(5, np.float32)})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -181,8 +181,11 @@ class ReplayShard:
     def get_size(self) -> int:
         return self.size
 
-    def sample(self, num_records: int) -> dict[str, Any]:
-        """A batch drawn in proportion to the priorities: ``records``, ``indices`` and importance ``weights``."""
+    def sample(self, num_records: int, priority_updates: Sequence[tuple[Any, Any]] = ()) -> dict[str, Any]:
+        """A batch drawn in proportion to the priorities: ``records``, ``indices`` and importance ``weights``;
+        first, each ``(indices, priorities)`` of ``priority_updates`` is applied (the learner's, sent along)."""
+        for indices, priorities in priority_updates:
+            self.update_priorities(indices, priorities)
         sample = self.executor.execute("get_records", num_records)
         if "weights" not in sample:  # a uniform replay: every weight 1
             sample = {**sample, "weights": np.ones(num_records, dtype=np.float32)}

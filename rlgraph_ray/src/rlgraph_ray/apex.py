@@ -125,6 +125,7 @@ class ApexExecutor(DistributedExecutor):
         self._shard_sizes: list[int] = []
         self.shard_restarts = 0
         self._replay: deque[tuple[int, Any]] = deque()  # (shard, sample ref) drawn ahead of the learner
+        self._priorities: list[list[tuple[Any, Any]]] = [[] for _ in range(num_replay_shards)]  # not sent yet
         self._next_shard = 0
         self.transitions_stored = 0
         self._start_actors()
@@ -213,23 +214,26 @@ class ApexExecutor(DistributedExecutor):
         except ray.exceptions.RayActorError:
             self._replace_shard(shard)
             return
-        self._replay.append(self._draw())
         batch = {**sample["records"], "importance_weights": sample["weights"]}
         result = self.timed_update(batch)
         if result.loss_per_item is not None:
-            self.shards[shard].update_priorities.remote(sample["indices"], np.abs(result.loss_per_item))
+            self._priorities[shard].append((sample["indices"], np.abs(result.loss_per_item)))
+        self._replay.append(self._draw())
         if self._updates % self.weight_sync_interval == 0:
             self.broadcast_weights()
 
     def _draw(self) -> tuple[int, Any]:
-        """A sample request to the next shard that holds a batch."""
-        for _ in range(self.num_replay_shards):
-            index = self._next_shard
-            self._next_shard = (self._next_shard + 1) % self.num_replay_shards
-            if self._shard_sizes[index] >= self.batch_size:
-                return index, self.shards[index].sample.remote(self.batch_size)
+        """A sample request to the next shard that holds a batch, carrying the new priorities the shard has
+        not had yet (one call to the shard per update, not two)."""
         index = int(np.argmax(self._shard_sizes))
-        return index, self.shards[index].sample.remote(self.batch_size)
+        for _ in range(self.num_replay_shards):
+            candidate = self._next_shard
+            self._next_shard = (self._next_shard + 1) % self.num_replay_shards
+            if self._shard_sizes[candidate] >= self.batch_size:
+                index = candidate
+                break
+        updates, self._priorities[index] = self._priorities[index], []
+        return index, self.shards[index].sample.remote(self.batch_size, updates)
 
     def _replace_shard(self, index: int) -> None:
         """A dead shard's replacement, empty; its draws ahead are dropped."""
@@ -244,6 +248,7 @@ class ApexExecutor(DistributedExecutor):
         self._shard_sizes[index] = 0
         self.shard_restarts += 1
         self._replay = deque(item for item in self._replay if item[0] != index)
+        self._priorities[index] = []
 
     def metrics(self) -> dict[str, float]:
         return {
