@@ -78,3 +78,13 @@ def test_csv_rows_have_every_column_and_empty_cells_for_missing_values(tmp_path)
     assert tuple(header) == COLUMNS
     assert rows[0] == ["2500", "1234", "600", "1.5", "7512.4", "45.25", "0.012345", ""]
     assert rows[1][5:] == ["1e-12", "", "-4"]
+
+
+def test_an_executors_own_counts_follow_the_columns(tmp_path):
+    path = tmp_path / "progress.csv"
+    log = ProgressLog(path, extra_columns=("worker_restarts", "replay_ratio"))
+    log.write_row({"timesteps": 10, "worker_restarts": 1, "replay_ratio": 0.5, "executor": {"ignored": 1}})
+    log.close()
+    rows = list(csv.reader(path.open()))
+    assert rows[0] == [*COLUMNS, "worker_restarts", "replay_ratio"]
+    assert rows[1][0] == "10" and rows[1][-2:] == ["1", "0.5"]

@@ -160,3 +160,25 @@ def test_no_evaluation_from_the_command_line_drops_the_target_it_could_not_check
     assert spec.evaluation.episodes == 0 and spec.evaluation.target_return is None
     with pytest.raises(SpecError, match="a target return needs evaluation episodes"):
         load_run_spec(source, options={"eval_episodes": 0, "target_return": 400.0})
+
+
+def test_executor_options_set_the_executor_and_its_worker_count():
+    source = {"environment": "CartPole-v1", "agent": AGENT, "executor": "apex"}
+    spec = load_run_spec(source, options={"num_workers": 3})
+    assert spec.executor == {"type": "apex", "num_workers": 3}
+    spec = load_run_spec(source, assignments=["executor.num_replay_shards=4"])
+    assert spec.executor == {"type": "apex", "num_replay_shards": 4}
+    assert load_run_spec(source).executor == "apex"  # left as the file has it where nothing is set inside
+
+
+def test_another_executor_from_the_command_line_drops_the_files_executor_options():
+    source = {
+        "environment": "CartPole-v1",
+        "agent": AGENT,
+        "executor": {"type": "apex", "num_replay_shards": 4},
+    }
+    assert load_run_spec(source, options={"executor": "local"}).executor == {"type": "local"}
+    spec = load_run_spec(source, options={"executor": "sync_batch", "num_workers": 2})
+    assert spec.executor == {"type": "sync_batch", "num_workers": 2}
+    same = load_run_spec(source, options={"executor": "apex", "num_workers": 2})
+    assert same.executor == {"type": "apex", "num_replay_shards": 4, "num_workers": 2}

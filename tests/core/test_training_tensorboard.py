@@ -92,3 +92,18 @@ def test_training_run_writes_episode_loss_and_evaluation_scalars(tabular):
     assert [(e.step, e.value) for e in events.Scalars("train/mean_return")] == [
         (t, pytest.approx(v, rel=1e-6)) for t, v in mean_returns
     ]
+
+
+def test_a_progress_rows_executor_counts_become_executor_scalars(tmp_path):
+    from rlgraph.training.tensorboard import TensorBoardWriter
+
+    writer = TensorBoardWriter(tmp_path)
+    writer.write_row(
+        {"timesteps": 100, "mean_return": 9.0, "executor": {"worker_restarts": 1, "replay_ratio": 0.5}}
+    )
+    writer.close()
+    events = accumulate(tmp_path)
+    assert {"executor/worker_restarts", "executor/replay_ratio", "train/mean_return"} <= set(
+        events.Tags()["scalars"]
+    )
+    assert [(e.step, e.value) for e in events.Scalars("executor/replay_ratio")] == [(100, 0.5)]
