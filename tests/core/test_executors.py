@@ -44,6 +44,26 @@ def test_execute_workload_returns_the_result_metrics_and_continues_episodes(agen
         executor.terminate()
 
 
+def test_a_workload_can_end_with_a_greedy_evaluation_of_the_learner(agent_spec):
+    executor = LocalExecutor(GRID, agent_spec, num_environments=2, seed=1)
+    try:
+        plain = executor.execute_workload({"num_timesteps": 20})
+        assert not any(key.startswith("evaluation_") for key in plain)
+        result = executor.execute_workload(
+            {"num_timesteps": 20, "evaluation_episodes": 3, "max_timesteps_per_episode": 30}
+        )
+        assert len(result["evaluation_returns"]) == 3
+        assert result["evaluation_mean_return"] == pytest.approx(sum(result["evaluation_returns"]) / 3)
+        assert (
+            result["evaluation_min_return"]
+            <= result["evaluation_mean_return"]
+            <= result["evaluation_max_return"]
+        )
+        assert executor.timesteps == 40  # the evaluation's steps are not training's
+    finally:
+        executor.terminate()
+
+
 @pytest.mark.parametrize(
     ("workload", "message"),
     [

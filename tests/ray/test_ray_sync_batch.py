@@ -43,7 +43,7 @@ def test_a_round_is_one_update_on_every_workers_rollout_side_by_side():
     try:
         executor.execute_workload({"num_timesteps": 32})
         after_two_rounds = executor.agent.get_weights()
-        result = executor.execute_workload({"num_timesteps": 16})
+        result = executor.execute_workload({"num_timesteps": 16, "evaluation_episodes": 2})
         assert executor.worker_sample_size == 8  # 16 steps a round, 8 per worker: 4 steps of 2 environments
         assert result["timesteps_executed"] == 16 and executor.updates == 3
         assert executor.agent.timesteps == 48  # the learner's clock is the steps sampled
@@ -53,6 +53,7 @@ def test_a_round_is_one_update_on_every_workers_rollout_side_by_side():
             for name, value in after_two_rounds.items():
                 np.testing.assert_array_equal(worker_weights[name], value, err_msg=name)
         assert {"env_frames_per_second", "updates_per_second", "worker_restarts"} <= set(result)
+        assert len(result["evaluation_returns"]) == 2 and result["evaluation_mean_return"] > 0
     finally:
         executor.terminate()
 

@@ -267,7 +267,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
     # -- results ----------------------------------------------------------------------------------
     def begin_run(self, workload: Workload) -> WorkloadRun:
         self.max_timesteps_per_episode = workload.max_timesteps_per_episode
-        return WorkloadRun(self, workload.report_interval)
+        return WorkloadRun(self, workload)
 
     def metrics(self) -> dict[str, float]:
         """Counts beyond time steps, episodes and updates: env frames, restarts, weight traffic."""
@@ -286,9 +286,12 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
 
 
 class WorkloadRun:
-    """The statistics of one ``execute_workload`` call, and its report rows every ``report_interval`` steps."""
+    """The statistics of one ``execute_workload`` call, its report rows every ``report_interval`` steps, and its
+    result (with a greedy evaluation at the end where the workload asks for one)."""
 
-    def __init__(self, executor: DistributedExecutor, report_interval: int | None) -> None:
+    def __init__(self, executor: DistributedExecutor, workload: Workload) -> None:
+        report_interval = workload.report_interval
+        self.workload = workload
         self.start = self.last_report_time = time.perf_counter()
         self.counts = (executor.timesteps, executor.episodes, executor.updates, executor.env_frames)
         self.update_seconds = executor.update_seconds
@@ -346,4 +349,5 @@ class WorkloadRun:
             "final_loss": getattr(executor.agent, "last_loss", None) if executor.updates else None,
             "reports": self.reports,
             **executor.metrics(),
+            **executor.evaluate(self.workload.evaluation_episodes, self.workload.max_timesteps_per_episode),
         }

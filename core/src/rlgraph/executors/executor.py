@@ -61,13 +61,16 @@ class Workload:
 
     ``num_timesteps`` environment steps over all workers and environments; ``report_interval``: time steps
     between the result's ``reports`` rows (None: one at the end); ``max_timesteps_per_episode`` cuts
-    episodes (0: only the environment's own limit); ``frameskip`` repeats each action.
+    episodes (0: only the environment's own limit); ``frameskip`` repeats each action;
+    ``evaluation_episodes``: greedy episodes the learner's agent plays at the end (the result's
+    ``evaluation_*`` keys; 0: none).
     """
 
     num_timesteps: int = attrs.field(validator=_positive)
     report_interval: int | None = attrs.field(default=None, validator=_positive)
     max_timesteps_per_episode: int = attrs.field(default=0, validator=_non_negative)
     frameskip: int = attrs.field(default=1, validator=_positive)
+    evaluation_episodes: int = attrs.field(default=0, validator=_non_negative)
 
     @classmethod
     def of(cls, workload: Workload | Mapping[str, Any]) -> Workload:
@@ -110,6 +113,30 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
         """Run ``workload``; its result metrics (:data:`RESULT_KEYS` and more)."""
+
+    def evaluate(self, episodes: int, max_episode_steps: int | None = None) -> dict[str, Any]:
+        """Play ``episodes`` greedy episodes with the learner's agent on environments of their own, seeded
+        as a training run's evaluations are (the executor's seed plus 1,000,000); the ``evaluation_*``
+        result keys (none for 0 episodes)."""
+        if not episodes:
+            return {}
+        from rlgraph.training.evaluation import GreedyEvaluator
+        from rlgraph.training.trainer import EVALUATION_SEED_OFFSET
+
+        seed = None if self.seed is None else self.seed + EVALUATION_SEED_OFFSET
+        evaluator = GreedyEvaluator(
+            self.agent, self.environment_spec, episodes, seed, max_episode_steps or None
+        )
+        try:
+            result = evaluator.run()
+        finally:
+            evaluator.close()
+        return {
+            "evaluation_mean_return": result.mean_return,
+            "evaluation_min_return": result.min_return,
+            "evaluation_max_return": result.max_return,
+            "evaluation_returns": list(result.returns),
+        }
 
     def metrics(self) -> dict[str, float]:
         """What this executor counts beyond time steps, episodes and updates, as scalars by name (a

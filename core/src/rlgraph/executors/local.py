@@ -117,6 +117,7 @@ class LocalExecutor(Executor):
             "episode_timesteps": lengths,
             "final_loss": _loss(self._agent) if self.updates else None,
             "reports": reports,
+            **self.evaluate(workload.evaluation_episodes, workload.max_timesteps_per_episode),
         }
 
     def _report(self, results: dict[str, Any]) -> dict[str, Any]:
