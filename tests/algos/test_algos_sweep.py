@@ -20,9 +20,13 @@ def test_a_sweep_trains_every_setting_and_seed_into_one_folder_that_plots_by_set
     command += ["--seeds", "1-2", "--set", "agent.optimizer_spec.learning_rate=0.003,0.001"]
     command += ["--timesteps", "400", "--eval-interval", "200", "--eval-episodes", "2", "--parallel", "2"]
     command += ["--sweep-dir", str(sweep), "--set", "agent.update_spec.steps_before_update=100"]
+    command += [
+        "--launcher",
+        "local",
+    ]  # processes on this machine (the default, unless rlgraph-ray is installed)
     result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith(f"Sweep of 4 runs (2 at a time) into {sweep}")
+    assert result.stdout.startswith(f"Sweep of 4 runs (2 at a time, local) into {sweep}")
     assert f"Plot: rlgraph plot {sweep}" in result.stdout
     with open(sweep / "sweep.csv", newline="") as file:
         rows = list(csv.DictReader(file))

@@ -53,3 +53,17 @@ def test_the_summary_has_one_line_per_setting_over_its_seeds():
         {"settings": "lr=1", "runs": "2/2", "best_eval": "15 ± 5", "reached": "2/2", "median_steps_to_target": "200"},
         {"settings": "lr=2", "runs": "0/1", "best_eval": "-", "reached": "0/1", "median_steps_to_target": "-"},
     ]  # fmt: skip
+
+
+def test_sweeps_run_as_local_processes_unless_a_plugin_launcher_is_installed():
+    import importlib.util
+
+    from rlgraph import plugins
+    from rlgraph.cli.sweep import default_launcher
+    from rlgraph.training.sweep import LocalProcesses
+
+    assert plugins.load("rlgraph.sweep_launchers", "local") is LocalProcesses
+    if importlib.util.find_spec("rlgraph_ray") is None:  # the core's session: no launcher but the core's
+        assert default_launcher() == "local"
+    else:
+        assert default_launcher() == "ray_tune"

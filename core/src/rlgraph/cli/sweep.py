@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.description = (
         "Train a run spec for every combination of the --set values and seeds, in parallel local "
-        "processes (one thread each), into one sweep folder of run folders ('rlgraph plot SWEEP' draws "
+        "processes (one thread each) or on Ray Tune (with rlgraph-ray), into one sweep folder of run folders ('rlgraph plot SWEEP' draws "
         "one line per setting, its seeds as a band). sweep.csv holds each run's results."
     )
     parser.add_argument("spec", metavar="SPEC", help="run spec file (.json, .yaml)")
@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parallel", metavar="N", type=int, help="runs at once (default: the number of cores)"
     )
+    parser.add_argument(
+        "--launcher",
+        metavar="NAME",
+        help="how the runs are launched: local (processes on this machine) or a plugin's, e.g. ray_tune "
+        "(rlgraph-ray); default: the first installed plugin's, else local",
+    )
     parser.add_argument("--sweep-dir", metavar="DIR", type=Path, help="default: sweeps/<agent>-<env>-<time>")
     parser.add_argument("--timesteps", metavar="N", type=int, help="environment steps per run")
     parser.add_argument("--backend", metavar="NAME", help="backend of every run")
@@ -41,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a line per finished run and a table per setting; 0 if every run finished."""
+    from rlgraph import plugins
     from rlgraph.training.spec import default_run_dir, load_run_spec
     from rlgraph.training.sweep import SWEEPS_ROOT, Sweep, parse_grid, parse_seeds, plan_trials, summarize
 
@@ -53,16 +60,18 @@ def run(args: argparse.Namespace) -> int:
     given = {option: getattr(args, option) for option in TRAIN_OPTIONS}
     for settings in dict.fromkeys(trial.settings for trial in trials):  # a wrong key or value fails here
         spec = load_run_spec(args.spec, settings, given)
+    launcher_name = args.launcher or default_launcher()
+    launcher = plugins.load("rlgraph.sweep_launchers", launcher_name)()
     sweep_dir = args.sweep_dir or default_run_dir(spec, SWEEPS_ROOT)
     parallel = args.parallel or os.cpu_count() or 1
-    print(f"Sweep of {len(trials)} runs ({parallel} at a time) into {sweep_dir}", flush=True)
+    print(f"Sweep of {len(trials)} runs ({parallel} at a time, {launcher_name}) into {sweep_dir}", flush=True)
 
     def done(row: dict) -> None:
         result = f"best greedy return {row['best_eval']:.4g}" if row.get("best_eval") is not None else ""
         print(f"  {row['run']}: {row['status']} {result}".rstrip(), flush=True)
 
     try:
-        rows = Sweep(args.spec, trials, sweep_dir, parallel, options).run(on_done=done)
+        rows = Sweep(args.spec, trials, sweep_dir, parallel, options, launcher).run(on_done=done)
     except KeyboardInterrupt:
         print(f"rlgraph sweep: interrupted; what finished is in {sweep_dir}", file=sys.stderr)
         return 130
@@ -73,3 +82,11 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(str(line[key]).ljust(width) for key, width in widths.items()).rstrip())
     print(f"Plot: rlgraph plot {sweep_dir}")
     return 0 if all(row["status"] == "done" for row in rows) else 1
+
+
+def default_launcher() -> str:
+    """The first installed sweep launcher other than the core's ``local`` (by name), else ``local``."""
+    from rlgraph import plugins
+
+    others = sorted(name for name in plugins.names("rlgraph.sweep_launchers") if name != "local")
+    return others[0] if others else "local"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,14 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train; return 0, or 130 when interrupted (Ctrl-C)."""
-    from rlgraph.training import ProgressDisplay, Trainer, default_run_dir, load_run_spec
-    from rlgraph.training.spec import OPTION_KEYS, RUNS_ROOT
+    from rlgraph.training import ProgressDisplay, Trainer, default_run_dir
+    from rlgraph.training.spec import RUNS_ROOT
 
     if args.resume is not None:
         return _resume(args)
-    if args.spec is None:
-        raise RLGraphError("give a SPEC file to train, or --resume RUN to go on with a run")
-    spec = load_run_spec(args.spec, args.set, {option: getattr(args, option) for option in OPTION_KEYS})
+    spec = run_spec_of(args)
     had_runs_root = Path(RUNS_ROOT).exists()
     run_dir = args.run_dir or default_run_dir(spec)
     try:
@@ -101,6 +100,23 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     return _train(trainer)
+
+
+def run_spec_of(args: argparse.Namespace) -> Any:
+    """The run spec the command's parsed arguments describe (SPEC with --set and the options applied)."""
+    from rlgraph.training import load_run_spec
+    from rlgraph.training.spec import OPTION_KEYS
+
+    if args.spec is None:
+        raise RLGraphError("give a SPEC file to train, or --resume RUN to go on with a run")
+    return load_run_spec(args.spec, args.set, {option: getattr(args, option) for option in OPTION_KEYS})
+
+
+def parse(arguments: Sequence[str]) -> argparse.Namespace:
+    """``rlgraph train``'s arguments parsed (what follows ``train`` on the command line)."""
+    parser = argparse.ArgumentParser(prog="rlgraph train")
+    add_arguments(parser)
+    return parser.parse_args(list(arguments))
 
 
 def _resume(args: argparse.Namespace) -> int:

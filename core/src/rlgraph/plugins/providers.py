@@ -75,6 +75,7 @@ KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
     "rlgraph.executors": _table(_RAY, ("apex", "sync_batch", "impala")),
     "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
     "rlgraph.environments": {},
+    "rlgraph.sweep_launchers": _table(_RAY, ("ray_tune",)),
 }
 
 #: Class names users import from RLgraph -> (group, plugin name, distribution).

@@ -37,6 +37,7 @@ GROUPS: dict[str, str] = {
     "rlgraph.executors": "Executors that run agents across workers and processes (Ray).",
     "rlgraph.environments": "Environment classes an environment spec names by its type.",
     "rlgraph.callbacks": "Training callbacks (observers of the trainer's events) a run spec names in 'callbacks'.",
+    "rlgraph.sweep_launchers": "How 'rlgraph sweep' runs its trials: local processes (the core's), Ray Tune, ...",
 }
 
 #: Comma-separated plugins to ignore: ``name``, ``group:name`` or a distribution name.

@@ -107,9 +107,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 class Sweep:
-    """Runs the trials of a sweep as ``rlgraph train`` subprocesses, ``parallel`` at a time, each with
-    one thread per framework, into ``sweep_dir`` (created, or taken where it exists and is empty); writes ``sweep.yaml`` (what was asked) and
-    ``sweep.csv`` (one row per run: its status and results)."""
+    """The trials of a sweep, each ``rlgraph train`` of ``spec_file`` with its seed and settings into its run
+    folder in ``sweep_dir`` (created, or taken where it exists and is empty), run by a launcher
+    (:class:`LocalProcesses` by default, ``parallel`` at a time, one thread per framework each); writes
+    ``sweep.yaml`` (what was asked) and ``sweep.csv`` (one row per run: its status and results)."""
 
     def __init__(
         self,
@@ -118,12 +119,14 @@ class Sweep:
         sweep_dir: str | os.PathLike,
         parallel: int,
         train_options: Sequence[str] = (),
+        launcher: Any = None,
     ) -> None:
         self.spec_file = Path(spec_file)
         self.trials = list(trials)
         self.sweep_dir = Path(sweep_dir)
         self.parallel = max(1, parallel)
         self.train_options = list(train_options)
+        self.launcher = launcher or LocalProcesses()
 
     def run(self, on_done: Any = None) -> list[dict[str, Any]]:
         """Run every trial; their result rows (in trial order). ``on_done(row)`` follows each end."""
@@ -133,50 +136,39 @@ class Sweep:
                 f"sweep folder {str(self.sweep_dir)!r} is not empty; choose another --sweep-dir"
             )
         self._write_plan()
-        waiting, running, rows = list(self.trials), {}, {}
-        try:
-            while waiting or running:
-                while waiting and len(running) < self.parallel:
-                    trial = waiting.pop(0)
-                    running[trial] = self._start(trial)
-                for trial, process in list(running.items()):
-                    if process.poll() is not None:
-                        del running[trial]
-                        rows[trial] = self._result(trial, process)
-                        self._write_results([rows[t] for t in self.trials if t in rows])
-                        if on_done is not None:
-                            on_done(rows[trial])
-                time.sleep(0.1)
-        except KeyboardInterrupt:  # the runs got the signal too: they stop with a checkpoint
-            for trial, process in running.items():
-                process.wait()
-                rows[trial] = self._result(trial, process)
-            for trial in waiting:
-                rows[trial] = _row(trial, "not started")
+        rows: dict[Trial, dict[str, Any]] = {}
+
+        def finished(trial: Trial, failure: str | None) -> None:
+            rows[trial] = self.result(trial, failure)
             self._write_results([rows[t] for t in self.trials if t in rows])
+            if on_done is not None:
+                on_done(rows[trial])
+
+        try:
+            self.launcher.launch(self, finished)
+        except KeyboardInterrupt:  # the runs got the signal too: they stop with a checkpoint
+            for trial in self.trials:
+                rows.setdefault(trial, _row(trial, "not started"))
+            self._write_results([rows[t] for t in self.trials])
             raise
         return [rows[trial] for trial in self.trials]
 
-    def _start(self, trial: Trial) -> subprocess.Popen:
-        command = [sys.executable, "-m", "rlgraph.cli", "train", str(self.spec_file), "--quiet"]
-        command += ["--run-dir", str(self.sweep_dir / trial.name), *self.train_options]
+    def train_arguments(self, trial: Trial) -> list[str]:
+        """``rlgraph train``'s arguments for ``trial`` (after ``train``)."""
+        run_dir = (self.sweep_dir / trial.name).resolve()  # absolute: a launcher may run it elsewhere
+        arguments = [str(self.spec_file.resolve()), "--quiet", "--run-dir", str(run_dir)]
+        arguments += self.train_options
         if trial.seed is not None:
-            command += ["--seed", str(trial.seed)]
+            arguments += ["--seed", str(trial.seed)]
         for setting in trial.settings:
-            command += ["--set", setting]
-        one_thread = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # parallel runs share the cores
-        log = open(self.sweep_dir / f"{trial.name}.log", "w", encoding="utf-8")  # noqa: SIM115 - the child's
-        try:
-            return subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **one_thread}
-            )
-        finally:
-            log.close()
+            arguments += ["--set", setting]
+        return arguments
 
-    def _result(self, trial: Trial, process: subprocess.Popen) -> dict[str, Any]:
+    def result(self, trial: Trial, failure: str | None = None) -> dict[str, Any]:
+        """``trial``'s result row, from its run folder's ``summary.json`` (``failure``: why there is none)."""
         summary_file = self.sweep_dir / trial.name / "summary.json"
         if not summary_file.is_file():
-            return _row(trial, f"failed (exit {process.returncode}; see {trial.name}.log)")
+            return _row(trial, f"failed ({failure or 'no summary.json'})")
         summary = json.loads(summary_file.read_text())
         status = "interrupted" if summary["interrupted"] else "done"
         return {
@@ -196,6 +188,7 @@ class Sweep:
             "spec": str(self.spec_file),
             "train_options": self.train_options,
             "parallel": self.parallel,
+            "launcher": type(self.launcher).__name__,
             "runs": [{"name": t.name, "seed": t.seed, "settings": list(t.settings)} for t in self.trials],
         }
         (self.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(plan, sort_keys=False))
@@ -207,6 +200,46 @@ class Sweep:
             writer.writeheader()
             writer.writerows(rows)
         os.replace(temporary, self.sweep_dir / RESULTS_FILE)
+
+
+class LocalProcesses:
+    """Runs a sweep's trials as ``rlgraph train`` subprocesses on this machine, ``sweep.parallel`` at a time,
+    one thread per framework each; each one's output goes to ``<run>.log`` in the sweep folder."""
+
+    def launch(self, sweep: Sweep, finished: Any) -> None:
+        """Run every trial; ``finished(trial, failure)`` as each ends (``failure``: None, or why it failed)."""
+        waiting, running = list(sweep.trials), {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < sweep.parallel:
+                    trial = waiting.pop(0)
+                    running[trial] = self._start(sweep, trial)
+                for trial, process in list(running.items()):
+                    if process.poll() is not None:
+                        del running[trial]
+                        finished(trial, _failure(trial, process))
+                time.sleep(0.1)
+        except KeyboardInterrupt:
+            for trial, process in running.items():
+                process.wait()
+                finished(trial, _failure(trial, process))
+            raise
+
+    @staticmethod
+    def _start(sweep: Sweep, trial: Trial) -> subprocess.Popen:
+        command = [sys.executable, "-m", "rlgraph.cli", "train", *sweep.train_arguments(trial)]
+        one_thread = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # parallel runs share the cores
+        log = open(sweep.sweep_dir / f"{trial.name}.log", "w", encoding="utf-8")  # noqa: SIM115 - the child's
+        try:
+            return subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **one_thread}
+            )
+        finally:
+            log.close()
+
+
+def _failure(trial: Trial, process: subprocess.Popen) -> str | None:
+    return f"exit {process.returncode}; see {trial.name}.log" if process.returncode else None
 
 
 def _rounded(value: float | None) -> float | None:
