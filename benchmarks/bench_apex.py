@@ -155,7 +155,7 @@ ray.init(include_dashboard=False, logging_level="ERROR")
 config = (
     DQNConfig()
     .environment("CartPole-v1")
-    .env_runners(num_env_runners=2, num_envs_per_env_runner=4)
+    .env_runners(num_env_runners=2, num_envs_per_env_runner=4, create_env_on_local_worker=True)
     .training(
         lr=0.003, train_batch_size_per_learner=256, n_step=3, double_q=True, dueling=True,
         replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6, "beta": 0.4},
@@ -172,7 +172,7 @@ while steps < max_steps and not reached:
     result = algo.train()
     seconds += time.perf_counter() - start
     steps = int(result["num_env_steps_sampled_lifetime"])
-    reached = algo.evaluate()["env_runners"]["episode_return_mean"] >= 475
+    reached = bool(algo.evaluate()["env_runners"]["episode_return_mean"] >= 475)
 print(json.dumps({"library": "RLlib DQN, 2 env runners", "seed": seed, "reached": reached, "steps": steps,
                   "seconds": seconds, "steps_per_second": steps / seconds}))
 """
@@ -198,26 +198,38 @@ def main() -> int:
     parser.add_argument("--backend", default="torch")
     parser.add_argument("--quick", action="store_true", help="1 and 2 workers, seed 1")
     parser.add_argument(
+        "--tables", default="1,2,3", help="which tables to measure: 1 scaling, 2 object store, 3 time to 475"
+    )
+    parser.add_argument(
         "--rllib-python",
         metavar="PYTHON",
         help="the interpreter of a venv with RLlib (ray[rllib] pins its own gymnasium, so not this one's), "
         "to run RLlib's DQN side by side",
     )
     args = parser.parse_args()
+    tables = {int(table) for table in args.tables.split(",")}
     workers, seeds, timesteps = ([1, 2], [1], 10_000) if args.quick else ([1, 2, 4], [1, 2, 3], 30_000)
     from rlgraph_ray.cluster import connect
 
     connect()
-    print(f"{'setup':42} {'env frames/s':>13} {'updates/s':>10}")
-    for setup, frames, updates in scaling(args.backend, workers, timesteps):
-        print(f"{setup:42} {frames:13,.0f} {updates:10,.0f}")
-    print(f"\n{'object store transfer':48} {'bytes':>9} {'ms':>7}")
-    for what, size, milliseconds in object_store(args.backend):
-        print(f"{what:48} {size:9,} {milliseconds:7.2f}")
-    print(f"\n{'run':26} {'seed':>4} {'reached':>7} {'steps':>8} {'seconds':>8} {'steps/s':>8}")
-    rows = time_to_solve(args.backend, seeds)
-    if args.rllib_python:
-        rows += rllib_time_to_solve(args.rllib_python, seeds)
+    if 1 in tables:
+        print(f"{'setup':42} {'env frames/s':>13} {'updates/s':>10}", flush=True)
+        for setup, frames, updates in scaling(args.backend, workers, timesteps):
+            print(f"{setup:42} {frames:13,.0f} {updates:10,.0f}", flush=True)
+    if 2 in tables:
+        print(f"\n{'object store transfer':48} {'bytes':>9} {'ms':>7}", flush=True)
+        for what, size, milliseconds in object_store(args.backend):
+            print(f"{what:48} {size:9,} {milliseconds:7.2f}", flush=True)
+    if 3 in tables:
+        print_time_to_solve(args.backend, seeds, args.rllib_python)
+    return 0
+
+
+def print_time_to_solve(backend: str, seeds: list[int], rllib_python: str | None) -> None:
+    print(f"\n{'run':26} {'seed':>4} {'reached':>7} {'steps':>8} {'seconds':>8} {'steps/s':>8}", flush=True)
+    rows = time_to_solve(backend, seeds)
+    if rllib_python:
+        rows += rllib_time_to_solve(rllib_python, seeds)
     for row in rows:
         print(
             f"{row['library']:26} {row['seed']:4} {row['reached']!s:>7} {row['steps']:8,} "
@@ -228,7 +240,6 @@ def main() -> int:
             row["seconds"] if row["reached"] else float("inf") for row in rows if row["library"] == name
         ]
         print(f"{name}: median {statistics.median(seconds):.1f} s to 475")
-    return 0
 
 
 if __name__ == "__main__":

@@ -96,3 +96,16 @@ def test_actors_that_fail_to_build_or_never_start_are_clear_errors():
     with pytest.raises(ClusterError, match="the 1 workers did not start within 2 s"):
         wait_ready([unplaceable], "1 workers", timeout=2)
     ray.kill(unplaceable)
+
+
+def test_the_learner_goes_to_a_gpu_only_where_ray_sees_one_here_and_the_spec_places_nothing():
+    from rlgraph_ray.distributed import learner_spec, local_gpus
+
+    connect()
+    spec = {"type": "apex", "execution_spec": {"seed": 3}}
+    if local_gpus() >= 1:
+        assert learner_spec(spec)["execution_spec"] == {"seed": 3, "device_map": {"": "gpu"}}
+    else:  # this machine: the spec as it is
+        assert learner_spec(spec) == spec
+    placed = {"type": "apex", "execution_spec": {"device_map": {"": "cpu"}}}
+    assert learner_spec(placed) == placed

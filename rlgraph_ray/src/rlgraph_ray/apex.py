@@ -55,6 +55,8 @@ class ApexExecutor(DistributedExecutor):
         worker_sample_size: Time steps per worker per batch sent (over its environments).
         weight_sync_interval: Learner updates between weight broadcasts.
         max_updates_behind: Updates the learner may owe its schedule before the workers wait (None: never).
+        env_interaction_task_depth: Batches each worker is asked for at a time (RLgraph's key): with 2, it
+            samples its next batch while the last one travels to the learner.
         exploration_base: ``base`` of the per-worker epsilons (0.4 in the paper).
         exploration_alpha: ``alpha`` of the per-worker epsilons (7 in the paper).
         num_cpus_per_worker, ray_address, seed, episode_finish_callback, vectorization_mode: As
@@ -75,6 +77,7 @@ class ApexExecutor(DistributedExecutor):
         exploration_base: float = 0.4,
         exploration_alpha: float = 7.0,
         max_updates_behind: int | None = 50,
+        env_interaction_task_depth: int = 2,
         num_cpus_per_worker: float = 1.0,
         ray_address: str | None = None,
         seed: int | None = None,
@@ -89,6 +92,7 @@ class ApexExecutor(DistributedExecutor):
             num_replay_shards=num_replay_shards,
             worker_sample_size=worker_sample_size,
             weight_sync_interval=weight_sync_interval,
+            env_interaction_task_depth=env_interaction_task_depth,
         )
         if not 0.0 <= exploration_base <= 1.0:
             raise SpecError(f"must be in [0, 1], got {exploration_base}", "exploration_base")
@@ -107,6 +111,7 @@ class ApexExecutor(DistributedExecutor):
         self.worker_sample_size = worker_sample_size
         self.weight_sync_interval = weight_sync_interval
         self.max_updates_behind = max_updates_behind
+        self.task_depth = env_interaction_task_depth
         self.exploration = (exploration_base, exploration_alpha)
         agent = self.agent
         if not hasattr(agent, "get_td_loss"):

@@ -23,6 +23,23 @@ MAX_WORKER_RESTARTS = 20
 """Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
 
 
+def learner_spec(agent_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The learner's agent spec: on this machine's GPU where Ray sees one here (and the spec places nothing
+    itself: no ``device_map``, no ``gpu_spec``); the workers act on CPUs (Ray gives them no GPU)."""
+    spec = dict(agent_config)
+    execution = dict(spec.get("execution_spec") or {})
+    if execution.get("device_map") or execution.get("gpu_spec") or local_gpus() < 1:
+        return spec
+    return {**spec, "execution_spec": {**execution, "device_map": {"": "gpu"}}}
+
+
+def local_gpus() -> float:
+    """The GPUs Ray counts on this machine's node (0 where it has none, or this machine is no node)."""
+    address = ray.util.get_node_ip_address()
+    nodes = [node for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] == address]
+    return float(sum(node["Resources"].get("GPU", 0.0) for node in nodes))
+
+
 def check_positive_ints(**values: Any) -> None:
     """A SpecError naming the first of ``values`` that is not an int >= 1."""
     for name, value in values.items():
@@ -88,7 +105,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         check_capacity(self.resources, num_workers, self.num_cpus_per_worker)
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)  # the spaces
         try:
-            self._agent = build_agent(self.agent_config, probe, seed)
+            self._agent = build_agent(learner_spec(self.agent_config), probe, seed)
         finally:
             probe.terminate()
         layout = getattr(self._agent, "update_batch_layout", None)
@@ -101,8 +118,11 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         self.max_timesteps_per_episode = 0
         self.workers: list[Any] = []
         self._worker_versions: list[int] = []
-        self._sampling: dict[Any, tuple[int, Any]] = {}  # statistics ref -> (worker, payload ref)
-        self.idle: list[int] = []  # workers not sampling
+        self._sampling: dict[Any, tuple[int, Any, Any]] = {}  # statistics ref -> (worker, payload ref, actor)
+        self.idle: list[int] = []  # a worker's index once per batch it could be sampling and is not
+        #: Batches each worker is asked for at a time: with 2, it starts its next batch while the last
+        #: one travels to the learner (RLgraph's env_interaction_task_depth).
+        self.task_depth = 1
         self._weights_ref: Any = None
         self.weights_version = 0
         self.weight_broadcasts = 0
@@ -168,7 +188,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
             self.terminate()
             raise
         self.broadcast_weights()
-        self.idle = list(range(self.num_workers))
+        self.idle = [index for index in range(self.num_workers) for _ in range(self.task_depth)]
 
     def _new_worker(self, index: int) -> Any:
         worker_class = ray.remote(num_cpus=self.num_cpus_per_worker, max_restarts=0)(self.worker_class())
@@ -193,7 +213,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
             worker.set_weights.remote(self._weights_ref, self.weights_version)
             self._worker_versions[index] = self.weights_version
         statistics_ref, payload_ref = self.launch_sample(index)
-        self._sampling[statistics_ref] = (index, payload_ref)
+        self._sampling[statistics_ref] = (index, payload_ref, worker)
 
     def broadcast_weights(self) -> None:
         """Put the learner's weights (NumPy arrays) into the object store; each worker takes them before its
@@ -218,11 +238,12 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
             ready, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
         finished = []
         for ref in ready:
-            index, payload_ref = self._sampling.pop(ref)
+            index, payload_ref, actor = self._sampling.pop(ref)
             try:
                 statistics = ray.get(ref)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
-                self._replace_worker(index, error)
+                if actor is self.workers[index]:  # not replaced already (for its other batch in flight)
+                    self._replace_worker(index, error)
             else:
                 finished.append((index, (statistics, payload_ref)))
             self.idle.append(index)
