@@ -98,7 +98,16 @@ def mine(infos, distributions):
 
 def test_groups_table_documents_every_group():
     assert set(GROUPS) == {
-        f"rlgraph.{k}" for k in ("backends", "components", "agents", "executors", "environments", "callbacks")
+        f"rlgraph.{k}"
+        for k in (
+            "backends",
+            "components",
+            "agents",
+            "executors",
+            "environments",
+            "callbacks",
+            "sweep_launchers",
+        )
     }
     assert all(description.strip() for description in GROUPS.values())
 
