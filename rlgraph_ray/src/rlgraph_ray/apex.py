@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -146,7 +147,6 @@ class ApexExecutor(DistributedExecutor):
         return spec
 
     def _start_actors(self) -> None:
-
         for index in range(self.num_replay_shards):
             self.shards.append(self._new_shard(index))
             self._shard_sizes.append(0)
@@ -161,7 +161,7 @@ class ApexExecutor(DistributedExecutor):
         shard_class = ray.remote(num_cpus=0, max_restarts=0)(ReplayShard)
         return shard_class.remote(*self._shard_args, worker_seed(self.seed, 1000 + index))
 
-    def launch_sample(self, index: int) -> Any:
+    def launch_sample(self, index: int) -> tuple[Any, Any]:
         worker = self.workers[index]
         return worker.sample_transitions.options(num_returns=2).remote(
             self.worker_sample_size, self.max_timesteps_per_episode
@@ -242,8 +242,6 @@ class ApexExecutor(DistributedExecutor):
 
     def _replace_shard(self, index: int) -> None:
         """A dead shard's replacement, empty; its draws ahead are dropped."""
-        import warnings
-
         warnings.warn(
             f"replay shard {index} died: it is replaced by an empty one ({self._shard_sizes[index]} transitions lost)",
             RuntimeWarning,

@@ -178,8 +178,8 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         return {**self.agent_config, "backend": self.agent.backend}
 
     def start_workers(self) -> None:
-        """Start every worker, wait until each is built, send the learner's weights and start sampling."""
-
+        """Start every worker, wait until each is built, and send the learner's weights; they are idle until
+        :meth:`launch_idle`."""
         self.workers = [self._new_worker(index) for index in range(self.num_workers)]
         self._worker_versions = [-1] * self.num_workers
         try:
