@@ -7,7 +7,6 @@ the executors make them Ray actors (``ray.remote(...)(RayWorker)``).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,7 +88,6 @@ class RayWorker:
         """``(statistics, {"records": transitions, "priorities": |TD errors|})`` for at least
         ``num_timesteps`` steps; the second is None while the observe buffers hold everything back."""
         batch = self._sample(num_timesteps, max_timesteps_per_episode)
-        start = time.perf_counter()
         records, env_ids = batch.records, self.worker.env_ids
         ready = [
             self.agent.collect(nested.get_index(records, t), env_ids)
@@ -101,7 +99,6 @@ class RayWorker:
             return statistics, None
         transitions = {key: nested.concat([part[key] for part in ready]) for key in ready[0]}
         priorities = np.abs(self.agent.get_td_loss(transitions).loss_per_item).astype(np.float32)
-        statistics["priority_seconds"] = time.perf_counter() - start
         statistics["transitions"] = len(priorities)
         return statistics, {"records": transitions, "priorities": priorities}
 
@@ -177,9 +174,6 @@ class ReplayShard:
     @property
     def size(self) -> int:
         return min(self.inserted, self.capacity)
-
-    def get_size(self) -> int:
-        return self.size
 
     def sample(self, num_records: int, priority_updates: Sequence[tuple[Any, Any]] = ()) -> dict[str, Any]:
         """A batch drawn in proportion to the priorities: ``records``, ``indices`` and importance ``weights``;

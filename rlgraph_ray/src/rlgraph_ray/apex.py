@@ -125,7 +125,9 @@ class ApexExecutor(DistributedExecutor):
         self.schedule = update_schedule(agent.update_spec, None)
         memory_spec = dict(agent.memory_spec)
         capacity = int(memory_spec.get("capacity", 1000))
-        memory_spec["capacity"] = max(self.batch_size, -(-capacity // num_replay_shards))
+        memory_spec["capacity"] = self.shard_capacity = max(
+            self.batch_size, -(-capacity // num_replay_shards)
+        )
         self._shard_args = (memory_spec, agent.graph_record_space(), agent.backend)
         self.shards: list[Any] = []
         self._shard_sizes: list[int] = []
@@ -204,9 +206,7 @@ class ApexExecutor(DistributedExecutor):
         """Send a worker's batch (still in the object store) to the emptiest shard."""
         index = int(np.argmin(self._shard_sizes))
         self.shards[index].insert.remote(batch_ref)
-        self._shard_sizes[index] = min(
-            self._shard_sizes[index] + transitions, self._shard_args[0]["capacity"]
-        )
+        self._shard_sizes[index] = min(self._shard_sizes[index] + transitions, self.shard_capacity)
         self.transitions_stored += transitions
 
     def _learn(self) -> None:

@@ -66,11 +66,9 @@ def _check_reachable(address: str, timeout: float) -> None:
         ) from None
 
 
-def check_capacity(
-    resources: dict[str, float], num_workers: int, cpus_per_worker: float, extra_cpus: float = 0.0
-) -> None:
+def check_capacity(resources: dict[str, float], num_workers: int, cpus_per_worker: float) -> None:
     """A SpecError naming ``num_workers`` where the cluster has too few CPUs to host the workers."""
-    needed = num_workers * cpus_per_worker + extra_cpus
+    needed = num_workers * cpus_per_worker
     available = float(resources.get("CPU", 0.0))
     if needed > available:
         raise SpecError(
