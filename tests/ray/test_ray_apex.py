@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-import rlgraph
+from killing import KillOnce
+
 from rlgraph.training import Trainer, load_run_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,23 +69,6 @@ def test_apex_solves_cartpole_with_two_workers_from_the_command_line(backend, se
     )
     assert evaluate.returncode == 0, evaluate.stdout + evaluate.stderr[-3000:]
     assert "mean return" in evaluate.stdout.lower()
-
-
-class KillOnce:
-    """An observer that kills one actor's process with SIGKILL once training passed ``after`` steps."""
-
-    def __init__(self, find_actor, after: int = 3000) -> None:
-        self.find_actor, self.after, self.killed = find_actor, after, None
-        self.trainer = None
-
-    @rlgraph.hookimpl
-    def after_progress(self, row):
-        if self.killed is None and row["timesteps"] >= self.after:
-            import ray
-
-            pid = ray.get(self.find_actor(self.trainer.executor).process_id.remote())
-            os.kill(pid, signal.SIGKILL)
-            self.killed = pid
 
 
 def train_and_kill(tmp_path, find_actor):

@@ -1,6 +1,7 @@
 """Synchronous distributed sampling: PPO with 2 workers of 4 CartPole environments (8 in all, as the
 single-process example steps) reaches 475 within the single-process example's budget of 100,000 steps,
-and the executor refuses agents and schedules it cannot serve."""
+also when a worker's process is killed mid-run, and the executor refuses agents and schedules it cannot
+serve."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from killing import KillOnce
 
 from rlgraph.errors import SpecError
 from rlgraph.training import Trainer, load_run_spec
@@ -34,6 +36,19 @@ def test_ppo_with_two_workers_solves_cartpole_within_the_local_examples_budget(s
     summary = Trainer(spec, tmp_path / "run").run()
     assert summary.target_reached, summary
     assert summary.timesteps_to_target <= 100_000
+
+
+def test_a_killed_worker_is_replaced_and_ppo_still_solves_cartpole(tmp_path):
+    options = {"seed": 1, "executor": "sync_batch", "num_workers": 2, "num_envs": 4}
+    spec = load_run_spec(PPO_EXAMPLE, options=options)
+    killer = KillOnce(lambda executor: executor.workers[1], after=4096)
+    trainer = Trainer(spec, tmp_path / "run", observers=[killer])
+    killer.trainer = trainer
+    with pytest.warns(RuntimeWarning, match="worker 1 failed"):
+        summary = trainer.run()
+    assert killer.killed is not None
+    assert trainer.executor.worker_restarts == 1
+    assert summary.target_reached and not summary.interrupted, summary
 
 
 def test_a_round_is_one_update_on_every_workers_rollout_side_by_side():
