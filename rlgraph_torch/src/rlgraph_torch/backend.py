@@ -35,7 +35,9 @@ def create_ops(seed: int | None) -> Any:
 @hookimpl
 def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> torch.Tensor:
     target = devices.resolve(device) or devices.current_device()
-    variable = torch.tensor(np.asarray(initial_value), device=target)
+    # C order: torch.tensor keeps a NumPy array's strides (an orthogonal initializer's transposed ones, say),
+    # and the fused optimizer kernels read a variable's memory in C order.
+    variable = torch.tensor(np.asarray(initial_value, order="C"), device=target)
     return variable.requires_grad_(True) if trainable else variable
 
 

@@ -42,7 +42,9 @@ class TorchOptimizer:
         lr = self.h["learning_rate"] if learning_rate is None else float(learning_rate)
         with torch.no_grad():
             used = [i for i, g in enumerate(gradients) if g is not None]
-            grads = [gradients[i] for i in used]
+            # The fused kernels read a gradient's memory in the variable's layout: a transposed gradient
+            # (of a variable used through .t(), as the fused LSTM takes its kernels) must be laid out first.
+            grads = [gradients[i].contiguous() for i in used]
             norm = None
             if self.clip_grad_norm is not None and grads:
                 norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
