@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.spaces import FloatBox, Tuple
+from rlgraph.spaces import BoolBox, FloatBox, Tuple
 from rlgraph_networks.layers import LSTM
 from rlgraph_networks.neural_network import NeuralNetwork
 
@@ -59,6 +61,42 @@ def test_time_major_inputs_give_time_major_outputs(component_test, torch):
     x = space.sample((5, 2))  # (time, batch, 3)
     outputs, h, c = torch_lstm(torch, np.swapaxes(x, 0, 1).copy(), lstm_weights(test), 2)
     test.test(("call", x), expected_outputs=(np.swapaxes(outputs, 0, 1), (h, c)), decimals=5)
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_resets_start_each_episode_from_zeros_as_torch_run_on_the_episodes_apart(
+    component_test, torch, time_major
+):
+    space = FloatBox(shape=(3,), add_batch_rank=True, add_time_rank=True, time_major=time_major)
+    resets_space = BoolBox(add_batch_rank=True, add_time_rank=True, time_major=time_major)
+    state_space = Tuple(FloatBox(shape=(4,)), FloatBox(shape=(4,)), add_batch_rank=True)
+    spaces = {"inputs": space, "initial_state": state_space, "resets": resets_space}
+    test = component_test(LSTM(4), input_spaces=spaces, seed=2)
+    weights = lstm_weights(test)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 7, 3)).astype(np.float32)  # batch-major here; swapped for time-major inputs
+    state = state_space.sample(2)
+    starts = {0: [3, 5], 1: [0, 1]}  # episodes start at these steps (a reset at step 0 drops the state)
+    resets = np.zeros((2, 7), bool)
+    expected_outputs, expected_h, expected_c = [], [], []
+    for row, row_starts in starts.items():
+        resets[row, row_starts] = True
+        bounds = [0, *[t for t in row_starts if t], 7]
+        row_state = (state[0][row : row + 1], state[1][row : row + 1])
+        pieces = []
+        for first, end in itertools.pairwise(bounds):
+            initial = None if first in row_starts else row_state
+            out, h, c = torch_lstm(torch, x[row : row + 1, first:end], weights, 4, initial)
+            pieces.append(out)
+            row_state = (h, c)
+        expected_outputs.append(np.concatenate(pieces, axis=1)[0])
+        expected_h.append(row_state[0][0])
+        expected_c.append(row_state[1][0])
+    outputs = np.stack(expected_outputs)
+    if time_major:
+        x, resets, outputs = (np.swapaxes(value, 0, 1).copy() for value in (x, resets, outputs))
+    expected = (outputs, (np.stack(expected_h), np.stack(expected_c)))
+    test.test(("call", [x, state, resets]), expected_outputs=expected, decimals=5)
 
 
 def test_lstm_needs_a_time_rank(component_test):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.spaces import Dict, FloatBox, IntBox, Tuple
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_networks.activations import ACTIVATIONS
 from rlgraph_networks.layers import LSTM, Concat, Conv2D, Dense, Flatten, MaxPool2D, Reshape, Residual
@@ -192,7 +192,12 @@ POOL_CASES = [
     ),
 ]
 
+
 # -- LSTM ---------------------------------------------------------------------------------------------
+def _resets(time_major: bool = False) -> BoolBox:
+    return BoolBox(add_batch_rank=True, add_time_rank=True, time_major=time_major)
+
+
 _STATE4 = Tuple(FloatBox(shape=(4,)), FloatBox(shape=(4,)), add_batch_rank=True)
 
 LSTM_CASES = [
@@ -220,6 +225,18 @@ LSTM_CASES = [
         lambda: LSTM(4),
         {"inputs": _box(3, time=True, time_major=True), "initial_state": _STATE4},
         [("call", (X, Sampled("initial_state")))],
+    ),
+    ParityCase(
+        "layer-lstm-resets",
+        lambda: LSTM(4),
+        {"inputs": _box(3, time=True), "initial_state": _STATE4, "resets": _resets()},
+        [("call", (X, Sampled("initial_state"), Sampled("resets")))],
+    ),
+    ParityCase(
+        "layer-lstm-time-major-resets",
+        lambda: LSTM(3),
+        {"inputs": _box(2, time=True, time_major=True), "resets": _resets(time_major=True)},
+        [("call", (X, None, Sampled("resets")))],
     ),
     ParityCase(
         "layer-lstm-rank2-samples",

@@ -508,21 +508,27 @@ def resize_images(x: Any, size: Any, method: str = "bilinear") -> Tensor:
 
 # -- recurrence -----------------------------------------------------------------------------------------------
 def lstm(
-    x: Any, initial_state: Any, kernel: Any, recurrent_kernel: Any, bias: Any
+    x: Any, initial_state: Any, kernel: Any, recurrent_kernel: Any, bias: Any, resets: Any = None
 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """One LSTM layer over axis 1 of x (its length may be unknown): gates i, f, g, o."""
+    """One LSTM layer over axis 1 of x (its length may be unknown): gates i, f, g, o; the state is
+    zeroed before the steps where ``resets`` is true."""
     x = _t(x)
     h, c = (_t(state, x.dtype) for state in initial_state)
     recurrent_kernel = _t(recurrent_kernel, x.dtype)
     inputs = tf.transpose(linear(x, kernel, bias), (1, 0, 2))  # time-major input projections
+    if resets is None:
+        keeps = tf.ones_like(inputs[:, :, :1])
+    else:
+        keeps = tf.transpose(tf.cast(tf.logical_not(_t(resets, tf.bool)), x.dtype))[:, :, None]
 
-    def step(state: tuple[Tensor, Tensor], projected: Tensor) -> tuple[Tensor, Tensor]:
-        h, c = state
+    def step(state: tuple[Tensor, Tensor], step_inputs: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        projected, keep = step_inputs
+        h, c = state[0] * keep, state[1] * keep
         i, f, g, o = tf.split(projected + tf.linalg.matmul(h, recurrent_kernel), 4, axis=-1)
         c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
         return tf.sigmoid(o) * tf.tanh(c), c
 
-    hs, cs = tf.scan(step, inputs, initializer=(h, c))
+    hs, cs = tf.scan(step, (inputs, keeps), initializer=(h, c))
     return tf.transpose(hs, (1, 0, 2)), (hs[-1], cs[-1])
 
 

@@ -369,14 +369,48 @@ def resize_images(x: Tensor, size: Any, method: str = "bilinear") -> Tensor:
 
 
 def lstm(
-    x: Tensor, initial_state: Any, kernel: Tensor, recurrent_kernel: Tensor, bias: Tensor
+    x: Tensor,
+    initial_state: Any,
+    kernel: Tensor,
+    recurrent_kernel: Tensor,
+    bias: Tensor,
+    resets: Any = None,
 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """One LSTM layer over axis 1 of x: fused (``torch.lstm``) unless a state is reset after the first
+    step, then step by step."""
     h, c = initial_state
+    if resets is not None:
+        keep = torch.logical_not(_t(resets)).to(x.dtype).unsqueeze(-1)  # (batch, time, 1)
+        h, c = h * keep[:, 0], c * keep[:, 0]
+        if x.shape[1] > 1 and not bool(keep[:, 1:].all()):
+            return _lstm_steps(x, (h, c), kernel, recurrent_kernel, bias, keep)
     weights = [kernel.t().contiguous(), recurrent_kernel.t().contiguous(), bias, torch.zeros_like(bias)]
     outputs, h_n, c_n = torch.lstm(
         x, (h.unsqueeze(0), c.unsqueeze(0)), weights, True, 1, 0.0, False, False, True
     )
     return outputs, (h_n.squeeze(0), c_n.squeeze(0))
+
+
+def _lstm_steps(
+    x: Tensor,
+    state: tuple[Tensor, Tensor],
+    kernel: Tensor,
+    recurrent_kernel: Tensor,
+    bias: Tensor,
+    keep: Tensor,
+) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """The LSTM one step at a time, each state multiplied by ``keep[:, t]`` before step t."""
+    h, c = state
+    projected = torch.matmul(x, kernel) + bias
+    outputs = []
+    for t in range(x.shape[1]):
+        if t:
+            h, c = h * keep[:, t], c * keep[:, t]
+        i, f, g, o = (projected[:, t] + torch.matmul(h, recurrent_kernel)).chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outputs.append(h)
+    return torch.stack(outputs, dim=1), (h, c)
 
 
 # -- random: each graph draws from streams of its own ------------------------------------------------------

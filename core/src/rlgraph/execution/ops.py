@@ -109,10 +109,11 @@ OPS: dict[str, str] = {
     "resize_images": "resize_images(x, size, method='bilinear'): x NHWC to (height, width) = size",
     # recurrence
     "lstm": (
-        "lstm(x, initial_state, kernel, recurrent_kernel, bias): x (batch, time, in); initial_state "
-        "(h, c), each (batch, units); kernel (in, 4 units), recurrent_kernel (units, 4 units), bias "
-        "(4 units,), gates in the order input, forget, cell, output. Returns (outputs (batch, time, "
-        "units), (h, c) after the last step)"
+        "lstm(x, initial_state, kernel, recurrent_kernel, bias, resets=None): x (batch, time, in); "
+        "initial_state (h, c), each (batch, units); kernel (in, 4 units), recurrent_kernel (units, 4 "
+        "units), bias (4 units,), gates in the order input, forget, cell, output; resets (batch, time) "
+        "bool or None: where true, h and c are zeroed before that step (an episode starts there). "
+        "Returns (outputs (batch, time, units), (h, c) after the last step)"
     ),
     # gradients and control
     "stop_gradient": "stop_gradient(x)",

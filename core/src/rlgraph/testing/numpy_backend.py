@@ -187,11 +187,19 @@ def _linear(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray | None = None) -
 
 
 def _lstm(
-    x: np.ndarray, initial_state: Any, kernel: np.ndarray, recurrent_kernel: np.ndarray, bias: np.ndarray
+    x: np.ndarray,
+    initial_state: Any,
+    kernel: np.ndarray,
+    recurrent_kernel: np.ndarray,
+    bias: np.ndarray,
+    resets: np.ndarray | None = None,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     h, c = initial_state
     outputs = []
     for t in range(x.shape[1]):
+        if resets is not None:
+            keep = ~np.asarray(resets)[:, t, None]
+            h, c = h * keep, c * keep
         i, f, g, o = np.split(x[:, t] @ kernel + h @ recurrent_kernel + bias, 4, axis=-1)
         c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
         h = _sigmoid(o) * np.tanh(c)

@@ -42,6 +42,16 @@ _CUBE = _f(2, 3, 4)
 _IMAGE = _f(2, 6, 7, 3)
 _KERNEL = _f(3, 3, 3, 5)
 _DISCOUNTS = _discounts(9, 2)
+
+
+def _lstm_args(batch: int, time: int, inputs: int, units: int) -> tuple:
+    """``(x, (h, c), kernel, recurrent_kernel, bias)`` for one LSTM layer, drawn from ``_rng``."""
+    state = (_f(batch, units), _f(batch, units))
+    return _f(batch, time, inputs), state, _f(inputs, 4 * units), _f(units, 4 * units), _f(4 * units)
+
+
+_LSTM_RESETS = np.array([[0, 0, 1, 0, 0, 1], [1, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0]], bool)
+_LSTM_FIRST_RESETS = np.array([[1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]], bool)
 _TIES = np.array([[2, 0, 2, 1, 0, 2, 1, 1, 0], [5, 5, 5, 5, 5, 5, 5, 5, 5], [1, 3, 1, 3, 2, 2, 1, 3, 2]])
 
 #: (case id, op name, args, kwargs). Arrays in args become backend tensors (lists of arrays: lists of tensors).
@@ -180,6 +190,10 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("argsort-float-ties-axis0", "argsort", (np.round(_f(8, 3)),), {"axis": 0}),
     ("argsort-float-ties-descending-3d", "argsort", (np.round(_CUBE),), {"axis": 1, "descending": True}),
     ("argsort-bool-descending", "argsort", (_X > 0,), {"descending": True}),
+    # LSTM state resets where episodes start: inside the sequence, at its first step only, and nowhere
+    ("lstm-resets", "lstm", (*_lstm_args(3, 6, 2, 4), _LSTM_RESETS), {}),
+    ("lstm-resets-first-step", "lstm", (*_lstm_args(3, 6, 2, 4), _LSTM_FIRST_RESETS), {}),
+    ("lstm-resets-none-set", "lstm", (*_lstm_args(3, 6, 2, 4), np.zeros((3, 6), bool)), {}),
 ]
 
 

@@ -65,15 +65,19 @@ class NeuralNetwork(Layer):
         return inputs
 
     @rlgraph.api
-    def call_with_states(self, inputs: Any, internal_states: Any = None) -> tuple[Any, tuple]:
+    def call_with_states(
+        self, inputs: Any, internal_states: Any = None, resets: Any = None
+    ) -> tuple[Any, tuple]:
         """``(outputs, last_internal_states)``: internal states are a tuple holding one ``(h, c)`` per
         recurrent layer, in order; ``internal_states=None`` starts every recurrent layer from zeros.
+        ``resets`` (bool, the inputs' batch and time ranks) zeroes every recurrent layer's state before
+        the steps where it is true (episode starts inside a sequence).
         """
         last_states: list[Any] = []
         for layer in self.layers:
             if layer.is_recurrent:
                 state = None if internal_states is None else internal_states[len(last_states)]
-                inputs, state = layer.call(inputs, state)
+                inputs, state = layer.call(inputs, state, resets)
                 last_states.append(state)
             else:
                 inputs = layer.call(inputs)

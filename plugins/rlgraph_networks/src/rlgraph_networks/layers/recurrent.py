@@ -15,9 +15,11 @@ from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, c
 class LSTM(Layer):
     """A long short-term memory layer over ``(batch, time, ...)`` inputs (time-major spaces are accepted).
 
-    API: ``call(inputs, initial_state=None) -> (outputs, (h, c))``: the outputs at every time step
-    (``(batch, time, units)``, time-major if the input space is) and the states after the last step.
-    ``initial_state`` is ``(h, c)``, each ``(batch, units)``; None starts from zeros. Gates are in
+    API: ``call(inputs, initial_state=None, resets=None) -> (outputs, (h, c))``: the outputs at every
+    time step (``(batch, time, units)``, time-major if the input space is) and the states after the last
+    step. ``initial_state`` is ``(h, c)``, each ``(batch, units)``; None starts from zeros. ``resets``
+    (bool, laid out as the inputs' batch and time ranks) zeroes the state before the steps where it is
+    true: where an episode starts inside a sequence. Gates are in
     the order input, forget, cell, output (as ``torch.nn.LSTM``); the forget-gate bias starts at
     ``forget_bias``.
 
@@ -101,23 +103,26 @@ class LSTM(Layer):
         return space.time_major
 
     @rlgraph.api
-    def call(self, inputs: Any, initial_state: Any = None) -> tuple[Any, tuple[Any, Any]]:
-        outputs, h, c = self._graph_fn_call(inputs, initial_state)
+    def call(self, inputs: Any, initial_state: Any = None, resets: Any = None) -> tuple[Any, tuple[Any, Any]]:
+        outputs, h, c = self._graph_fn_call(inputs, initial_state, resets)
         return outputs, (h, c)
 
     @rlgraph.graph_fn(returns=3)
-    def _graph_fn_call(self, inputs: Any, initial_state: Any) -> tuple[Any, Any, Any]:
+    def _graph_fn_call(self, inputs: Any, initial_state: Any, resets: Any) -> tuple[Any, Any, Any]:
         ops = self.ops
         if self.cast_inputs:
             inputs = ops.cast(inputs, "float32")
         if self.time_major:
             inputs = ops.transpose(ops.flatten(inputs, 2), (1, 0, 2))
+            resets = None if resets is None else ops.transpose(resets, (1, 0))
         else:
             inputs = ops.flatten(inputs, 2)
         if initial_state is None:
             zeros = ops.zeros((ops.shape(inputs)[0], self.units))
             initial_state = (zeros, zeros)
-        outputs, (h, c) = ops.lstm(inputs, initial_state, self.kernel, self.recurrent_kernel, self.bias)
+        outputs, (h, c) = ops.lstm(
+            inputs, initial_state, self.kernel, self.recurrent_kernel, self.bias, resets=resets
+        )
         if self.time_major:
             outputs = ops.transpose(outputs, (1, 0, 2))
         return outputs, h, c
