@@ -1,4 +1,5 @@
-"""Environments: Gymnasium's, RLgraph's grid world, and batches of them stepped together.
+"""Environments: Gymnasium's, RLgraph's grid world, a memory task (the recall corridor), and batches
+of them stepped together.
 
 Names are imported lazily, so importing one environment does not import Gymnasium.
 """
@@ -15,15 +16,17 @@ _LAZY = {
     "GridWorld": "rlgraph.environments.grid_world",
     "GymnasiumEnv": "rlgraph.environments.gymnasium_env",
     "OpenAIGymEnv": "rlgraph.environments.gymnasium_env",
+    "RecallCorridor": "rlgraph.environments.recall_corridor",
     "VectorEnv": "rlgraph.environments.vector_env",
 }
 
-__all__ = ["Environment", "GridWorld", "GymnasiumEnv", "OpenAIGymEnv", "VectorEnv"]
+__all__ = ["Environment", "GridWorld", "GymnasiumEnv", "OpenAIGymEnv", "RecallCorridor", "VectorEnv"]
 
 if TYPE_CHECKING:
     from rlgraph.environments.environment import Environment
     from rlgraph.environments.grid_world import GridWorld
     from rlgraph.environments.gymnasium_env import GymnasiumEnv, OpenAIGymEnv
+    from rlgraph.environments.recall_corridor import RecallCorridor
     from rlgraph.environments.vector_env import VectorEnv
 
 
