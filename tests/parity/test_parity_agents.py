@@ -1,6 +1,6 @@
 """Cross-backend models: a DQN or SAC agent stored on one backend loads into the same spec on the other
 and acts the same (greedy actions on 1,000 sampled states; Q-values within float32 precision). DQN, PPO,
-actor-critic, DDPG and TD3 (without its random target smoothing) updates from the same weights on the
+recurrent PPO, actor-critic, DDPG and TD3 (without its random target smoothing) updates from the same weights on the
 same batches give the same losses and weights on both backends."""
 
 from __future__ import annotations
@@ -156,14 +156,14 @@ CARTPOLE_SPACES = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2
 def assert_same_updates(
     spec: dict,
     backends: tuple[str, ...],
-    per_item: int,
+    per_item: int | None,
     updates: int = 4,
     spaces: dict | None = None,
     make_batch=time_major_batch,
 ) -> None:
     """Both backends start from the same variables (optimizer slots included) and, fed the same batches
-    (``make_batch(rng)``), give the same losses, per-item losses (``per_item`` of them: the last
-    minibatch's) and metrics at every update and the same variables after."""
+    (``make_batch(rng)``), give the same losses, per-item losses (``per_item`` of them, where given: the
+    last minibatch's) and metrics at every update and the same variables after."""
     agents = [
         Agent.from_spec({**spec, "backend": backend}, **(spaces or CARTPOLE_SPACES)) for backend in backends
     ]
@@ -174,7 +174,8 @@ def assert_same_updates(
     for step in range(updates):
         batch = make_batch(rng)
         results = [agent.update(batch) for agent in agents]
-        assert np.shape(results[0].loss_per_item) == (per_item,)
+        if per_item is not None:
+            assert np.shape(results[0].loss_per_item) == (per_item,)
         np.testing.assert_allclose(results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss {step}")
         np.testing.assert_allclose(
             results[1].loss_per_item,
@@ -205,6 +206,38 @@ def test_ppo_updates_give_the_same_losses_and_weights_on_both_backends(parity_ba
 def test_actor_critic_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
     """The value head shares the policy's network and optimizer; one step on the whole batch per update."""
     assert_same_updates(ACTOR_CRITIC_SPEC, parity_backends, per_item=64)
+
+
+RECURRENT_PPO_SPEC = {
+    **PPO_SPEC,
+    "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}, {"type": "lstm", "units": 6}],
+    "value_function_spec": None,  # the value head shares the LSTM
+    "update_spec": {"batch_size": 64, "num_iterations": 3, "sample_size": 32},
+}
+
+
+def recurrent_batch(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """:func:`time_major_batch` with the internal states each step was acted (and its next state seen)
+    with, and a column that holds 5 steps fewer (padding)."""
+    batch = time_major_batch(rng)
+    steps, envs = batch["terminals"].shape
+    state = lambda: rng.normal(0.0, 0.3, (steps, envs, 6)).astype(np.float32)
+    batch["internals"] = ((state(), state()),)
+    batch["next_internals"] = ((state(), state()),)
+    batch["mask"] = np.ones((steps, envs), bool)
+    batch["mask"][:5, 2] = False
+    return batch
+
+
+def test_recurrent_ppo_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+    """An LSTM policy learning on sequences (the value head shares it): values one step from the stored
+    states, gradient steps on whole columns with resets where episodes start, and padding left out."""
+    assert_same_updates(
+        {key: value for key, value in RECURRENT_PPO_SPEC.items() if value is not None},
+        parity_backends,
+        per_item=None,  # the last minibatch's two columns hold 32 steps, or 27 with the padded one
+        make_batch=recurrent_batch,
+    )
 
 
 # -- deterministic policy gradients and SAC --------------------------------------------------------------

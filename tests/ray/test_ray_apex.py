@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from killing import KillOnce
 
 from rlgraph.training import Trainer, load_run_spec

@@ -151,6 +151,12 @@ class Agent(Specifiable):
         self.staged_records = RecordStage()
         #: Root API method -> whether it may read what ``observe`` writes (set by build()).
         self._reads_records: dict[str, bool] = {}
+        #: Whether the root's acting methods (``get_actions``, ``get_preprocessed_actions``,
+        #: ``preprocess_states``) take time-major sequences ``(T, B, ...)`` and return their outputs with
+        #: the time and batch ranks merged (``(T * B, ...)``; internal states ``(B, ...)``): a recurrent
+        #: agent's graph acts on sequences of one step. Set by ``build_root``; :meth:`act` then adds the
+        #: time rank and starts from zero internal states where none are given.
+        self.acts_on_sequences = False
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
         self.max_environments: int | None = None
         self.record_check: RecordCheck | None = None
@@ -294,7 +300,12 @@ class Agent(Specifiable):
         actions = outputs["actions"]
         if not extra_returns:
             return actions
-        names = [extra_returns] if isinstance(extra_returns, str) else sorted(extra_returns)
+        if isinstance(extra_returns, str):
+            names = [extra_returns]
+        else:  # a list or tuple in the order given, a set sorted
+            names = (
+                sorted(extra_returns) if isinstance(extra_returns, set | frozenset) else list(extra_returns)
+            )
         missing = [n for n in names if n not in outputs and n != "preprocessed_states"]
         if missing:
             raise APICallError(f"get_action: unknown extra_returns {missing}; available: {sorted(outputs)}")
@@ -316,6 +327,10 @@ class Agent(Specifiable):
             self._check_environments(states, "act")
         if self.execution_spec.check_numerics:
             _refuse_non_finite("get_action", {"states": states})
+        if self.acts_on_sequences:
+            if internals is None:
+                internals = self.internal_states_space.zeros(nested.batch_size(states))
+            states = _one_step(states)
         inputs = self.action_inputs(states, internals)
         if not apply_preprocessing and self.has_api("get_preprocessed_actions"):
             outputs = self._execute("get_preprocessed_actions", *inputs, use_exploration)
@@ -349,6 +364,8 @@ class Agent(Specifiable):
         single = self._is_single(states, self.state_space)
         batch = nested.map_structure(lambda s: s[None], states) if single else states
         self._check_environments(batch, "preprocess_states", env_rows)
+        if self.acts_on_sequences:
+            batch = _one_step(batch)
         args = (batch,) if env_rows is None else (batch, np.asarray(env_rows, np.int64))
         result = self._execute("preprocess_states", *args)
         return nested.map_structure(lambda x: x[0], result) if single else result
@@ -773,6 +790,11 @@ def _discount(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
         raise SpecError(f"must be a number in [0, 1], got {value!r}", "discount")
     return float(value)
+
+
+def _one_step(states: Any) -> Any:
+    """A batch of states as time-major sequences of one step: ``(1, B, ...)``."""
+    return nested.map_structure(lambda state: state[None], states)
 
 
 def _float_batch() -> Any:

@@ -1,8 +1,9 @@
 """What an agent stores per step: a *record* of named fields, each declared as a space.
 
 Every agent's record holds the environment's fields (:data:`ENVIRONMENT_FIELDS`), ``internals``
-for agents with internal (recurrent) states, and whatever its algorithm adds (the behaviour
-policy's log-probabilities, say), which come from the agent's ``get_actions`` outputs.
+for agents with internal (recurrent) states (and ``next_internals`` where the agent declares it), and
+whatever its algorithm adds (the behaviour policy's log-probabilities, say), which come from the agent's
+``get_actions`` outputs.
 ``Agent.observe`` takes a record's fields by name and checks them here.
 """
 
@@ -23,6 +24,9 @@ ENVIRONMENT_FIELDS = ("states", "actions", "rewards", "terminals", "truncateds",
 mark episodes that ended in a terminal state, ``truncateds`` those cut short (a time limit)."""
 INTERNALS = "internals"
 """The field holding the internal (recurrent) states an agent acted with."""
+NEXT_INTERNALS = "next_internals"
+"""The field holding the internal states after acting (those the next state is seen with), for agents
+whose record declares it: a recurrent agent bootstraps from the value of a next state with them."""
 _DTYPES = {"rewards": np.float32, "terminals": bool, "truncateds": bool}
 
 

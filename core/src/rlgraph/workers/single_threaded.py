@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.agents.records import ENVIRONMENT_FIELDS, INTERNALS
+from rlgraph.agents.records import ENVIRONMENT_FIELDS, INTERNALS, NEXT_INTERNALS
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv
 from rlgraph.errors import SpecError
 from rlgraph.utils import nested
@@ -116,8 +116,8 @@ class SingleThreadedWorker:
     ``max_timesteps_per_episode``).
 
     Internal states (agents with ``internal_states_space``) are kept per environment, passed to
-    ``get_action`` and stored with each step (the states the agent acted with); an environment's are
-    zeros when its episode starts. With ``worker_executes_preprocessing``, states are preprocessed once
+    ``get_action`` and stored with each step (the states the agent acted with, and those after acting
+    where the record has ``next_internals``); an environment's are zeros when its episode starts. With ``worker_executes_preprocessing``, states are preprocessed once
     each through ``agent.preprocess_states``; a stateful preprocessor (a frame stack) keeps one state per
     environment: the environments that restart are reset and preprocessed by their rows alone.
 
@@ -165,8 +165,10 @@ class SingleThreadedWorker:
         self._observe_takes_truncateds = "truncateds" in inspect.signature(agent.observe).parameters
         record = agent.record_space() if hasattr(agent, "record_space") else {}
         #: Record fields that come from get_action's outputs (what the algorithm adds).
-        self._acting_fields = [f for f in record if f not in ENVIRONMENT_FIELDS and f != INTERNALS]
+        internal_fields = (INTERNALS, NEXT_INTERNALS)
+        self._acting_fields = [f for f in record if f not in ENVIRONMENT_FIELDS and f not in internal_fields]
         self._internal_space = getattr(agent, "internal_states_space", None)
+        self._records_next_internals = NEXT_INTERNALS in record
         self.timesteps = 0  # time steps, episodes and agent.update() calls over all calls so far
         self.episodes = 0
         self.updates = 0
@@ -245,6 +247,8 @@ class SingleThreadedWorker:
 
     def _observe(self, record: dict[str, Any]) -> None:
         extra = {name: record[name] for name in self._acting_fields}
+        if self._records_next_internals:
+            extra[NEXT_INTERNALS] = record[NEXT_INTERNALS]
         if self._observe_takes_truncateds:
             extra["truncateds"] = record["truncateds"]
         self.agent.observe(
@@ -332,6 +336,8 @@ class SingleThreadedWorker:
             record[name] = outputs[name]
         if self._internals is not None:
             record[INTERNALS] = self._internals
+            if self._records_next_internals:
+                record[NEXT_INTERNALS] = outputs["internal_states"]
             self._internals = self._next_internals(outputs["internal_states"], ended, num_ended)
         self._states, self._processed = next_states, next_processed
         return record, ended, num_ended

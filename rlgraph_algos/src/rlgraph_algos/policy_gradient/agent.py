@@ -9,17 +9,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlgraph.agents import Agent
-from rlgraph.agents.records import UpdateResult
+from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
-from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
-from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph
+from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
@@ -77,6 +78,7 @@ class PolicyGradientAgent(Agent):
         "discount",
         "preprocessing_spec",
         "network_spec",
+        "internal_states_space",
         "policy_spec",
         "action_adapter_spec",
         "optimizer_spec",
@@ -137,9 +139,17 @@ class PolicyGradientAgent(Agent):
             value_function = ValueFunction([] if shared else self.value_function_spec)
         except SpecError as error:
             raise rebase(error, "value_function_spec") from None
-        return PolicyGradientGraph(
+        policy_spec = self._policy_spec()
+        body = NeuralNetwork.from_spec(policy_spec["network_spec"] or [], path="network_spec", scope="body")
+        recurrent = body.num_recurrent_layers > 0
+        if recurrent:  # the recurrent body threads internal states; the policy keeps only its heads
+            self._use_internal_states(body)
+            policy_spec["network_spec"] = []
+        graph = RecurrentPolicyGradientGraph if recurrent else PolicyGradientGraph
+        return graph(
+            **({"body": body} if recurrent else {}),
             preprocessor=preprocessor,
-            policy=self._policy(),
+            policy=Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
             value_function=value_function,
             shared_network=shared,
             gae=GeneralizedAdvantageEstimation(self.discount, self.gae_lambda, self.clip_rewards),
@@ -157,20 +167,53 @@ class PolicyGradientAgent(Agent):
     def value_function_clipping(self) -> float | None:
         return None
 
-    def _policy(self) -> Policy:
+    def _policy_spec(self) -> dict[str, Any]:
         spec = dict(self.policy_spec or {})
         spec.setdefault("network_spec", self.network_spec)
         if self.action_adapter_spec is not None:
             spec.setdefault("action_adapter_spec", self.action_adapter_spec)
-        return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
+        return spec
+
+    def _use_internal_states(self, body: NeuralNetwork) -> None:
+        """Act on sequences with the body's internal states: one ``(h, c)`` per LSTM layer, in order.
+
+        A given ``internal_states_space`` must be that space, or for one LSTM layer its ``(h, c)`` (as
+        RLgraph's specs give it)."""
+        layers = [layer for layer in body.layers if layer.is_recurrent]
+        states = [Tuple(FloatBox(shape=(layer.units,)), FloatBox(shape=(layer.units,))) for layer in layers]
+        derived = Tuple(*states)
+        given = self.internal_states_space
+        if given is not None and given != derived and not (len(states) == 1 and given == states[0]):
+            raise SpecError(
+                f"the network's LSTM layers keep the internal states {derived} (one (h, c) per layer), but "
+                f"the spec gives {given}: drop internal_states_space (it follows the network) or make it agree",
+                "internal_states_space",
+            )
+        self.internal_states_space = derived
+        self.acts_on_sequences = True
 
     def record_space(self) -> dict[str, Any]:
-        """The environment's fields and the behaviour policy's log-likelihood of each action taken."""
-        return {**super().record_space(), "log_probs": FloatBox()}
+        """The environment's fields and the behaviour policy's log-likelihood of each action taken; a
+        recurrent policy's internal states before and after each step."""
+        space = {**super().record_space(), "log_probs": FloatBox()}
+        if self.acts_on_sequences:
+            space[NEXT_INTERNALS] = self.internal_states_space
+        return space
 
     def input_spaces(self) -> dict[str, Any]:
         spaces = super().input_spaces()
         rollout = {"add_batch_rank": True, "add_time_rank": True, "time_major": True}
+        if self.acts_on_sequences:  # acting on, and learning from, time-major sequences
+            spaces["states"] = self.state_space.with_batch_rank().with_time_rank(time_major=True)
+            spaces["preprocessed_states"] = self.preprocessed_state_space.with_batch_rank().with_time_rank(
+                time_major=True
+            )
+            spaces.update(
+                resets=BoolBox(**rollout),
+                valid_steps=IntBox(dtype=np.int64, add_batch_rank=True),
+                rollout_values=FloatBox(**rollout),
+                rollout_next_values=FloatBox(**rollout),
+            )
         spaces.update(
             rollout_states=self.preprocessed_state_space.with_batch_rank().with_time_rank(time_major=True),
             rollout_next_states=self.preprocessed_state_space.with_batch_rank().with_time_rank(
@@ -216,11 +259,10 @@ class PolicyGradientAgent(Agent):
 
     def learn(self, rollout: dict[str, Any]) -> UpdateResult:
         """Advantages for a time-major rollout, then the algorithm's gradient steps on its steps."""
+        if self.acts_on_sequences:
+            return self._learn_sequences(_valid_steps_first(rollout))
         mask = np.asarray(rollout[MASK], bool)
-        truncateds = rollout.get("truncateds", np.zeros(mask.shape, bool))
-        # A sequence ends where its episode ends, and at each column's last step (it bootstraps there).
-        last = mask & ~np.concatenate([mask[1:], np.zeros_like(mask[:1])])
-        ends = rollout["terminals"] | truncateds | last | ~mask
+        ends = _sequence_ends(rollout, mask)
         outputs = self._execute(
             "postprocess",
             rollout["states"],
@@ -239,18 +281,74 @@ class PolicyGradientAgent(Agent):
             steps["advantages"] = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         return self._minibatch_steps(steps)
 
+    def _learn_sequences(self, rollout: dict[str, Any]) -> UpdateResult:
+        """A recurrent policy learns on each column of the rollout as one sequence: its values (for the
+        advantages) are taken with the internal states each step was acted and seen with; its gradient
+        steps run the network over whole columns from their first step's internal states."""
+        mask = np.asarray(rollout[MASK], bool)
+        length, columns = mask.shape
+        ended = rollout["terminals"] | rollout.get("truncateds", np.zeros(mask.shape, bool))
+        values = self._values_of(rollout["states"], rollout[INTERNALS], mask.shape)
+        next_values = self._values_of(rollout["next_states"], rollout[NEXT_INTERNALS], mask.shape)
+        advantages, value_targets = self._execute(
+            "advantages",
+            rollout["rewards"],
+            values,
+            next_values,
+            rollout["terminals"],
+            _sequence_ends(rollout, mask),
+        )
+        if self.standardize_advantages and np.count_nonzero(mask) > 1:
+            valid = advantages[mask]
+            advantages = (advantages - valid.mean()) / (valid.std() + 1e-8)
+        resets = np.zeros(mask.shape, bool)
+        resets[1:] = ended[:-1]  # the state is zeroed where an episode starts inside a column
+        per_step = {
+            "actions": rollout["actions"],
+            "log_probs": rollout["log_probs"],
+            "advantages": advantages,
+            "value_targets": value_targets,
+            "values": values,
+        }
+        first_internals = nested.map_structure(lambda x: x[0], rollout[INTERNALS])
+        results = []
+        for cols in self.sequence_minibatches(columns, length):
+            valid = np.flatnonzero(mask[:, cols].reshape(-1))
+            steps = [_steps_of(value, cols, valid) for value in per_step.values()]
+            results.append(
+                self._execute(
+                    "update_sequences",
+                    _columns(rollout["states"], cols, axis=1),
+                    _columns(first_internals, cols, axis=0),
+                    resets[:, cols],
+                    valid,
+                    *steps,
+                    self.timesteps,
+                )
+            )
+        return _update_result(results)
+
+    def _values_of(self, states: Any, internals: Any, shape: tuple[int, int]) -> np.ndarray:
+        """The values of time-major states ``(T, N, ...)``, each one step from its own internal states."""
+        flat_states = nested.map_structure(lambda x: x.reshape(1, -1, *x.shape[2:]), states)
+        flat_internals = nested.map_structure(lambda x: x.reshape(-1, *x.shape[2:]), internals)
+        return np.asarray(self._execute("get_state_values", flat_states, flat_internals)).reshape(shape)
+
     def _minibatch_steps(self, steps: dict[str, Any]) -> UpdateResult:
         count = len(steps["advantages"])
         results = []
         for indices in self.minibatches(count):
             batch = [_rows(steps[field], indices) for field in MINIBATCH_FIELDS.values()]
             results.append(self._execute("update_minibatch", *batch, self.timesteps))
-        last = results[-1]
-        metrics = {key: float(np.mean([r[key] for r in results])) for key in last if key != "loss_per_item"}
-        return UpdateResult(metrics.pop("loss"), last["loss_per_item"], metrics)
+        return _update_result(results)
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         """The indices of the steps of each gradient step on a batch of ``count`` steps."""
+        raise NotImplementedError
+
+    def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
+        """The columns (sequences of ``length`` steps) of each gradient step of a recurrent policy on a
+        batch of ``columns`` sequences."""
         raise NotImplementedError
 
 
@@ -292,7 +390,17 @@ class PPOAgent(PolicyGradientAgent):
         return self.value_clipping
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
-        size = min(self.update_spec.sample_size or count, count)
+        return self._shuffled_passes(count, min(self.update_spec.sample_size or count, count))
+
+    def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
+        """As :meth:`minibatches`, in whole sequences: ``sample_size`` steps are that many sequences of
+        ``length`` steps (rounded, at least one)."""
+        sample_size = self.update_spec.sample_size
+        size = columns if sample_size is None else max(1, round(sample_size / length))
+        return self._shuffled_passes(columns, min(size, columns))
+
+    def _shuffled_passes(self, count: int, size: int) -> Iterator[np.ndarray]:
+        """``num_iterations`` index sets of ``size`` from consecutive shuffled passes over ``count``."""
         order = np.zeros(0, np.int64)
         for _ in range(self.update_spec.num_iterations):
             if len(order) < size:
@@ -324,6 +432,9 @@ class ActorCriticAgent(PolicyGradientAgent):
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         yield np.arange(count)
 
+    def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
+        yield np.arange(columns)
+
 
 def _memory_capacity(memory_spec: dict[str, Any] | None) -> int:
     """The capacity of RLgraph's ring buffer spec, the only memory a policy-gradient agent keeps."""
@@ -343,6 +454,46 @@ def _memory_capacity(memory_spec: dict[str, Any] | None) -> int:
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
         raise SpecError(f"expected a positive int, got {capacity!r}", "memory_spec.capacity")
     return capacity
+
+
+def _sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:
+    """Where a sequence of the rollout ends: its episode ends, or its column's last step (it bootstraps
+    there), or an entry holds no step."""
+    truncateds = rollout.get("truncateds", np.zeros(mask.shape, bool))
+    last = mask & ~np.concatenate([mask[1:], np.zeros_like(mask[:1])])
+    return rollout["terminals"] | truncateds | last | ~mask
+
+
+def _valid_steps_first(rollout: dict[str, Any]) -> dict[str, Any]:
+    """The rollout with each column's steps moved to its start (padding, where a column holds fewer
+    steps, to its end), so that a sequence starts at its first step."""
+    mask = np.asarray(rollout[MASK], bool)
+    first = np.argmax(mask, axis=0)  # the first step of each column (0 for an empty one)
+    if not first.any():
+        return rollout
+    length, columns = mask.shape
+    rows = (np.arange(length)[:, None] + first[None, :]) % length
+    cols = np.broadcast_to(np.arange(columns), rows.shape)
+    moved = {key: nested.map_structure(lambda x: x[rows, cols], value) for key, value in rollout.items()}
+    moved[MASK] = mask[rows, cols] & (np.arange(length)[:, None] < mask.sum(axis=0)[None, :])
+    return moved
+
+
+def _columns(value: Any, cols: np.ndarray, axis: int) -> Any:
+    """The columns ``cols`` (entries along ``axis``) of every leaf of ``value``."""
+    return nested.map_structure(lambda x: np.take(x, cols, axis=axis), value)
+
+
+def _steps_of(value: Any, cols: np.ndarray, valid: np.ndarray) -> Any:
+    """The steps ``valid`` of the columns ``cols`` of time-major ``value``, flattened time-major."""
+    return nested.map_structure(lambda x: x[:, cols].reshape(-1, *x.shape[2:])[valid], value)
+
+
+def _update_result(results: list[dict[str, Any]]) -> UpdateResult:
+    """One update's result from its gradient steps' statistics: means, and the last step's per-item losses."""
+    last = results[-1]
+    metrics = {key: float(np.mean([r[key] for r in results])) for key in last if key != "loss_per_item"}
+    return UpdateResult(metrics.pop("loss"), last["loss_per_item"], metrics)
 
 
 def _rows(value: Any, indices: np.ndarray) -> Any:

@@ -7,6 +7,8 @@ from typing import Any
 import rlgraph
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
+from rlgraph.errors import NotApplicableError
+from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
@@ -93,27 +95,39 @@ class PolicyGradientGraph(AgentRoot):
     def update_minibatch(
         self, preprocessed_states, actions, log_probs, advantages, value_targets, values, time_step
     ):
-        def policy_loss():
-            new_log_probs, entropies = self.policy.get_log_prob_and_entropy(preprocessed_states, actions)
+        def inputs():
+            return preprocessed_states
+
+        return self._update(inputs, inputs, actions, log_probs, advantages, value_targets, values, time_step)
+
+    def _update(
+        self, policy_inputs, value_inputs, actions, log_probs, advantages, value_targets, values, time_step
+    ):
+        """One gradient step. ``policy_inputs()`` and ``value_inputs()`` make the inputs of the policy and
+        of the value function (one row per step), inside the loss, so gradients reach what makes them."""
+
+        def policy_loss(inputs):
+            new_log_probs, entropies = self.policy.get_log_prob_and_entropy(inputs, actions)
             mean, per_item, stats = self.policy_loss.loss(
                 new_log_probs, log_probs, advantages, entropies, time_step
             )
             return self._graph_fn_with_stats(mean, per_item, stats)
 
-        def value_loss():
-            return self.value_loss.loss(self._values(preprocessed_states), values, value_targets)
+        def value_loss(inputs):
+            return self.value_loss.loss(self._values(inputs), values, value_targets)
 
         if self.value_optimizer is None:
 
             def total_loss():
-                policy_mean, stats = policy_loss()
-                value_mean, _ = value_loss()
+                inputs = policy_inputs()
+                policy_mean, stats = policy_loss(inputs)
+                value_mean, _ = value_loss(inputs if self.shared_network else value_inputs())
                 return self._graph_fn_total(policy_mean, value_mean, stats)
 
             _, stats = self.optimizer.step(total_loss, time_step)
             return stats
-        _, stats = self.optimizer.step(policy_loss, time_step)
-        value_mean, _ = self.value_optimizer.step(value_loss, time_step)
+        _, stats = self.optimizer.step(lambda: policy_loss(policy_inputs()), time_step)
+        value_mean, _ = self.value_optimizer.step(lambda: value_loss(value_inputs()), time_step)
         return self._graph_fn_add_value_loss(stats, value_mean)
 
     def _values(self, states: Any) -> Any:
@@ -132,3 +146,117 @@ class PolicyGradientGraph(AgentRoot):
     @rlgraph.graph_fn(requires_variables=False)
     def _graph_fn_add_value_loss(self, stats, value_mean):
         return {**stats, "loss": stats["policy_loss"] + value_mean, "vf_loss": value_mean}
+
+
+class RecurrentPolicyGradientGraph(PolicyGradientGraph):
+    """:class:`PolicyGradientGraph` with a recurrent ``body`` (a network with LSTM layers) before the
+    policy's heads (a policy without a network of its own) and, when shared, the value head.
+
+    It acts on time-major sequences (the agent's ``acts_on_sequences``): ``get_actions(states, internals,
+    ...)`` takes ``(T, B, ...)`` states (one step when acting) and the internal states to start from, and
+    returns its outputs with time and batch merged, with ``"internal_states"`` after the last step.
+
+    Learning:
+
+    * ``get_state_values(preprocessed_states, internals)``: the values of ``(T, N)`` states, each taken
+      one step from its own internal states (those it was acted, or seen, with), ``(T * N,)``;
+    * ``advantages(...)``: GAE on time-major values;
+    * ``update_sequences(...)``: one gradient step on sequences ``(L, N, ...)`` that start from
+      ``internals`` (``(N, ...)``), with the state zeroed where ``resets`` (``(L, N)``) marks an episode's
+      start. The losses take the steps ``valid_steps`` (indices into the time-major flattened ``L x N``
+      steps: padding left out); ``actions`` and the other per-step inputs hold those steps only.
+    """
+
+    def __init__(self, body: Component, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.body = body
+        self.optimizer.attach(body)
+
+    @rlgraph.api
+    def preprocess_states(self, states, env_rows=None):
+        return self._graph_fn_merge_time(self.preprocessor.preprocess(states, env_rows))
+
+    @rlgraph.api
+    def get_actions(self, states, internals, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        outputs = self.get_preprocessed_actions(preprocessed, internals, use_exploration)
+        outputs["preprocessed_states"] = self._graph_fn_merge_time(preprocessed)
+        return outputs
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, internals, use_exploration=True):
+        features, last_internals = self.body.call_with_states(preprocessed_states, internals)
+        actions, log_probs = self.policy.get_action_and_log_prob(
+            self._graph_fn_merge_time(features), not use_exploration
+        )
+        return {"actions": actions, "log_probs": log_probs, "internal_states": last_internals}
+
+    @rlgraph.api
+    def get_state_values(self, preprocessed_states, internals):
+        features, _ = self.body.call_with_states(preprocessed_states, internals)
+        inputs = features if self.shared_network else preprocessed_states
+        return self._values(self._graph_fn_merge_time(inputs))
+
+    @rlgraph.api
+    def advantages(
+        self, rollout_rewards, rollout_values, rollout_next_values, rollout_terminals, sequence_ends
+    ):
+        return self.gae.advantages(
+            rollout_rewards, rollout_values, rollout_next_values, rollout_terminals, sequence_ends
+        )
+
+    @rlgraph.api
+    def update_sequences(
+        self,
+        preprocessed_states,
+        internals,
+        resets,
+        valid_steps,
+        actions,
+        log_probs,
+        advantages,
+        value_targets,
+        values,
+        time_step,
+    ):
+        def policy_inputs():
+            features, _ = self.body.call_with_states(preprocessed_states, internals, resets)
+            return self._graph_fn_take_steps(features, valid_steps)
+
+        def value_inputs():
+            return self._graph_fn_take_steps(preprocessed_states, valid_steps)
+
+        return self._update(
+            policy_inputs, value_inputs, actions, log_probs, advantages, value_targets, values, time_step
+        )
+
+    # The feed-forward graph's rollout methods do not apply: values need the internal states.
+    @rlgraph.api
+    def postprocess(
+        self, rollout_states, rollout_next_states, rollout_rewards, rollout_terminals, sequence_ends
+    ):
+        raise NotApplicableError("a recurrent policy's values need internal states: see get_state_values")
+
+    @rlgraph.api
+    def update_minibatch(
+        self, preprocessed_states, actions, log_probs, advantages, value_targets, values, time_step
+    ):
+        raise NotApplicableError("a recurrent policy learns on sequences: see update_sequences")
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_merge_time(self, sequences):
+        """``(T, B, ...)`` to ``(T * B, ...)``, for every leaf."""
+        ops = self.ops
+        return nested.map_structure(lambda x: ops.reshape(x, (-1, *ops.shape(x)[2:])), sequences)
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_take_steps(self, sequences, valid_steps):
+        """The steps ``valid_steps`` of time-major sequences, flattened to ``(T * B, ...)`` first (indices
+        wrap around the steps: the build's dry runs draw any; the agent passes valid ones)."""
+        ops = self.ops
+
+        def take(x):
+            steps = ops.reshape(x, (-1, *ops.shape(x)[2:]))
+            return ops.gather(steps, valid_steps % ops.shape(steps)[0])
+
+        return nested.map_structure(take, sequences)
