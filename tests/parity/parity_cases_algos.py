@@ -20,6 +20,7 @@ from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
@@ -209,6 +210,17 @@ def _gae_case(id: str, gae_lambda: float, clip_rewards: float = 0.0, time_major:
         _gae_spaces(TIME_MAJOR if time_major else {"add_time_rank": True}),
         calls,
     )
+
+
+# -- V-trace -----------------------------------------------------------------------------------------------
+VTRACE_NAMES = ("log_rhos", "rewards", "values", "next_values", "terminals", "sequence_ends")
+
+
+def _vtrace_case(id: str, **settings: float) -> ParityCase:
+    """Time-major ``(T, B)`` rollouts (batches of 5 and 1), importance weights spread around 1."""
+    spaces = {"log_rhos": FloatBox(low=-1.5, high=1.5, **TIME_MAJOR), **_gae_spaces(TIME_MAJOR)}
+    calls = [("targets", tuple(Sampled(name, batch_size=n) for name in VTRACE_NAMES)) for n in (5, 1)]
+    return ParityCase(f"algo-vtrace-{id}", lambda: VTrace(**settings), spaces, calls)
 
 
 # -- policy-gradient losses ----------------------------------------------------------------------------
@@ -541,6 +553,10 @@ CASES = [
     _gae_case("time-major-lambda-1", gae_lambda=1.0),
     _gae_case("1d-lambda-0.5", gae_lambda=0.5, time_major=False),
     _gae_case("1d-lambda-1-clipped", gae_lambda=1.0, clip_rewards=1.0, time_major=False),
+    # V-trace: the paper's truncations, tighter ones, and a trace lambda.
+    _vtrace_case("paper", discount=0.99),
+    _vtrace_case("truncated", discount=0.95, rho_bar=0.8, c_bar=0.5, rho_bar_pg=1.2),
+    _vtrace_case("lambda", discount=0.9, trace_lambda=0.8),
     # Policy-gradient losses: PPO (constant and decaying clip ratio and entropy weight), actor-critic, value.
     _policy_loss_case("ppo-loss", lambda: PPOLoss(clip_ratio=0.2, weight_entropy=0.00025)),
     _policy_loss_case(

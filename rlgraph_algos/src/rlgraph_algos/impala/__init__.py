@@ -1,0 +1,1 @@
+"""IMPALA (Espeholt et al., 2018): V-trace off-policy correction and the IMPALA agent."""
