@@ -145,9 +145,11 @@ class PolicyGradientAgent(Agent):
         if recurrent:  # the recurrent body threads internal states; the policy keeps only its heads
             self._use_internal_states(body)
             policy_spec["network_spec"] = []
-        graph = RecurrentPolicyGradientGraph if recurrent else PolicyGradientGraph
+        feed_forward_graph, recurrent_graph = self.graph_classes()
+        graph = recurrent_graph if recurrent else feed_forward_graph
         return graph(
             **({"body": body} if recurrent else {}),
+            **self.graph_components(),
             preprocessor=preprocessor,
             policy=Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
             value_function=value_function,
@@ -163,6 +165,14 @@ class PolicyGradientAgent(Agent):
     def policy_loss(self) -> Component:
         """The policy loss component (PPO's clipped surrogate, the actor-critic loss)."""
         raise NotImplementedError
+
+    def graph_classes(self) -> tuple[type, type]:
+        """The root component's class for a feed-forward and for a recurrent policy."""
+        return PolicyGradientGraph, RecurrentPolicyGradientGraph
+
+    def graph_components(self) -> dict[str, Component]:
+        """Further components the root takes (by argument name)."""
+        return {}
 
     def value_function_clipping(self) -> float | None:
         return None
@@ -208,12 +218,7 @@ class PolicyGradientAgent(Agent):
             spaces["preprocessed_states"] = self.preprocessed_state_space.with_batch_rank().with_time_rank(
                 time_major=True
             )
-            spaces.update(
-                resets=BoolBox(**rollout),
-                valid_steps=IntBox(dtype=np.int64, add_batch_rank=True),
-                rollout_values=FloatBox(**rollout),
-                rollout_next_values=FloatBox(**rollout),
-            )
+            spaces.update(resets=BoolBox(**rollout), valid_steps=IntBox(dtype=np.int64, add_batch_rank=True))
         spaces.update(
             rollout_states=self.preprocessed_state_space.with_batch_rank().with_time_rank(time_major=True),
             rollout_next_states=self.preprocessed_state_space.with_batch_rank().with_time_rank(
@@ -222,6 +227,9 @@ class PolicyGradientAgent(Agent):
             rollout_rewards=FloatBox(**rollout),
             rollout_terminals=BoolBox(**rollout),
             sequence_ends=BoolBox(**rollout),
+            rollout_actions=self.action_space.with_batch_rank().with_time_rank(time_major=True),
+            rollout_values=FloatBox(**rollout),
+            rollout_next_values=FloatBox(**rollout),
             log_probs=FloatBox(add_batch_rank=True),
             advantages=FloatBox(add_batch_rank=True),
             value_targets=FloatBox(add_batch_rank=True),
@@ -258,58 +266,80 @@ class PolicyGradientAgent(Agent):
         return self.learn(records)
 
     def learn(self, rollout: dict[str, Any]) -> UpdateResult:
-        """Advantages for a time-major rollout, then the algorithm's gradient steps on its steps."""
+        """Advantages for a time-major rollout (:meth:`estimate`), then the algorithm's gradient steps on
+        its steps: minibatches of steps, or for a recurrent policy of whole columns (sequences)."""
         if self.acts_on_sequences:
-            return self._learn_sequences(_valid_steps_first(rollout))
+            rollout = _valid_steps_first(rollout)
         mask = np.asarray(rollout[MASK], bool)
-        ends = _sequence_ends(rollout, mask)
-        outputs = self._execute(
-            "postprocess",
-            rollout["states"],
-            rollout["next_states"],
-            rollout["rewards"],
-            rollout["terminals"],
-            ends,
+        estimates = dict(
+            zip(("advantages", "value_targets", "values"), self.estimate(rollout, mask), strict=True)
         )
+        if self.standardize_advantages and np.count_nonzero(mask) > 1:
+            advantages, valid = estimates["advantages"], estimates["advantages"][mask]
+            estimates["advantages"] = (advantages - valid.mean()) / (valid.std() + 1e-8)
+        if self.acts_on_sequences:
+            return self._sequence_steps(rollout, mask, estimates)
         steps = {
             name: nested.map_structure(lambda x: x[mask], rollout[name])
             for name in ("states", "actions", "log_probs")
         }
-        steps.update({name: value[mask] for name, value in outputs.items()})
-        if self.standardize_advantages and len(steps["advantages"]) > 1:
-            advantages = steps["advantages"]
-            steps["advantages"] = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        steps.update({name: value[mask] for name, value in estimates.items()})
         return self._minibatch_steps(steps)
 
-    def _learn_sequences(self, rollout: dict[str, Any]) -> UpdateResult:
-        """A recurrent policy learns on each column of the rollout as one sequence: its values (for the
-        advantages) are taken with the internal states each step was acted and seen with; its gradient
-        steps run the network over whole columns from their first step's internal states."""
-        mask = np.asarray(rollout[MASK], bool)
+    def estimate(
+        self, rollout: dict[str, Any], mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(advantages, value_targets, values)`` of a time-major rollout, each ``(T, N)``: GAE on the
+        baseline's values (a recurrent policy's taken one step from the internal states each step was acted
+        and seen with)."""
+        ends = sequence_ends(rollout, mask)
+        if not self.acts_on_sequences:
+            outputs = self._execute(
+                "postprocess",
+                rollout["states"],
+                rollout["next_states"],
+                rollout["rewards"],
+                rollout["terminals"],
+                ends,
+            )
+            return outputs["advantages"], outputs["value_targets"], outputs["values"]
+        values = self.state_values(rollout["states"], rollout.get(INTERNALS))
+        next_values = self.state_values(rollout["next_states"], rollout.get(NEXT_INTERNALS))
+        advantages, value_targets = self._execute(
+            "advantages", rollout["rewards"], values, next_values, rollout["terminals"], ends
+        )
+        return advantages, value_targets, values
+
+    def state_values(self, states: Any, internals: Any = None) -> np.ndarray:
+        """The baseline's values of time-major states ``(T, N, ...)``, ``(T, N)``; a recurrent policy's each
+        one step from its own internal states ``internals`` (``(T, N, ...)``)."""
+        return self._per_step("get_state_values", states, internals)
+
+    def _per_step(self, api_method: str, states: Any, internals: Any, *more: Any) -> Any:
+        """``api_method`` on every step of time-major ``states`` (and ``more``) as one batch (a recurrent
+        policy's: one-step sequences from ``internals``), its outputs back in the ``(T, N)`` layout."""
+        shape = nested.flatten(states)[0].shape[:2]
+        flat = [
+            nested.map_structure(lambda x: x.reshape(-1, *x.shape[2:]), value) for value in (states, *more)
+        ]
+        if self.acts_on_sequences:  # one-step sequences: (1, T * N, ...)
+            flat_internals = nested.map_structure(lambda x: x.reshape(-1, *x.shape[2:]), internals)
+            flat = [nested.map_structure(lambda x: x[None], value) for value in flat]
+            flat.insert(1, flat_internals)
+        outputs = self._execute(api_method, *flat)
+        return nested.map_structure(lambda x: np.asarray(x).reshape(shape), outputs)
+
+    def _sequence_steps(
+        self, rollout: dict[str, Any], mask: np.ndarray, estimates: dict[str, np.ndarray]
+    ) -> UpdateResult:
+        """A recurrent policy's gradient steps: the network runs over whole columns from their first step's
+        internal states, with the state zeroed where an episode starts inside a column."""
         length, columns = mask.shape
         ended = rollout["terminals"] | rollout.get("truncateds", np.zeros(mask.shape, bool))
-        values = self._values_of(rollout["states"], rollout[INTERNALS], mask.shape)
-        next_values = self._values_of(rollout["next_states"], rollout[NEXT_INTERNALS], mask.shape)
-        advantages, value_targets = self._execute(
-            "advantages",
-            rollout["rewards"],
-            values,
-            next_values,
-            rollout["terminals"],
-            _sequence_ends(rollout, mask),
-        )
-        if self.standardize_advantages and np.count_nonzero(mask) > 1:
-            valid = advantages[mask]
-            advantages = (advantages - valid.mean()) / (valid.std() + 1e-8)
         resets = np.zeros(mask.shape, bool)
-        resets[1:] = ended[:-1]  # the state is zeroed where an episode starts inside a column
-        per_step = {
-            "actions": rollout["actions"],
-            "log_probs": rollout["log_probs"],
-            "advantages": advantages,
-            "value_targets": value_targets,
-            "values": values,
-        }
+        resets[1:] = ended[:-1]
+        per_step = {"actions": rollout["actions"], "log_probs": rollout["log_probs"], **estimates}
+        per_step = {name: per_step[name] for name in MINIBATCH_FIELDS if name != "preprocessed_states"}
         first_internals = nested.map_structure(lambda x: x[0], rollout[INTERNALS])
         results = []
         for cols in self.sequence_minibatches(columns, length):
@@ -327,12 +357,6 @@ class PolicyGradientAgent(Agent):
                 )
             )
         return _update_result(results)
-
-    def _values_of(self, states: Any, internals: Any, shape: tuple[int, int]) -> np.ndarray:
-        """The values of time-major states ``(T, N, ...)``, each one step from its own internal states."""
-        flat_states = nested.map_structure(lambda x: x.reshape(1, -1, *x.shape[2:]), states)
-        flat_internals = nested.map_structure(lambda x: x.reshape(-1, *x.shape[2:]), internals)
-        return np.asarray(self._execute("get_state_values", flat_states, flat_internals)).reshape(shape)
 
     def _minibatch_steps(self, steps: dict[str, Any]) -> UpdateResult:
         count = len(steps["advantages"])
@@ -456,7 +480,7 @@ def _memory_capacity(memory_spec: dict[str, Any] | None) -> int:
     return capacity
 
 
-def _sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:
+def sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:
     """Where a sequence of the rollout ends: its episode ends, or its column's last step (it bootstraps
     there), or an entry holds no step."""
     truncateds = rollout.get("truncateds", np.zeros(mask.shape, bool))

@@ -1,0 +1,139 @@
+"""IMPALA on Ray: actors sample on their own with the weights they last received; the learner updates on
+their rollouts as they arrive, through a FIFO queue, and V-trace corrects for the lag."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import ray
+
+from rlgraph.errors import SpecError
+from rlgraph.executors.executor import EpisodeCallback, Workload
+from rlgraph.utils import nested
+from rlgraph_ray.actors import RayWorker
+from rlgraph_ray.distributed import DistributedExecutor, check_positive_ints
+
+RLGRAPH_PLUGIN_API = "2.0"
+
+
+class IMPALAExecutor(DistributedExecutor):
+    """IMPALA (Espeholt et al., 2018) with Ray actors for an ``impala`` agent.
+
+    Each of ``num_workers`` actors steps ``num_environments`` environments for ``worker_sample_size`` time
+    steps (the agent's key) with its latest weights and sends the rollout, with the behaviour policy's
+    log-likelihoods, to the learner's FIFO queue (``fifo_queue_spec.capacity`` rollouts; an actor whose
+    rollout would overflow it waits). As soon as the queue holds a batch (the agent's
+    ``update_spec.batch_size`` steps: rollouts side by side, ``(T, rollouts x environments, ...)``) the
+    learner, this process's agent, updates on it, and its weights go out every
+    ``weights_broadcast_interval`` updates; each actor takes them before its next rollout.
+
+    The result adds ``policy_lag``: the mean number of updates between the weights a rollout was sampled
+    with and the learner's when it learned from it. A worker that dies is replaced (its rollout under way
+    is lost).
+
+    Args:
+        environment_spec: A Gymnasium id, an environment spec dict, or a factory (picklable).
+        agent_config: The agent spec (``type: impala``).
+        num_workers: Actors (Ray actors).
+        num_environments: Environments per actor, stepped as one batch.
+        weights_broadcast_interval: Learner updates between weight broadcasts.
+        num_cpus_per_worker, ray_address, seed, episode_finish_callback, vectorization_mode: As
+            :class:`~rlgraph_ray.distributed.DistributedExecutor` takes them.
+    """
+
+    batch_layout: ClassVar[str] = "rollouts"
+
+    def __init__(
+        self,
+        environment_spec: Any,
+        agent_config: Any,
+        num_workers: int = 2,
+        num_environments: int = 1,
+        weights_broadcast_interval: int = 1,
+        num_cpus_per_worker: float = 1.0,
+        ray_address: str | None = None,
+        seed: int | None = None,
+        episode_finish_callback: EpisodeCallback | None = None,
+        vectorization_mode: str | None = None,
+    ) -> None:
+        check_positive_ints(weights_broadcast_interval=weights_broadcast_interval)
+        super().__init__(
+            environment_spec,
+            agent_config,
+            num_workers=num_workers,
+            num_environments=num_environments,
+            num_cpus_per_worker=num_cpus_per_worker,
+            ray_address=ray_address,
+            seed=seed,
+            episode_finish_callback=episode_finish_callback,
+            vectorization_mode=vectorization_mode,
+        )
+        agent = self.agent
+        if not hasattr(agent, "worker_sample_size"):
+            raise SpecError(
+                f"IMPALAExecutor runs IMPALA's actors and learner: give type: impala, not {type(agent).__name__}",
+                "agent.type",
+            )
+        self.worker_sample_size = agent.worker_sample_size
+        self.queue_capacity = agent.queue_capacity
+        rollout_steps = self.worker_sample_size * num_environments
+        self.rollouts_per_update = max(1, agent.update_spec.batch_size // rollout_steps)
+        if self.rollouts_per_update > self.queue_capacity:
+            raise SpecError(
+                f"a batch of {agent.update_spec.batch_size} steps takes {self.rollouts_per_update} rollouts of "
+                f"{rollout_steps} steps, more than the queue holds ({self.queue_capacity}): raise its capacity",
+                "agent.fifo_queue_spec.capacity",
+            )
+        self.weights_broadcast_interval = weights_broadcast_interval
+        self.queue: deque[tuple[Any, int]] = deque()  # (records ref, weights version it was sampled with)
+        self.lag_total = 0
+        self.rollouts_learned = 0
+        self.start_workers()
+
+    def worker_class(self) -> type:
+        return RayWorker
+
+    def launch_sample(self, index: int) -> tuple[Any, Any]:
+        return (
+            self.workers[index]
+            .sample.options(num_returns=2)
+            .remote(self.worker_sample_size * self.num_environments, self.max_timesteps_per_episode)
+        )
+
+    def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
+        """Actors sample and the learner updates until ``num_timesteps`` more time steps were sampled."""
+        workload = Workload.of(workload)
+        run = self.begin_run(workload)
+        target = self.timesteps + workload.num_timesteps
+        while self.timesteps < target:
+            room = max(0, self.queue_capacity - len(self.queue) - len(self._sampling))
+            start, self.idle = self.idle[:room], self.idle[room:]
+            for index in start:  # actors whose rollouts the queue can take; the others wait
+                self.launch_one(index)
+            for index, (statistics, records_ref) in self.collect_samples(timeout=1.0):
+                self.record_statistics(index, statistics, run)
+                self.queue.append((records_ref, self._worker_versions[index]))
+            while len(self.queue) >= self.rollouts_per_update:
+                self._learn([self.queue.popleft() for _ in range(self.rollouts_per_update)])
+            run.maybe_report(self)
+        return run.result(self)
+
+    def _learn(self, rollouts: list[tuple[Any, int]]) -> None:
+        """One update on ``rollouts`` side by side; the weights go out every ``weights_broadcast_interval``."""
+        batch = nested.concat(ray.get([records for records, _ in rollouts]), axis=1)
+        self.lag_total += sum(self.weights_version - version for _, version in rollouts)
+        self.rollouts_learned += len(rollouts)
+        self.timed_update(batch)
+        if self.updates % self.weights_broadcast_interval == 0:
+            self.broadcast_weights()
+
+    def metrics(self) -> dict[str, float]:
+        """The distributed counts, the queue's length and the mean policy lag (in updates)."""
+        lag = self.lag_total / self.rollouts_learned if self.rollouts_learned else 0.0
+        return {**super().metrics(), "queue_size": len(self.queue), "policy_lag": lag}
+
+    def terminate(self) -> None:
+        super().terminate()
+        self.queue.clear()
