@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rlgraph.agents import Agent
-from rlgraph.errors import SpecError
+from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import FloatBox, IntBox, Tuple
 from rlgraph.training import Trainer, load_run_spec
 from rlgraph.workers import SingleThreadedWorker
@@ -63,6 +63,15 @@ def test_acting_carries_the_state_from_step_to_step(rlgraph_backend):
     fresh = agent.get_action(blank, use_exploration=False, extra_returns="internal_states")[1]
     assert not np.allclose(after[0][0][0], after[0][0][1])  # the two histories differ
     np.testing.assert_allclose(fresh[0][0][0], fresh[0][0][1])  # zero states: no history
+
+
+def test_an_external_batch_without_the_internal_states_is_refused(rlgraph_backend):
+    agent = make(rlgraph_backend)
+    worker = SingleThreadedWorker(agent, {"type": "recall_corridor", "length": 1}, num_environments=2, seed=1)
+    records = worker.sample(8).records
+    del records["next_internals"]
+    with pytest.raises(APICallError, match=r"the batch lacks \['next_internals'\]"):
+        agent.update(records)
 
 
 @pytest.mark.parametrize("sample_episodes", [False, True])

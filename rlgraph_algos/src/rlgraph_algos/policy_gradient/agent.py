@@ -255,7 +255,10 @@ class PolicyGradientAgent(Agent):
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         records = dict(getattr(batch, "records", batch))
-        missing = [name for name in (*ROLLOUT_FIELDS, "actions", "log_probs") if name not in records]
+        needed = (*ROLLOUT_FIELDS, "actions", "log_probs")
+        if self.acts_on_sequences:  # the states each step was acted, and its next state seen, with
+            needed = (*needed, INTERNALS, NEXT_INTERNALS)
+        missing = [name for name in needed if name not in records]
         if missing:
             raise APICallError(
                 f"update: the batch lacks {missing}; it needs time-major records (T, B, ...) of "
