@@ -23,6 +23,7 @@ from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_algos.r2d2.value_rescaling import ValueRescaling
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
 from rlgraph_networks.policies import Policy
 from rlgraph_networks.synchronizer import Synchronizer
@@ -221,6 +222,15 @@ def _vtrace_case(id: str, **settings: float) -> ParityCase:
     spaces = {"log_rhos": FloatBox(low=-1.5, high=1.5, **TIME_MAJOR), **_gae_spaces(TIME_MAJOR)}
     calls = [("targets", tuple(Sampled(name, batch_size=n) for name in VTRACE_NAMES)) for n in (5, 1)]
     return ParityCase(f"algo-vtrace-{id}", lambda: VTrace(**settings), spaces, calls)
+
+
+# -- R2D2's value rescaling ----------------------------------------------------------------------------------
+def _rescaling_case(id: str, epsilon: float, bound: float) -> ParityCase:
+    """Values in ``[-bound, bound]`` through h, and through its inverse (ill-conditioned in float32 far
+    beyond the values h gives for returns in the hundreds, about +-20)."""
+    spaces = {"values": FloatBox(low=-bound, high=bound, add_batch_rank=True)}
+    calls = [("rescale", (Sampled("values"),)), ("inverse", (Sampled("values"),))]
+    return ParityCase(f"algo-value-rescaling-{id}", lambda: ValueRescaling(epsilon), spaces, calls)
 
 
 # -- policy-gradient losses ----------------------------------------------------------------------------
@@ -557,6 +567,9 @@ CASES = [
     _vtrace_case("paper", discount=0.99),
     _vtrace_case("truncated", discount=0.95, rho_bar=0.8, c_bar=0.5, rho_bar_pg=1.2),
     _vtrace_case("lambda", discount=0.9, trace_lambda=0.8),
+    # R2D2's value rescaling and its inverse.
+    _rescaling_case("paper", epsilon=1e-3, bound=20.0),
+    _rescaling_case("coarse", epsilon=0.05, bound=300.0),
     # Policy-gradient losses: PPO (constant and decaying clip ratio and entropy weight), actor-critic, value.
     _policy_loss_case("ppo-loss", lambda: PPOLoss(clip_ratio=0.2, weight_entropy=0.00025)),
     _policy_loss_case(
