@@ -90,19 +90,24 @@ class IMPALAExecutor(DistributedExecutor):
         run = self.begin_run(workload)
         target = self.timesteps + workload.num_timesteps
         while self.timesteps < target:
-            room = self.queue.room(in_flight=len(self._sampling))
-            start, self.idle = self.idle[:room], self.idle[room:]
-            for index in start:  # actors whose rollouts the queue can take; the others wait
-                self.launch_one(index)
+            self._launch_where_room()
             for index, (statistics, records_ref) in self.collect_samples(timeout=1.0):
                 self.record_statistics(index, statistics, run)
                 self.queue.put(records_ref, self._worker_versions[index])
+            self._launch_where_room()  # the actors sample on while the learner updates
             while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
                 self.timed_update(nested.concat(ray.get(rollouts), axis=1))
                 if self.updates % self.weights_broadcast_interval == 0:
                     self.broadcast_weights()
             run.maybe_report(self)
         return run.result(self)
+
+    def _launch_where_room(self) -> None:
+        """Start the idle actors whose rollouts the queue can take; the others wait."""
+        room = self.queue.room(in_flight=len(self._sampling))
+        start, self.idle = self.idle[:room], self.idle[room:]
+        for index in start:
+            self.launch_one(index)
 
     def metrics(self) -> dict[str, float]:
         """The distributed counts, the queue's length and the mean policy lag (in updates)."""
