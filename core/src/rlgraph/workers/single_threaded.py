@@ -117,9 +117,10 @@ class SingleThreadedWorker:
 
     Internal states (agents with ``internal_states_space``) are kept per environment, passed to
     ``get_action`` and stored with each step (the states the agent acted with, and those after acting
-    where the record has ``next_internals``); an environment's are zeros when its episode starts. With ``worker_executes_preprocessing``, states are preprocessed once
-    each through ``agent.preprocess_states``; a stateful preprocessor (a frame stack) keeps one state per
-    environment: the environments that restart are reset and preprocessed by their rows alone.
+    where the record has ``next_internals``); an environment's are zeros when its episode starts. With
+    ``worker_executes_preprocessing``, states are preprocessed once each through
+    ``agent.preprocess_states``; a stateful preprocessor (a frame stack) keeps one state per environment:
+    the environments that restart are reset and preprocessed by their rows alone.
 
     ``env_spec``: a Gymnasium id, an environment spec dict, a factory, or a ready :class:`VectorEnv`.
     ``render`` renders the first environment before each step (and prints text renderings).
