@@ -14,9 +14,9 @@ import ray
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
+from rlgraph.executors.executor import EpisodeCallback, resume_seed
 from rlgraph.executors.local import build_agent
-from rlgraph.executors.workload_run import WorkloadRun
+from rlgraph.executors.workload_run import SamplingExecutor
 from rlgraph_ray.actors import worker_seed
 from rlgraph_ray.cluster import check_capacity, connect, last_line, wait_ready
 
@@ -52,7 +52,7 @@ class WorkerFailedError(RLGraphError):
     """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
 
 
-class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
+class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
     """An executor whose workers are Ray actors and whose learner is this process's agent.
 
     It joins or starts Ray (:func:`~rlgraph_ray.cluster.connect`), builds the learner from ``agent_config``
@@ -96,12 +96,11 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
                 "a distributed executor builds its workers' agents from the agent spec: give the spec, not an agent",
                 "agent_config",
             )
-        super().__init__(environment_spec, dict(agent_config), seed)
+        super().__init__(environment_spec, dict(agent_config), seed, episode_finish_callback)
         self.num_workers = num_workers
         self.num_environments = num_environments
         self.num_cpus_per_worker = float(num_cpus_per_worker)
         self.vectorization_mode = vectorization_mode
-        self.episode_finish_callback = episode_finish_callback
         self.resources = connect(ray_address)
         check_capacity(self.resources, num_workers, self.num_cpus_per_worker)
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)  # the spaces
@@ -116,7 +115,6 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
                 f"{type(self._agent).__name__} learns from {layout or 'no batches given from outside'}",
                 "agent.type",
             )
-        self.max_timesteps_per_episode = 0
         self.workers: list[Any] = []
         self._worker_versions: list[int] = []
         self._sampling: dict[Any, tuple[int, Any, Any]] = {}  # statistics ref -> (worker, payload ref, actor)
@@ -130,36 +128,12 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         self.weight_bytes = 0
         self.broadcast_seconds = 0.0
         self.worker_restarts = 0
-        self._timesteps = self._episodes = self._updates = 0
-        self.env_frames = 0
-        self.update_seconds = 0.0
-
-    # -- the executor's counts ---------------------------------------------------------------------------
-    @property
-    def agent(self) -> Any:
-        return self._agent
-
-    @property
-    def timesteps(self) -> int:
-        return self._timesteps
-
-    @property
-    def episodes(self) -> int:
-        return self._episodes
-
-    @property
-    def updates(self) -> int:
-        return self._updates
-
-    def get_state(self) -> dict[str, Any]:
-        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Go on counting from a checkpoint's state; the workers start new episodes (seeded by
         :func:`~rlgraph.executors.executor.resume_seed`) and take the loaded learner's weights with their
         next batch."""
-        self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
-        self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        self.restore_counts(state)
         for index, worker in enumerate(self.workers):
             worker.seed_next_reset.remote(resume_seed(worker_seed(self.seed, index), self._timesteps))
         self.broadcast_weights()
@@ -264,33 +238,7 @@ class DistributedExecutor(Executor, metaclass=abc.ABCMeta):
         self.workers[index] = self._new_worker(index)
         self._worker_versions[index] = -1
 
-    def record_statistics(self, index: int, statistics: dict[str, Any], run: WorkloadRun) -> None:
-        """Count a worker's batch: its time steps, frames and finished episodes."""
-        self._timesteps += int(statistics["timesteps"])
-        self.env_frames += int(statistics["env_frames"])
-        returns, lengths = statistics["episode_returns"], statistics["episode_lengths"]
-        self._episodes += len(returns)
-        run.episode_rewards += returns
-        run.episode_timesteps += lengths
-        if self.episode_finish_callback is not None:
-            for episode_return, length in zip(returns, lengths, strict=True):
-                self.episode_finish_callback(f"worker_{index}", episode_return, length)
-
-    def timed_update(self, batch: Any) -> Any:
-        """``agent.update(batch)``, counted and timed; the agent's time step (its decays' clock) is the
-        time steps sampled, as if it had acted them."""
-        self.agent.timesteps = self.timesteps
-        start = time.perf_counter()
-        result = self.agent.update(batch)
-        self.update_seconds += time.perf_counter() - start
-        self._updates += 1
-        return result
-
     # -- results ----------------------------------------------------------------------------------
-    def begin_run(self, workload: Workload) -> WorkloadRun:
-        self.max_timesteps_per_episode = workload.max_timesteps_per_episode
-        return WorkloadRun(self, workload)
-
     def metrics(self) -> dict[str, float]:
         """Counts beyond time steps, episodes and updates: env frames, restarts, weight traffic."""
         return {

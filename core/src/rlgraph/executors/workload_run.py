@@ -1,14 +1,15 @@
-"""One ``execute_workload`` call of an executor that counts what its workers sample: its report rows and
-its result."""
+"""Executors that count what workers elsewhere sample: the base they share, and one ``execute_workload``
+call's report rows and result."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from rlgraph.executors.executor import Workload
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
 
 
 class WorkloadRun:
@@ -81,3 +82,79 @@ class WorkloadRun:
             **executor.metrics(),
             **executor.evaluate(self.workload.evaluation_episodes, self.workload.max_timesteps_per_episode),
         }
+
+
+class SamplingExecutor(Executor):
+    """The base of executors whose learner is the agent in this process and whose workers elsewhere send
+    samples with statistics (:class:`~rlgraph.workers.sampling.SamplingWorker`'s): it counts their time
+    steps, frames and episodes (:meth:`record_statistics`), the learner's updates (:meth:`timed_update`),
+    and keeps the counts across checkpoints (``get_state`` / :meth:`restore_counts`).
+
+    Subclasses set ``_agent`` (the learner) and say how workers are run.
+    """
+
+    _agent: Any
+
+    def __init__(
+        self,
+        environment_spec: Any,
+        agent_config: Any,
+        seed: int | None,
+        episode_finish_callback: EpisodeCallback | None,
+    ) -> None:
+        super().__init__(environment_spec, agent_config, seed)
+        self.episode_finish_callback = episode_finish_callback
+        self.max_timesteps_per_episode = 0
+        self._timesteps = self._episodes = self._updates = 0
+        self.env_frames = 0
+        self.update_seconds = 0.0
+
+    @property
+    def agent(self) -> Any:
+        return self._agent
+
+    @property
+    def timesteps(self) -> int:
+        return self._timesteps
+
+    @property
+    def episodes(self) -> int:
+        return self._episodes
+
+    @property
+    def updates(self) -> int:
+        return self._updates
+
+    def get_state(self) -> dict[str, Any]:
+        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
+
+    def restore_counts(self, state: Mapping[str, Any]) -> None:
+        """Go on counting from :meth:`get_state`'s result."""
+        self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
+        self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+
+    def begin_run(self, workload: Workload) -> WorkloadRun:
+        self.max_timesteps_per_episode = workload.max_timesteps_per_episode
+        return WorkloadRun(self, workload)
+
+    def record_statistics(self, worker_id: Any, statistics: Mapping[str, Any], run: WorkloadRun) -> None:
+        """Count a worker's sample: its time steps, frames and finished episodes."""
+        self._timesteps += int(statistics["timesteps"])
+        self.env_frames += int(statistics["env_frames"])
+        returns, lengths = statistics["episode_returns"], statistics["episode_lengths"]
+        self._episodes += len(returns)
+        run.episode_rewards += returns
+        run.episode_timesteps += lengths
+        if self.episode_finish_callback is not None:
+            for episode_return, length in zip(returns, lengths, strict=True):
+                self.episode_finish_callback(f"worker_{worker_id}", episode_return, length)
+
+    def timed_update(self, batch: Any) -> Any:
+        """``agent.update(batch)``, counted and timed; the agent's time step (its decays' clock) is the
+        time steps sampled, as if it had acted them."""
+        self.agent.timesteps = self._timesteps
+        start = time.perf_counter()
+        result = self.agent.update(batch)
+        self.update_seconds += time.perf_counter() - start
+        self._updates += 1
+        return result

@@ -12,10 +12,10 @@ from typing import Any
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
+from rlgraph.executors.executor import EpisodeCallback, Workload, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.rollout_queue import RolloutQueue
-from rlgraph.executors.workload_run import WorkloadRun
+from rlgraph.executors.workload_run import SamplingExecutor
 from rlgraph.utils import nested
 from rlgraph.workers.sampling import SamplingWorker, worker_seed
 
@@ -67,7 +67,7 @@ class ActorFailedError(RLGraphError):
     """Actors kept failing: more replacements than :data:`MAX_ACTOR_RESTARTS`."""
 
 
-class LocalIMPALAExecutor(Executor):
+class LocalIMPALAExecutor(SamplingExecutor):
     """IMPALA (Espeholt et al., 2018) on this machine, without Ray: ``num_workers`` actor processes, each
     stepping ``num_environments`` environments with its own copy of the agent, sample rollouts of the
     agent's ``worker_sample_size`` steps with the weights they last received and put them into a FIFO queue
@@ -112,7 +112,7 @@ class LocalIMPALAExecutor(Executor):
             raise SpecError(
                 "the actors build their agents from the agent spec: give the spec", "agent_config"
             )
-        super().__init__(environment_spec, dict(agent_config), seed)
+        super().__init__(environment_spec, dict(agent_config), seed, episode_finish_callback)
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)
         try:
             self._agent = build_agent(self.agent_config, probe, seed)
@@ -122,7 +122,6 @@ class LocalIMPALAExecutor(Executor):
         self.num_workers, self.num_environments = num_workers, num_environments
         self.weights_broadcast_interval = weights_broadcast_interval
         self.vectorization_mode = vectorization_mode
-        self.episode_finish_callback = episode_finish_callback
         self._context = multiprocessing.get_context("spawn")
         # Actors wait on this queue while it is full: it holds what the learner's queue has room for.
         self._rollouts = self._context.Queue(maxsize=self.queue.capacity)
@@ -134,38 +133,15 @@ class LocalIMPALAExecutor(Executor):
         self.weights_version = 0
         self.worker_restarts = 0
         self.weight_broadcasts = 0
-        self._timesteps = self._episodes = self._updates = 0
-        self.env_frames = 0
-        self.update_seconds = 0.0
         self._resume_seed: int | None = None
         for index in range(num_workers):
             self._start_actor(index)
 
     # -- counts ------------------------------------------------------------------------------------------------
-    @property
-    def agent(self) -> Any:
-        return self._agent
-
-    @property
-    def timesteps(self) -> int:
-        return self._timesteps
-
-    @property
-    def episodes(self) -> int:
-        return self._episodes
-
-    @property
-    def updates(self) -> int:
-        return self._updates
-
-    def get_state(self) -> dict[str, Any]:
-        return {**super().get_state(), "update_seconds": float(self.update_seconds)}
-
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Go on counting from a checkpoint's state: the actors are restarted (new episodes, seeded by
         :func:`~rlgraph.executors.executor.resume_seed`) with the loaded learner's weights."""
-        self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
-        self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+        self.restore_counts(state)
         self._resume_seed = resume_seed(self.seed, self._timesteps)
         self._stop_actors()
         self._stop.clear()
@@ -229,8 +205,8 @@ class LocalIMPALAExecutor(Executor):
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
         """Actors sample and the learner updates until ``num_timesteps`` more time steps were sampled."""
         workload = Workload.of(workload)
-        self._max_episode_steps.value = workload.max_timesteps_per_episode
-        run = WorkloadRun(self, workload)
+        run = self.begin_run(workload)
+        self._max_episode_steps.value = self.max_timesteps_per_episode
         target = self._timesteps + workload.num_timesteps
         while self._timesteps < target:
             self._replace_dead_actors()
@@ -238,30 +214,15 @@ class LocalIMPALAExecutor(Executor):
                 index, statistics, records = self._rollouts.get(timeout=1.0)
             except queue.Empty:
                 continue
-            self._count(index, statistics, run)
+            self.record_statistics(index, statistics, run)
             self.queue.put(records, statistics["weights_version"])
             while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
                 self._learn(nested.concat(rollouts, axis=1))
             run.maybe_report(self)
         return run.result(self)
 
-    def _count(self, index: int, statistics: dict[str, Any], run: WorkloadRun) -> None:
-        self._timesteps += int(statistics["timesteps"])
-        self.env_frames += int(statistics["env_frames"])
-        returns, lengths = statistics["episode_returns"], statistics["episode_lengths"]
-        self._episodes += len(returns)
-        run.episode_rewards += returns
-        run.episode_timesteps += lengths
-        if self.episode_finish_callback is not None:
-            for episode_return, length in zip(returns, lengths, strict=True):
-                self.episode_finish_callback(f"worker_{index}", episode_return, length)
-
     def _learn(self, batch: dict[str, Any]) -> None:
-        self.agent.timesteps = self._timesteps  # the agent's decays follow the steps sampled
-        start = time.perf_counter()
-        self.agent.update(batch)
-        self.update_seconds += time.perf_counter() - start
-        self._updates += 1
+        self.timed_update(batch)
         if self._updates % self.weights_broadcast_interval == 0:
             self._broadcast_weights()
 
