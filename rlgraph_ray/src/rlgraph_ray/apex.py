@@ -11,11 +11,11 @@ import numpy as np
 import ray
 
 from rlgraph.errors import SpecError
-from rlgraph.executors.executor import EpisodeCallback, Workload
+from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints
 from rlgraph.workers.single_threaded import update_schedule
 from rlgraph_ray.actors import RayWorker, ReplayShard, worker_seed
 from rlgraph_ray.cluster import wait_ready
-from rlgraph_ray.distributed import DistributedExecutor, check_positive_ints
+from rlgraph_ray.distributed import DistributedExecutor
 
 RLGRAPH_PLUGIN_API = "2.0"
 

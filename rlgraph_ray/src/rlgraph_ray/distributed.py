@@ -14,7 +14,7 @@ import ray
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.executors.executor import EpisodeCallback, resume_seed
+from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.workload_run import SamplingExecutor
 from rlgraph_ray.actors import worker_seed
@@ -39,13 +39,6 @@ def local_gpus() -> float:
     address = ray.util.get_node_ip_address()
     nodes = [node for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] == address]
     return float(sum(node["Resources"].get("GPU", 0.0) for node in nodes))
-
-
-def check_positive_ints(**values: Any) -> None:
-    """A SpecError naming the first of ``values`` that is not an int >= 1."""
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"must be an int >= 1, got {value!r}", name)
 
 
 class WorkerFailedError(RLGraphError):

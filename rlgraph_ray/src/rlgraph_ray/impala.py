@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 
 import ray
 
-from rlgraph.executors.executor import EpisodeCallback, Workload
+from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints
 from rlgraph.executors.rollout_queue import RolloutQueue
 from rlgraph.utils import nested
 from rlgraph_ray.actors import RayWorker
-from rlgraph_ray.distributed import DistributedExecutor, check_positive_ints
+from rlgraph_ray.distributed import DistributedExecutor
 
 RLGRAPH_PLUGIN_API = "2.0"
 

@@ -163,6 +163,13 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
         """Release environments, workers and processes."""
 
 
+def check_positive_ints(**values: Any) -> None:
+    """A SpecError naming the first of ``values`` that is not an int >= 1."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"must be an int >= 1, got {value!r}", name)
+
+
 def resume_seed(seed: int | None, timesteps: int) -> int | None:
     """The environments' seed for a run going on after ``timesteps`` steps (None where the run has no
     seed): distinct from the first one and from every other resume point."""

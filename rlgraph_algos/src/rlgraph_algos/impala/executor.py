@@ -12,7 +12,7 @@ from typing import Any
 
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.executors.executor import EpisodeCallback, Workload, resume_seed
+from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.rollout_queue import RolloutQueue
 from rlgraph.executors.workload_run import SamplingExecutor
@@ -101,13 +101,11 @@ class LocalIMPALAExecutor(SamplingExecutor):
         episode_finish_callback: EpisodeCallback | None = None,
         vectorization_mode: str | None = None,
     ) -> None:
-        for key, value in (
-            ("num_workers", num_workers),
-            ("num_environments", num_environments),
-            ("weights_broadcast_interval", weights_broadcast_interval),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(f"must be an int >= 1, got {value!r}", key)
+        check_positive_ints(
+            num_workers=num_workers,
+            num_environments=num_environments,
+            weights_broadcast_interval=weights_broadcast_interval,
+        )
         if not isinstance(agent_config, Mapping):
             raise SpecError(
                 "the actors build their agents from the agent spec: give the spec", "agent_config"
