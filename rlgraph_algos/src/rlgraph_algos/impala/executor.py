@@ -127,7 +127,6 @@ class LocalIMPALAExecutor(SamplingExecutor):
         self._max_episode_steps = self._context.Value("i", 0)
         self._actors: list[Any] = [None] * num_workers
         self._weights_queues: list[Any] = [None] * num_workers
-        self.worker_versions = [0] * num_workers
         self.weights_version = 0
         self.worker_restarts = 0
         self.weight_broadcasts = 0
@@ -135,7 +134,7 @@ class LocalIMPALAExecutor(SamplingExecutor):
         for index in range(num_workers):
             self._start_actor(index)
 
-    # -- counts ------------------------------------------------------------------------------------------------
+    # -- state and counts ---------------------------------------------------------------------------------------
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Go on counting from a checkpoint's state: the actors are restarted (new episodes, seeded by
         :func:`~rlgraph.executors.executor.resume_seed`) with the loaded learner's weights."""
@@ -173,7 +172,6 @@ class LocalIMPALAExecutor(SamplingExecutor):
         actor.start()
         self._actors[index], self._weights_queues[index] = actor, weights
         weights.put((self.agent.get_weights(), self.weights_version))
-        self.worker_versions[index] = self.weights_version
 
     def _replace_dead_actors(self) -> None:
         for index, actor in enumerate(self._actors):
@@ -197,7 +195,6 @@ class LocalIMPALAExecutor(SamplingExecutor):
         for index, actor_weights in enumerate(self._weights_queues):
             if self._actors[index].is_alive():
                 actor_weights.put((weights, self.weights_version))
-                self.worker_versions[index] = self.weights_version
 
     # -- learning -------------------------------------------------------------------------------------------------
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
