@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
-from rlgraph_ray.actors import RayWorker, ReplayShard, worker_seed
+from rlgraph.workers.sampling import worker_seed
+from rlgraph_ray.actors import RayWorker, ReplayShard
 from rlgraph_ray.apex import worker_epsilon
 
 RECORD_SPACE = {

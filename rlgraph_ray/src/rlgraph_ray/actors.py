@@ -16,9 +16,9 @@ import numpy as np
 from rlgraph.components import Component
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.spaces import Dict, FloatBox, IntBox
-from rlgraph.workers.sampling import SamplingWorker, worker_seed
+from rlgraph.workers.sampling import SamplingWorker
 
-__all__ = ["RayWorker", "ReplayShard", "worker_seed"]
+__all__ = ["RayWorker", "ReplayShard"]
 
 RayWorker = SamplingWorker
 """The worker the Ray executors make actors of: the core's :class:`~rlgraph.workers.sampling.SamplingWorker`."""

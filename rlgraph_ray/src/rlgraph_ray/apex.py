@@ -12,8 +12,9 @@ import ray
 
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints
+from rlgraph.workers.sampling import worker_seed
 from rlgraph.workers.single_threaded import update_schedule
-from rlgraph_ray.actors import RayWorker, ReplayShard, worker_seed
+from rlgraph_ray.actors import RayWorker, ReplayShard
 from rlgraph_ray.cluster import wait_ready
 from rlgraph_ray.distributed import DistributedExecutor
 

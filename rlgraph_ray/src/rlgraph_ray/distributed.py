@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import abc
 import time
-import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -13,15 +12,12 @@ import numpy as np
 import ray
 
 from rlgraph.environments.vector_env import make_environments
-from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
-from rlgraph.executors.workload_run import SamplingExecutor
-from rlgraph_ray.actors import worker_seed
+from rlgraph.executors.sampling import SamplingExecutor
+from rlgraph.workers.sampling import worker_seed
 from rlgraph_ray.cluster import check_capacity, connect, last_line, wait_ready
-
-MAX_WORKER_RESTARTS = 20
-"""Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
 
 
 def learner_spec(agent_config: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,10 +35,6 @@ def local_gpus() -> float:
     address = ray.util.get_node_ip_address()
     nodes = [node for node in ray.nodes() if node["Alive"] and node["NodeManagerAddress"] == address]
     return float(sum(node["Resources"].get("GPU", 0.0) for node in nodes))
-
-
-class WorkerFailedError(RLGraphError):
-    """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
 
 
 class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
@@ -120,7 +112,6 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
         self.weight_broadcasts = 0
         self.weight_bytes = 0
         self.broadcast_seconds = 0.0
-        self.worker_restarts = 0
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Go on counting from a checkpoint's state; the workers start new episodes (seeded by
@@ -219,14 +210,7 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
 
     def _replace_worker(self, index: int, error: BaseException) -> None:
         """A new worker in place of one that died or failed (its unsent steps are lost)."""
-        self.worker_restarts += 1
-        if self.worker_restarts > MAX_WORKER_RESTARTS:
-            raise WorkerFailedError(
-                f"workers failed {self.worker_restarts} times; the last failure, of worker {index}: {error}"
-            ) from error
-        warnings.warn(
-            f"worker {index} failed and is replaced: {last_line(error)}", RuntimeWarning, stacklevel=3
-        )
+        self.count_restart(f"worker {index} failed ({last_line(error)})", error)
         ray.kill(self.workers[index])
         self.workers[index] = self._new_worker(index)
         self._worker_versions[index] = -1

@@ -70,7 +70,6 @@ class IMPALAExecutor(DistributedExecutor):
             vectorization_mode=vectorization_mode,
         )
         self.queue = RolloutQueue.for_agent(self.agent, num_environments, "IMPALAExecutor")
-        self.worker_sample_size = self.queue.steps
         self.weights_broadcast_interval = weights_broadcast_interval
         self.start_workers()
 
@@ -81,7 +80,7 @@ class IMPALAExecutor(DistributedExecutor):
         return (
             self.workers[index]
             .sample.options(num_returns=2)
-            .remote(self.worker_sample_size * self.num_environments, self.max_timesteps_per_episode)
+            .remote(self.queue.rollout_timesteps, self.max_timesteps_per_episode)
         )
 
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
@@ -93,7 +92,7 @@ class IMPALAExecutor(DistributedExecutor):
             self._launch_where_room()
             for index, (statistics, records_ref) in self.collect_samples(timeout=1.0):
                 self.record_statistics(index, statistics, run)
-                self.queue.put(records_ref, self._worker_versions[index])
+                self.queue.put(records_ref, statistics["weights_version"])
             self._launch_where_room()  # the actors sample on while the learner updates
             while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
                 self.timed_update(nested.concat(ray.get(rollouts), axis=1))

@@ -10,7 +10,7 @@ from rlgraph.errors import SpecError
 
 
 class RolloutQueue:
-    """Rollouts of ``steps`` time steps (per environment) of ``num_environments`` environments each, in the
+    """Rollouts of ``rollout_timesteps`` time steps each (summed over an actor's environments), in the
     order they arrive; a batch is ``per_batch`` of them, taken oldest first.
 
     Built for an agent (:meth:`for_agent`) that declares ``worker_sample_size`` (the rollouts' length),
@@ -18,8 +18,8 @@ class RolloutQueue:
     number of weight versions between a rollout's and the learner's when the rollout is taken.
     """
 
-    def __init__(self, capacity: int, per_batch: int, steps: int) -> None:
-        self.capacity, self.per_batch, self.steps = capacity, per_batch, steps
+    def __init__(self, capacity: int, per_batch: int, rollout_timesteps: int) -> None:
+        self.capacity, self.per_batch, self.rollout_timesteps = capacity, per_batch, rollout_timesteps
         self._items: deque[tuple[Any, int]] = deque()
         self.lag_total = 0
         self.taken = 0
@@ -33,13 +33,12 @@ class RolloutQueue:
                 f"{executor} runs IMPALA's actors and learner: give type: impala, not {type(agent).__name__}",
                 "agent.type",
             )
-        steps = agent.worker_sample_size
-        per_batch = max(1, agent.update_spec.batch_size // (steps * num_environments))
+        steps = agent.worker_sample_size * num_environments
+        per_batch = max(1, agent.update_spec.batch_size // steps)
         if per_batch > agent.queue_capacity:
             raise SpecError(
-                f"a batch of {agent.update_spec.batch_size} steps takes {per_batch} rollouts of "
-                f"{steps * num_environments} steps, more than the queue holds ({agent.queue_capacity}): raise "
-                "its capacity",
+                f"a batch of {agent.update_spec.batch_size} steps takes {per_batch} rollouts of {steps} steps, "
+                f"more than the queue holds ({agent.queue_capacity}): raise its capacity",
                 "agent.fifo_queue_spec.capacity",
             )
         return cls(agent.queue_capacity, per_batch, steps)

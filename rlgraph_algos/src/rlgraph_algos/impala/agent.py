@@ -10,6 +10,7 @@ import numpy as np
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.executors.executor import check_positive_ints
 from rlgraph_algos.impala.graph import IMPALAGraph, RecurrentIMPALAGraph
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
@@ -55,7 +56,8 @@ class IMPALAAgent(ActorCriticAgent):
     ) -> None:
         if "weight_vf" in kwargs:
             raise SpecError("IMPALA weights its value loss with weight_baseline (RLgraph's key)", "weight_vf")
-        self.worker_sample_size = _positive_int(worker_sample_size, "worker_sample_size")
+        check_positive_ints(worker_sample_size=worker_sample_size)
+        self.worker_sample_size = worker_sample_size
         self.queue_capacity = _queue_capacity(fifo_queue_spec)
         self.vtrace_settings = {"rho_bar": rho_bar, "c_bar": c_bar, "rho_bar_pg": rho_bar_pg}
         VTrace(**self.vtrace_settings)  # bad settings fail here, naming their key
@@ -97,12 +99,6 @@ class IMPALAAgent(ActorCriticAgent):
         return advantages, value_targets, values
 
 
-def _positive_int(value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise SpecError(f"expected a positive int, got {value!r}", key)
-    return int(value)
-
-
 def _queue_capacity(spec: dict[str, Any] | None) -> int:
     spec = dict(DEFAULT_QUEUE if spec is None else spec)
     kind = str(spec.pop("type", "fifo_queue")).replace("-", "_").lower()
@@ -113,4 +109,5 @@ def _queue_capacity(spec: dict[str, Any] | None) -> int:
     capacity = spec.pop("capacity", DEFAULT_QUEUE["capacity"])
     if spec:
         raise SpecError(f"unknown key(s) {sorted(spec)}; a FIFO queue takes capacity", "fifo_queue_spec")
-    return _positive_int(capacity, "fifo_queue_spec.capacity")
+    check_positive_ints(**{"fifo_queue_spec.capacity": capacity})
+    return capacity

@@ -6,22 +6,19 @@ from __future__ import annotations
 import multiprocessing
 import queue
 import time
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from rlgraph.environments.vector_env import make_environments
-from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.rollout_queue import RolloutQueue
-from rlgraph.executors.workload_run import SamplingExecutor
+from rlgraph.executors.sampling import SamplingExecutor
 from rlgraph.utils import nested
 from rlgraph.workers.sampling import SamplingWorker, worker_seed
 
 RLGRAPH_PLUGIN_API = "2.0"
-MAX_ACTOR_RESTARTS = 20
-"""Actor replacements after which a run stops: an actor that fails every time is not bad luck."""
 
 
 def run_actor(
@@ -61,10 +58,6 @@ def _take_newest(worker: SamplingWorker, weights: Any) -> None:
             break
     if newest is not None:
         worker.set_weights(*newest)
-
-
-class ActorFailedError(RLGraphError):
-    """Actors kept failing: more replacements than :data:`MAX_ACTOR_RESTARTS`."""
 
 
 class LocalIMPALAExecutor(SamplingExecutor):
@@ -128,7 +121,6 @@ class LocalIMPALAExecutor(SamplingExecutor):
         self._actors: list[Any] = [None] * num_workers
         self._weights_queues: list[Any] = [None] * num_workers
         self.weights_version = 0
-        self.worker_restarts = 0
         self.weight_broadcasts = 0
         self._resume_seed: int | None = None
         for index in range(num_workers):
@@ -162,7 +154,7 @@ class LocalIMPALAExecutor(SamplingExecutor):
         arguments = (self.environment_spec, spec, self.num_environments, seed, self.vectorization_mode)
         # The learner's weights, through a queue of the actor's own: putting never blocks the learner.
         weights = self._context.Queue()
-        steps = self.queue.steps * self.num_environments
+        steps = self.queue.rollout_timesteps
         actor = self._context.Process(
             target=run_actor,
             args=(index, arguments, steps, self._rollouts, weights, self._max_episode_steps, self._stop),
@@ -177,14 +169,7 @@ class LocalIMPALAExecutor(SamplingExecutor):
         for index, actor in enumerate(self._actors):
             if actor.is_alive():
                 continue
-            self.worker_restarts += 1
-            if self.worker_restarts > MAX_ACTOR_RESTARTS:
-                raise ActorFailedError(f"actors failed {self.worker_restarts} times; the last, actor {index}")
-            warnings.warn(
-                f"actor {index} died (exit code {actor.exitcode}) and is replaced",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            self.count_restart(f"actor {index} died (exit code {actor.exitcode})")
             self._weights_queues[index].close()
             self._start_actor(index)
 

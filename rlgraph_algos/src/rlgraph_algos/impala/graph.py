@@ -48,8 +48,6 @@ class RecurrentIMPALAGraph(VTraceTargets, RecurrentPolicyGradientGraph):
 
     @rlgraph.api
     def get_log_probs_and_values(self, preprocessed_states, internals, rollout_actions):
-        features, _ = self.body.call_with_states(preprocessed_states, internals)
-        merged = self._graph_fn_merge_time(features)
-        value_inputs = merged if self.shared_network else self._graph_fn_merge_time(preprocessed_states)
+        policy_inputs, value_inputs = self._one_step_inputs(preprocessed_states, internals)
         actions = self._graph_fn_merge_time(rollout_actions)
-        return self.policy.get_log_prob(merged, actions), self._values(value_inputs)
+        return self.policy.get_log_prob(policy_inputs, actions), self._values(value_inputs)

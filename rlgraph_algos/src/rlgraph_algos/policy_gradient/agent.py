@@ -501,9 +501,7 @@ def _valid_steps_first(rollout: dict[str, Any]) -> dict[str, Any]:
     length, columns = mask.shape
     rows = (np.arange(length)[:, None] + first[None, :]) % length
     cols = np.broadcast_to(np.arange(columns), rows.shape)
-    moved = {key: nested.map_structure(lambda x: x[rows, cols], value) for key, value in rollout.items()}
-    moved[MASK] = mask[rows, cols] & (np.arange(length)[:, None] < mask.sum(axis=0)[None, :])
-    return moved
+    return {key: nested.map_structure(lambda x: x[rows, cols], value) for key, value in rollout.items()}
 
 
 def _columns(value: Any, cols: np.ndarray, axis: int) -> Any:

@@ -193,9 +193,14 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
 
     @rlgraph.api
     def get_state_values(self, preprocessed_states, internals):
+        return self._values(self._one_step_inputs(preprocessed_states, internals)[1])
+
+    def _one_step_inputs(self, preprocessed_states, internals):
+        """The policy heads' inputs (the body's features) and the value function's (the same, or the
+        states for a value network of its own), time and batch merged."""
         features, _ = self.body.call_with_states(preprocessed_states, internals)
-        inputs = features if self.shared_network else preprocessed_states
-        return self._values(self._graph_fn_merge_time(inputs))
+        merged = self._graph_fn_merge_time(features)
+        return merged, merged if self.shared_network else self._graph_fn_merge_time(preprocessed_states)
 
     @rlgraph.api
     def advantages(

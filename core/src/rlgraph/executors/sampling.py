@@ -4,12 +4,21 @@ call's report rows and result."""
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from rlgraph.errors import RLGraphError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
+
+MAX_WORKER_RESTARTS = 20
+"""Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
+
+
+class WorkerFailedError(RLGraphError):
+    """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
 
 
 class WorkloadRun:
@@ -108,6 +117,7 @@ class SamplingExecutor(Executor):
         self._timesteps = self._episodes = self._updates = 0
         self.env_frames = 0
         self.update_seconds = 0.0
+        self.worker_restarts = 0
 
     @property
     def agent(self) -> Any:
@@ -132,6 +142,16 @@ class SamplingExecutor(Executor):
         """Go on counting from :meth:`get_state`'s result."""
         self._timesteps, self._episodes = int(state["timesteps"]), int(state["episodes"])
         self._updates, self.update_seconds = int(state["updates"]), float(state.get("update_seconds", 0.0))
+
+    def count_restart(self, what: str, cause: BaseException | None = None) -> None:
+        """Count a worker replaced because of ``what`` (a warning says so); past
+        :data:`MAX_WORKER_RESTARTS` replacements in all, a :class:`WorkerFailedError`."""
+        self.worker_restarts += 1
+        if self.worker_restarts > MAX_WORKER_RESTARTS:
+            raise WorkerFailedError(
+                f"workers failed {self.worker_restarts} times; the last: {what}"
+            ) from cause
+        warnings.warn(f"{what}: it is replaced", RuntimeWarning, stacklevel=4)
 
     def begin_run(self, workload: Workload) -> WorkloadRun:
         self.max_timesteps_per_episode = workload.max_timesteps_per_episode
