@@ -8,7 +8,7 @@ import pytest
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox
-from rlgraph_algos.r2d2.value_rescaling import ValueRescaling
+from rlgraph_algos.value_rescaling import ValueRescaling
 
 SPACE = {"values": FloatBox(add_batch_rank=True)}
 

@@ -558,6 +558,25 @@ def test_time_ranks_are_derived_in_either_layout(rlgraph_backend):
         assert test.executor.api_registry["call"].output_spaces == space
 
 
+class FixedSequences(Component):
+    """Sequences of a fixed count and length (as a memory replays them), declared time-major: the build's
+    two runs see the same sizes, so only the declaration tells its ranks."""
+
+    @rlgraph.graph_fn(api=True, requires_variables=False, batched="time_major")
+    def replay(self, inputs):
+        ops = self.ops
+        return ops.zeros((5, 3, 2)) + ops.reshape(ops.sum(inputs), (1, 1, 1))
+
+
+def test_a_graph_function_declares_fixed_size_sequences_time_major(rlgraph_backend):
+    test = ComponentTest(FixedSequences(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    expected = FloatBox(shape=(2,), add_batch_rank=True, add_time_rank=True, time_major=True)
+    assert test.executor.api_registry["replay"].output_spaces == expected
+    assert test.test(("replay", np.ones((1, 4), np.float32))).shape == (5, 3, 2)
+    with pytest.raises(ValueError, match="batched must be"):
+        rlgraph.graph_fn(batched="sideways")(lambda self: None)
+
+
 # -- a component no API call reaches takes the spaces of the one it mirrors -----------------------------------
 class Mirror(Component):
     def __init__(self):

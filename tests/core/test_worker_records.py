@@ -167,3 +167,18 @@ def test_an_episode_whose_start_was_overwritten_is_never_handed_out():
         add(buffer, ["a"], [step], [ended])
     # Held: 3, 4, 5. Step 3 ended an episode whose start (0) is gone; [4, 5] is whole.
     np.testing.assert_array_equal(buffer.recent_episodes(5)["value"][:, 0], [4, 5])
+
+
+def test_graph_records_may_hold_sequences_of_a_fixed_length():
+    """A record field with a fixed time rank (a replayed sequence) keeps it beside the batch rank; fields
+    without one get the batch rank alone."""
+    from rlgraph.agents.records import record_batch_space
+    from rlgraph.spaces import BoolBox, FloatBox
+
+    plain = record_batch_space({"rewards": FloatBox(), "terminals": BoolBox()})
+    assert plain["rewards"] == FloatBox(add_batch_rank=True)
+    mixed = record_batch_space(
+        {"states": FloatBox(shape=(3,)).with_time_rank(5, time_major=False), "start": FloatBox(shape=(2,))}
+    )
+    assert mixed["states"] == FloatBox(shape=(3,), add_batch_rank=True, add_time_rank=5, time_major=False)
+    assert mixed["start"] == FloatBox(shape=(2,), add_batch_rank=True)

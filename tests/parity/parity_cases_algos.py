@@ -23,7 +23,7 @@ from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
-from rlgraph_algos.r2d2.value_rescaling import ValueRescaling
+from rlgraph_algos.value_rescaling import ValueRescaling
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
 from rlgraph_networks.policies import Policy
 from rlgraph_networks.synchronizer import Synchronizer

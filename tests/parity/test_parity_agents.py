@@ -240,6 +240,59 @@ def test_recurrent_ppo_updates_give_the_same_losses_and_weights_on_both_backends
     )
 
 
+R2D2_SPEC = {
+    "type": "r2d2",
+    "network_spec": [{"type": "dense", "units": 8, "activation": "tanh"}, {"type": "lstm", "units": 6}],
+    "sequence_length": 4,
+    "burn_in": 2,
+    "sequence_period": 2,
+    "n_step": 2,
+    "memory_spec": {"type": "replay", "capacity": 1},  # the last sequence: both backends draw it alone
+    "update_spec": {"batch_size": 1, "sync_interval": 1},
+    "optimizer_spec": {"type": "adam", "learning_rate": 0.01},
+    "execution_spec": {"seed": 4},
+}
+
+
+def test_r2d2_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+    """Replayed sequences with a burn-in from a stored (non-zero) recurrent state, padding after the
+    episode's end, rescaled n-step double-Q targets and sequence priorities, with target syncs."""
+    agents = [Agent.from_spec({**R2D2_SPEC, "backend": b}, **CARTPOLE_SPACES) for b in parity_backends]
+    reference, other = agents
+    initial = reference.executor.get_weights()
+    other.executor.set_weights(initial)
+    rng = np.random.default_rng(8)
+    for step in range(6):
+        length = int(rng.integers(5, 8))  # the last sequence, from step 4 or 6, holds 1 to 3 steps
+        states = rng.normal(size=(length + 1, 1, 4)).astype(np.float32)
+        internals = ((rng.normal(0.0, 0.3, (length, 1, 6)).astype(np.float32),) * 2,)
+        records = {
+            "states": states[:-1],
+            "actions": rng.integers(0, 2, (length, 1)),
+            "rewards": rng.normal(size=(length, 1)).astype(np.float32),
+            "terminals": np.arange(length)[:, None] == length - 1,
+            "next_states": states[1:],
+        }
+        for agent in agents:
+            for t in range(length):
+                row = {name: value[t] for name, value in records.items()}
+                agent.observe(**row, internals=((internals[0][0][t], internals[0][1][t]),))
+        results = [agent.update() for agent in agents]
+        np.testing.assert_allclose(results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss {step}")
+        np.testing.assert_allclose(
+            results[1].loss_per_item,
+            results[0].loss_per_item,
+            rtol=1e-4,
+            atol=1e-5,
+            err_msg=f"priorities {step}",
+        )
+    expected, actual = reference.executor.get_weights(), other.executor.get_weights()
+    moved = [name for name in expected if not np.allclose(expected[name], initial[name])]
+    assert len(moved) > len(expected) // 2, "the updates left most variables where they started"
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 # -- deterministic policy gradients and SAC --------------------------------------------------------------
 PENDULUM_SPACES = {
     "state_space": FloatBox(-8.0, 8.0, shape=(3,)),

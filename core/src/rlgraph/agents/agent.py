@@ -13,7 +13,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlgraph.agents.observation_buffer import ObservationBuffer
-from rlgraph.agents.records import INTERNALS, RecordCheck, RecordStage, UpdateResult, environment_record
+from rlgraph.agents.records import (
+    INTERNALS,
+    RecordCheck,
+    RecordStage,
+    UpdateResult,
+    environment_record,
+    record_batch_space,
+)
 from rlgraph.agents.spec_keys import check_spec_keys
 from rlgraph.agents.specs import (
     CHECKPOINT_NAME,
@@ -190,7 +197,7 @@ class Agent(Specifiable):
 
     def input_spaces(self) -> dict[str, Any]:
         """Spaces of the root API methods' tensor parameters, by name."""
-        from rlgraph.spaces import Dict, IntBox
+        from rlgraph.spaces import IntBox
 
         preprocessed = self.preprocessed_state_space.with_batch_rank()
         spaces = {
@@ -200,7 +207,7 @@ class Agent(Specifiable):
             "rewards": _float_batch(),
             "terminals": _bool_batch(),
             "next_states": preprocessed,
-            "records": Dict(self.graph_record_space(), add_batch_rank=True),
+            "records": record_batch_space(self.graph_record_space()),
             "env_rows": IntBox(dtype=np.int64, add_batch_rank=True),
         }
         if self.internal_states_space is not None:

@@ -49,6 +49,24 @@ def environment_record(
     return fields
 
 
+def record_batch_space(fields: Mapping[str, Any]) -> Any:
+    """The space of a batch of graph records (the root's ``observe`` input): a ``Dict`` of ``fields``, each
+    with a batch rank. A field with a fixed time rank (``with_time_rank(T)``: a record holding a sequence, as
+    a recurrent replay stores them) keeps it."""
+    from rlgraph.spaces import Dict
+
+    if not any(leaf.has_time_rank for space in fields.values() for leaf in _leaves(space)):
+        return Dict(dict(fields), add_batch_rank=True)
+    children = {name: space.with_batch_rank() for name, space in fields.items()}
+    return Dict._from_children(children, (False, False, False))
+
+
+def _leaves(space: Any) -> list[Any]:
+    from rlgraph.spaces import ContainerSpace
+
+    return list(space.flatten().values()) if isinstance(space, ContainerSpace) else [space]
+
+
 class RecordCheck:
     """Checks records (dicts of batched fields) against an agent's record spaces.
 

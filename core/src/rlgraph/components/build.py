@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.components.component import Component
-from rlgraph.components.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
+from rlgraph.components.decorators import ACTIVE_BUILDER, SEQUENCE_LAYOUTS, APIMethod, GraphFunction
 from rlgraph.errors import BuildError, NotApplicableError
 from rlgraph.utils import nested
 
@@ -808,7 +808,7 @@ class Builder:
                     self._spaces_by_id[id(leaf)] = (space, leaf)
         return output
 
-    def _derive_space(self, twin: Twin, pairs: tuple[set, set], batched: bool | None) -> Any:
+    def _derive_space(self, twin: Twin, pairs: tuple[set, set], batched: bool | str | None) -> Any:
         """The space of a graph function's output from its two runs (see the module docstring)."""
         described = [self.backend.describe_value(v) for v in twin.values]
         if described[0] is None or described[1] is None:
@@ -875,14 +875,16 @@ _DEFAULT_PAIRS = (
 
 
 def _derive_ranks(
-    first: tuple, second: tuple, pairs: tuple[set, set], batched: bool | None
+    first: tuple, second: tuple, pairs: tuple[set, set], batched: bool | str | None
 ) -> tuple[Ranks, int]:
     """The ranks of a value whose two runs have shapes ``first`` and ``second``, and how many leading
     axes they take: an axis is a batch (time) rank when its sizes are a pair of batch (time) sizes of the
-    graph function's inputs; ``batched`` (``@graph_fn(batched=...)``) declares the leading axis."""
+    graph function's inputs; ``batched`` (``@graph_fn(batched=...)``) declares the leading axis (or two)."""
     batch_pairs, time_pairs = pairs
     if batched is False or not first or len(first) != len(second):
         return NO_RANKS, 0
+    if batched in SEQUENCE_LAYOUTS and len(first) >= 2:
+        return (True, True, batched == "time_major"), 2
     leading = list(zip(first, second))
     if len(leading) >= 2 and leading[0] in batch_pairs and leading[1] in time_pairs:
         return (True, True, False), 2

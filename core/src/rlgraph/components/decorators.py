@@ -33,14 +33,27 @@ class APIMethod:
         self.graph_fn = graph_fn
 
 
+#: The ``batched`` values that declare outputs' two leading axes a time and a batch rank.
+SEQUENCE_LAYOUTS = ("time_major", "batch_major")
+
+
 class GraphFunction:
     """What :func:`graph_fn` records about one graph function."""
 
     __slots__ = ("batched", "function", "name", "requires_variables", "returns", "split")
 
     def __init__(
-        self, function: Callable, returns: int, split: bool, requires_variables: bool, batched: bool | None
+        self,
+        function: Callable,
+        returns: int,
+        split: bool,
+        requires_variables: bool,
+        batched: bool | str | None,
     ) -> None:
+        if batched not in (True, False, None, *SEQUENCE_LAYOUTS):
+            raise ValueError(
+                f"batched must be True, False, None or one of {SEQUENCE_LAYOUTS}, got {batched!r}"
+            )
         self.function = function
         self.name = function.__name__
         self.returns = returns
@@ -95,7 +108,7 @@ def graph_fn(
     returns: int = 1,
     split: bool = False,
     requires_variables: bool = True,
-    batched: bool | None = None,
+    batched: bool | str | None = None,
     api: bool = False,
 ) -> Any:
     """Declare a Component method a graph function: the only place numeric (backend) work happens.
@@ -104,7 +117,9 @@ def graph_fn(
     ``split``: call it once per leaf of container (Dict/Tuple) arguments and re-nest the results.
     ``requires_variables``: it reads the component's variables, so it runs only once the
     component has created them. ``batched``: True if every output of rank >= 1 has a leading
-    batch rank, False if none has; None lets the build derive it. ``api``: the graph function is
+    batch rank, False if none has; None lets the build derive it; ``"time_major"`` (``"batch_major"``)
+    if every output of rank >= 2 leads with a time and a batch rank (a batch and a time rank), for
+    sequences whose sizes the build's runs cannot tell apart (a fixed number replayed from a memory). ``api``: the graph function is
     also an API method of that name (an edge of the component graph), so a method whose API is
     its numeric code needs no pass-through twin.
 

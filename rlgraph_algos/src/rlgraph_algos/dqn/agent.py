@@ -149,6 +149,9 @@ class DQNAgent(Agent):
         dueling_q: A dueling network (Wang et al. 2016; the default) or not, when ``policy_spec``
             names no type (with a type, the type decides, and ``dueling_q`` is refused).
         huber_loss: Huber instead of squared TD errors.
+        value_rescaling: Learn rescaled values: targets ``h(r + gamma^n h^-1(Q_target))`` with R2D2's
+            ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018), for returns of large or
+            varied scale without reward clipping.
         n_step: Learn from n-step returns (transitions are assembled per environment before
             they reach the memory; an ended episode's last transitions bootstrap with
             ``discount ** k`` for their k < n steps).
@@ -182,6 +185,7 @@ class DQNAgent(Agent):
         double_q: bool = True,
         dueling_q: bool | None = None,
         huber_loss: bool = False,
+        value_rescaling: bool = False,
         n_step: int = 1,
         memory_spec: dict[str, Any] | None = None,
         name: str = "dqn-agent",
@@ -195,6 +199,7 @@ class DQNAgent(Agent):
         if problems:
             raise spec_error(problems)
         self.double_q, self.huber_loss, self.n_step = double_q, huber_loss, n_step
+        self.value_rescaling = value_rescaling
         self.dueling_q = True if dueling_q is None else dueling_q
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
         self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
@@ -220,15 +225,21 @@ class DQNAgent(Agent):
             optimizer=Optimizer.from_spec(
                 self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
             ),
-            loss=DQNLoss(double_q=self.double_q, huber_loss=self.huber_loss),
+            loss=self._loss(),
             batch_size=self.update_spec.batch_size,
             sync_tau=self.update_spec.sync_tau,
             scope=self.name,
         )
 
-    def _policy(self) -> Policy:
+    def _loss(self) -> DQNLoss:
+        return DQNLoss(
+            double_q=self.double_q, huber_loss=self.huber_loss, value_rescaling=self.value_rescaling
+        )
+
+    def _policy(self, network_spec: Any = None) -> Policy:
+        """The policy (the Q-network): ``policy_spec`` with ``network_spec`` (or ``network_spec`` given)."""
         spec = dict(self.policy_spec or {})
-        spec.setdefault("network_spec", self.network_spec)
+        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
         if self.action_adapter_spec is not None:
             spec.setdefault("action_adapter_spec", self.action_adapter_spec)
         base = DuelingPolicy if "type" not in spec and self.dueling_q else Policy

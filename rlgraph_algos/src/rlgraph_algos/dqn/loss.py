@@ -6,6 +6,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
+from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
 
 class DQNLoss(Component):
@@ -25,14 +26,29 @@ class DQNLoss(Component):
 
     ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return.
 
+    With ``value_rescaling`` (R2D2's targets, Pohlen et al. 2018) the network learns rescaled values: the
+    target is ``y = h(r + gamma_n * (1 - d) * h^-1(Q_target(s', a*)))`` with
+    :func:`~rlgraph_algos.value_rescaling.rescale` as ``h``.
+
     API: ``loss(...) -> (loss, abs_td_errors)``; ``|delta|`` per transition (unweighted) are the new
     priorities. RLgraph returned the weighted per-item loss instead, and used it as priorities.
+    ``per_item_loss(...)`` (the same inputs but the weights) gives ``(loss per transition, abs_td_errors)``
+    for a caller that reduces them itself (R2D2, over sequences).
     """
 
-    def __init__(self, double_q: bool = True, huber_loss: bool = False, scope: str = "dqn-loss") -> None:
+    def __init__(
+        self,
+        double_q: bool = True,
+        huber_loss: bool = False,
+        value_rescaling: bool = False,
+        rescaling_epsilon: float = DEFAULT_EPSILON,
+        scope: str = "dqn-loss",
+    ) -> None:
         super().__init__(scope=scope)
         self.double_q = double_q
         self.huber_loss = huber_loss
+        self.value_rescaling = value_rescaling
+        self.rescaling_epsilon = check_epsilon(rescaling_epsilon, "rescaling_epsilon")
 
     @rlgraph.graph_fn(api=True, returns=2)
     def loss(
@@ -47,21 +63,47 @@ class DQNLoss(Component):
         importance_weights: Any,
     ) -> Any:
         """(mean weighted loss, |TD error| per transition)."""
+        per_item, magnitude = self._per_item(
+            q_values, actions, rewards, terminals, discounts, next_q_values_target, next_q_values_online
+        )
+        return self.ops.mean(importance_weights * per_item), magnitude
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def per_item_loss(
+        self,
+        q_values: Any,
+        actions: Any,
+        rewards: Any,
+        terminals: Any,
+        discounts: Any,
+        next_q_values_target: Any,
+        next_q_values_online: Any,
+    ) -> Any:
+        """(loss per transition, |TD error| per transition), unweighted."""
+        return self._per_item(
+            q_values, actions, rewards, terminals, discounts, next_q_values_target, next_q_values_online
+        )
+
+    def _per_item(self, q_values, actions, rewards, terminals, discounts, next_target, next_online):
         ops = self.ops
         taken = ops.squeeze(
             ops.take_along_axis(q_values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1
         )
         if self.double_q:
-            best = ops.expand_dims(ops.argmax(next_q_values_online, axis=-1), -1)
-            next_value = ops.squeeze(ops.take_along_axis(next_q_values_target, best, -1), -1)
+            best = ops.expand_dims(ops.argmax(next_online, axis=-1), -1)
+            next_value = ops.squeeze(ops.take_along_axis(next_target, best, -1), -1)
         else:
-            next_value = ops.max(next_q_values_target, axis=-1)
+            next_value = ops.max(next_target, axis=-1)
+        if self.value_rescaling:
+            next_value = inverse_rescale(ops, next_value, self.rescaling_epsilon)
         extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
         continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
         for _ in range(extra_dims):
             rewards, continuing = ops.expand_dims(rewards, -1), ops.expand_dims(continuing, -1)
-        target = ops.stop_gradient(rewards + continuing * next_value)
-        delta = target - taken
+        target = rewards + continuing * next_value
+        if self.value_rescaling:
+            target = rescale(ops, target, self.rescaling_epsilon)
+        delta = ops.stop_gradient(target) - taken
         if extra_dims:
             delta = ops.mean(delta, axis=tuple(range(1, extra_dims + 1)))
         magnitude = ops.abs(delta)
@@ -69,4 +111,4 @@ class DQNLoss(Component):
             per_item = ops.where(magnitude <= 1.0, 0.5 * ops.square(delta), magnitude - 0.5)
         else:
             per_item = 0.5 * ops.square(delta)
-        return ops.mean(importance_weights * per_item), ops.stop_gradient(magnitude)
+        return per_item, ops.stop_gradient(magnitude)

@@ -14,12 +14,13 @@ from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
-from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
+from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_algos.recurrent import sequence_state_spaces, use_recurrent_body
 from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
@@ -143,7 +144,7 @@ class PolicyGradientAgent(Agent):
         body = NeuralNetwork.from_spec(policy_spec["network_spec"] or [], path="network_spec", scope="body")
         recurrent = body.num_recurrent_layers > 0
         if recurrent:  # the recurrent body threads internal states; the policy keeps only its heads
-            self._use_internal_states(body)
+            use_recurrent_body(self, body)
             policy_spec["network_spec"] = []
         feed_forward_graph, recurrent_graph = self.graph_classes()
         graph = recurrent_graph if recurrent else feed_forward_graph
@@ -184,24 +185,6 @@ class PolicyGradientAgent(Agent):
             spec.setdefault("action_adapter_spec", self.action_adapter_spec)
         return spec
 
-    def _use_internal_states(self, body: NeuralNetwork) -> None:
-        """Act on sequences with the body's internal states: one ``(h, c)`` per LSTM layer, in order.
-
-        A given ``internal_states_space`` must be that space, or for one LSTM layer its ``(h, c)`` (as
-        RLgraph's specs give it)."""
-        layers = [layer for layer in body.layers if layer.is_recurrent]
-        states = [Tuple(FloatBox(shape=(layer.units,)), FloatBox(shape=(layer.units,))) for layer in layers]
-        derived = Tuple(*states)
-        given = self.internal_states_space
-        if given is not None and given != derived and not (len(states) == 1 and given == states[0]):
-            raise SpecError(
-                f"the network's LSTM layers keep the internal states {derived} (one (h, c) per layer), but "
-                f"the spec gives {given}: drop internal_states_space (it follows the network) or make it agree",
-                "internal_states_space",
-            )
-        self.internal_states_space = derived
-        self.acts_on_sequences = True
-
     def record_space(self) -> dict[str, Any]:
         """The environment's fields and the behaviour policy's log-likelihood of each action taken; a
         recurrent policy's internal states before and after each step."""
@@ -214,10 +197,7 @@ class PolicyGradientAgent(Agent):
         spaces = super().input_spaces()
         rollout = {"add_batch_rank": True, "add_time_rank": True, "time_major": True}
         if self.acts_on_sequences:  # acting on, and learning from, time-major sequences
-            spaces["states"] = self.state_space.with_batch_rank().with_time_rank(time_major=True)
-            spaces["preprocessed_states"] = self.preprocessed_state_space.with_batch_rank().with_time_rank(
-                time_major=True
-            )
+            spaces.update(sequence_state_spaces(self))
             spaces.update(resets=BoolBox(**rollout), valid_steps=IntBox(dtype=np.int64, add_batch_rank=True))
         spaces.update(
             rollout_states=self.preprocessed_state_space.with_batch_rank().with_time_rank(time_major=True),
