@@ -159,3 +159,32 @@ def test_one_layer_serves_values_with_different_leading_ranks(component_test):
     x, xs = single.sample(4), sequences.sample((4, 5))
     test.test(("single", x), expected_outputs=x.reshape(4, 6))
     test.test(("sequence", xs), expected_outputs=xs.reshape(4, 5, 6))
+
+
+def test_a_residual_block_wraps_several_layers_in_order(component_test):
+    """IMPALA's residual block: ``x + conv(relu(conv(relu(x))))``, here with dense layers."""
+    space = FloatBox(shape=(4,), add_batch_rank=True)
+    block = Residual.from_spec(
+        {
+            "type": "residual",
+            "layer": [
+                {"type": "activation", "activation": "relu"},
+                {"type": "dense", "units": 4, "activation": "relu"},
+                {"type": "dense", "units": 4},
+            ],
+        }
+    )
+    test = component_test(block, input_spaces={"inputs": space})
+    k1, b1 = test.variable_values("dense/kernel"), test.variable_values("dense/bias")
+    k2, b2 = test.variable_values("dense-1/kernel"), test.variable_values("dense-1/bias")
+    x = space.sample(3)
+    hidden = np.maximum(np.maximum(x, 0.0) @ k1 + b1, 0.0)
+    test.test(("call", x), expected_outputs=x + hidden @ k2 + b2, decimals=5)
+
+
+def test_a_residual_block_names_the_layer_at_fault():
+    with pytest.raises(SpecError) as caught:
+        Residual.from_spec({"type": "residual", "layer": [{"type": "dense", "units": 4}, {"type": "dense"}]})
+    assert caught.value.path.startswith("layer[1]")
+    with pytest.raises(SpecError, match="at least one"):
+        Residual.from_spec({"type": "residual", "layer": []})

@@ -14,7 +14,17 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_networks.activations import ACTIVATIONS
-from rlgraph_networks.layers import LSTM, Concat, Conv2D, Dense, Flatten, MaxPool2D, Reshape, Residual
+from rlgraph_networks.layers import (
+    LSTM,
+    Activation,
+    Concat,
+    Conv2D,
+    Dense,
+    Flatten,
+    MaxPool2D,
+    Reshape,
+    Residual,
+)
 from rlgraph_networks.neural_network import NeuralNetwork
 
 X = Sampled("inputs")
@@ -324,6 +334,29 @@ RESIDUAL_CASES = [
         {"inputs": _box(5, 4, 2)},
         _call(),
     ),
+    ParityCase(
+        "layer-residual-block-relu-conv-relu-conv",  # IMPALA's residual block
+        lambda: Residual(
+            [
+                Activation("relu"),
+                Conv2D(2, 3, padding="same", activation="relu"),
+                Conv2D(2, 3, padding="same"),
+            ]
+        ),
+        {"inputs": _box(5, 4, 2, time=True, time_major=True)},
+        _call(),
+    ),
+]
+
+# -- Activation -----------------------------------------------------------------------------------------
+ACTIVATION_CASES = [
+    ParityCase("layer-activation-relu", lambda: Activation("relu"), {"inputs": _box(4)}, _call()),
+    ParityCase(
+        "layer-activation-leaky-relu-batch-time",
+        lambda: Activation("leaky_relu", [0.2]),
+        {"inputs": _box(3, 2, time=True)},
+        _call(),
+    ),
 ]
 
 # -- Reshape and Flatten -------------------------------------------------------------------------------
@@ -511,6 +544,7 @@ CASES = [
     *LSTM_CASES,
     *CONCAT_CASES,
     *RESIDUAL_CASES,
+    *ACTIVATION_CASES,
     *RESHAPE_CASES,
     *FLATTEN_CASES,
     *NETWORK_CASES,

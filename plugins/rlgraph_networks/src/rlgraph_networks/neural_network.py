@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -13,7 +12,7 @@ from rlgraph.errors import SpecError
 from rlgraph.specs import load_spec_file
 from rlgraph.specs.loading import is_spec_file
 from rlgraph.specs.validation import rebase
-from rlgraph_networks.layers.layer import Layer
+from rlgraph_networks.layers.layer import Layer, number_scopes
 
 
 class NeuralNetwork(Layer):
@@ -37,7 +36,7 @@ class NeuralNetwork(Layer):
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         built = [_as_layer(spec, index) for index, spec in enumerate(layers or [])]
-        _number_scopes(built)
+        number_scopes(built)
         self.add_components(*built)
         self.layers: tuple[Layer, ...] = tuple(built)
         self.num_recurrent_layers = sum(layer.is_recurrent for layer in built)
@@ -89,18 +88,6 @@ def _as_layer(spec: Any, index: int) -> Layer:
         return Layer.from_spec(spec)
     except SpecError as error:
         raise rebase(error, f"layers[{index}]") from None
-
-
-def _number_scopes(layers: Sequence[Layer]) -> None:
-    """Rename repeated scopes in order: ``dense``, ``dense-1``, ``dense-2``."""
-    taken: set[str] = set()
-    for layer in layers:
-        scope, number = layer.scope, 0
-        while scope in taken:
-            number += 1
-            scope = f"{layer.scope}-{number}"
-        layer.scope = scope
-        taken.add(scope)
 
 
 def _read_spec_file(file: str | os.PathLike[str], path: str) -> Any:

@@ -11,7 +11,9 @@ from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import check_positive_ints
+from rlgraph.spaces import BoxSpace
 from rlgraph_algos.impala.graph import IMPALAGraph, RecurrentIMPALAGraph
+from rlgraph_algos.impala.networks import impala_network
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
 
@@ -38,6 +40,9 @@ class IMPALAAgent(ActorCriticAgent):
         fifo_queue_spec: ``{"capacity": N}``: rollouts the queue holds; actors wait while it is full.
         weight_pg, weight_baseline, weight_entropy: The loss terms' weights.
         rho_bar, c_bar, rho_bar_pg: V-trace's truncations (1 in the paper).
+        architecture: ``"small"`` or ``"large"``: the paper's shallow or deep residual network for image
+            states (``(height, width, channels)`` after preprocessing), an LSTM of 256 units on top
+            (:func:`~rlgraph_algos.impala.networks.impala_network`); instead of ``network_spec``.
         **kwargs: :class:`~rlgraph_algos.policy_gradient.agent.PolicyGradientAgent`'s and the Agent's.
     """
 
@@ -51,9 +56,15 @@ class IMPALAAgent(ActorCriticAgent):
         rho_bar: float = 1.0,
         c_bar: float = 1.0,
         rho_bar_pg: float = 1.0,
+        architecture: str | None = None,
         name: str = "impala-agent",
         **kwargs: Any,
     ) -> None:
+        if architecture is not None:
+            if kwargs.get("network_spec") is not None:
+                raise SpecError("give network_spec or an architecture, not both", "architecture")
+            kwargs["network_spec"] = impala_network(architecture)
+        self.architecture = architecture
         if "weight_vf" in kwargs:
             raise SpecError("IMPALA weights its value loss with weight_baseline (RLgraph's key)", "weight_vf")
         check_positive_ints(worker_sample_size=worker_sample_size)
@@ -64,6 +75,17 @@ class IMPALAAgent(ActorCriticAgent):
         super().__init__(
             weight_pg=weight_pg, weight_vf=weight_baseline, weight_entropy=weight_entropy, name=name, **kwargs
         )
+
+    def build_root(self) -> Component:
+        root = super().build_root()
+        space = self.preprocessed_state_space
+        if self.architecture is not None and (not isinstance(space, BoxSpace) or len(space.shape) != 3):
+            raise SpecError(
+                f"the {self.architecture} network takes images (height, width, channels), but the preprocessed "
+                f"states are {space}: preprocess them into images, or give a network_spec",
+                "architecture",
+            )
+        return root
 
     def graph_classes(self) -> tuple[type, type]:
         return IMPALAGraph, RecurrentIMPALAGraph

@@ -8,6 +8,7 @@ from rlgraph.utils.lazy import lazy_exports
 
 _LAZY = {
     "Layer": "rlgraph_networks.layers.layer",
+    "Activation": "rlgraph_networks.layers.activation",
     "Dense": "rlgraph_networks.layers.dense",
     "Conv2D": "rlgraph_networks.layers.conv",
     "MaxPool2D": "rlgraph_networks.layers.conv",
@@ -17,9 +18,21 @@ _LAZY = {
     "Reshape": "rlgraph_networks.layers.structure",
     "Flatten": "rlgraph_networks.layers.structure",
 }
-__all__ = ["LSTM", "Concat", "Conv2D", "Dense", "Flatten", "Layer", "MaxPool2D", "Reshape", "Residual"]
+__all__ = [
+    "LSTM",
+    "Activation",
+    "Concat",
+    "Conv2D",
+    "Dense",
+    "Flatten",
+    "Layer",
+    "MaxPool2D",
+    "Reshape",
+    "Residual",
+]
 
 if TYPE_CHECKING:
+    from rlgraph_networks.layers.activation import Activation
     from rlgraph_networks.layers.conv import Conv2D, MaxPool2D
     from rlgraph_networks.layers.dense import Dense
     from rlgraph_networks.layers.layer import Layer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rlgraph.components import Component
@@ -77,3 +78,15 @@ def box_input(
             component=component.global_scope,
         )
     return space
+
+
+def number_scopes(layers: Sequence[Layer]) -> None:
+    """Rename repeated scopes in order: ``dense``, ``dense-1``, ``dense-2``."""
+    taken: set[str] = set()
+    for layer in layers:
+        scope, number = layer.scope, 0
+        while scope in taken:
+            number += 1
+            scope = f"{layer.scope}-{number}"
+        layer.scope = scope
+        taken.add(scope)

@@ -9,7 +9,7 @@ import rlgraph
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox, Space
 from rlgraph.utils import nested
-from rlgraph_networks.layers.layer import Layer, check_positive
+from rlgraph_networks.layers.layer import Layer, check_positive, number_scopes
 from rlgraph_networks.preprocessors.preprocessor import Preprocessor, box_space
 
 
@@ -30,26 +30,40 @@ class Concat(Layer):
 
 
 class Residual(Layer):
-    """``inputs + layer(inputs)``: a residual connection around ``layer`` (its output shape must match).
+    """``inputs + layers(inputs)``: a residual connection around one layer, or around several applied in
+    order (a residual block: ``[relu, conv, relu, conv]``, say); the output shape must match the input's.
 
     Args:
-        layer: The wrapped layer (a spec or an instance).
+        layer: The wrapped layer (a spec or an instance), or a list of them.
     """
 
-    def __init__(self, layer: Layer, scope: str = "residual", **kwargs: Any) -> None:
+    def __init__(self, layer: Layer | list, scope: str = "residual", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
-        layer = Layer.from_spec(layer, path="layer")
-        if layer.is_recurrent:
-            raise SpecError(f"a residual connection cannot wrap the recurrent layer {layer.scope!r}", "layer")
-        self.layer = layer
+        specs = layer if isinstance(layer, list) else [layer]
+        if not specs:
+            raise SpecError("a residual connection needs at least one layer", "layer")
+        layers = [_layer(spec, "layer" if len(specs) == 1 else f"layer[{i}]") for i, spec in enumerate(specs)]
+        number_scopes(layers)
+        self.add_components(*layers)
+        self.layers: tuple[Layer, ...] = tuple(layers)
 
     @rlgraph.api
     def call(self, inputs: Any) -> Any:
-        return self._graph_fn_add(inputs, self.layer.call(inputs))
+        outputs = inputs
+        for wrapped in self.layers:
+            outputs = wrapped.call(outputs)
+        return self._graph_fn_add(inputs, outputs)
 
     @rlgraph.graph_fn
     def _graph_fn_add(self, inputs: Any, outputs: Any) -> Any:
         return inputs + outputs
+
+
+def _layer(spec: Any, path: str) -> Layer:
+    layer = Layer.from_spec(spec, path=path)
+    if layer.is_recurrent:
+        raise SpecError(f"a residual connection cannot wrap the recurrent layer {layer.scope!r}", path)
+    return layer
 
 
 class Reshape(Preprocessor):
