@@ -19,6 +19,7 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
@@ -222,6 +223,32 @@ def _vtrace_case(id: str, **settings: float) -> ParityCase:
     spaces = {"log_rhos": FloatBox(low=-1.5, high=1.5, **TIME_MAJOR), **_gae_spaces(TIME_MAJOR)}
     calls = [("targets", tuple(Sampled(name, batch_size=n) for name in VTRACE_NAMES)) for n in (5, 1)]
     return ParityCase(f"algo-vtrace-{id}", lambda: VTrace(**settings), spaces, calls)
+
+
+# -- categorical DQN's loss and projection ----------------------------------------------------------------
+CATEGORICAL_SPACES = {
+    "logits": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
+    "actions": IntBox(3, **B),
+    "rewards": FloatBox(low=-3.0, high=3.0, **B),  # beyond the support at both ends
+    "terminals": BoolBox(**B),
+    "discounts": FloatBox(low=0.5, high=1.0, **B),
+    "next_logits_target": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
+    "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
+    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+    "next_probs": FloatBox(low=0.0, high=1.0, shape=(7,), **B),
+}
+CATEGORICAL_LOSS_ARGS = (
+    "logits", "actions", "rewards", "terminals", "discounts", "next_logits_target", "next_q_values",
+    "importance_weights",
+)  # fmt: skip
+
+
+def _categorical_case(id: str, v_min: float, v_max: float) -> ParityCase:
+    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in CATEGORICAL_LOSS_ARGS)) for n in (6, 1)]
+    project = ("next_probs", "rewards", "terminals", "discounts")
+    calls.append(("project", tuple(Sampled(name, batch_size=6) for name in project)))
+    make = lambda: CategoricalDQNLoss(num_atoms=7, v_min=v_min, v_max=v_max)
+    return ParityCase(f"algo-categorical-dqn-loss-{id}", make, CATEGORICAL_SPACES, calls)
 
 
 # -- R2D2's value rescaling ----------------------------------------------------------------------------------
@@ -567,6 +594,9 @@ CASES = [
     _vtrace_case("paper", discount=0.99),
     _vtrace_case("truncated", discount=0.95, rho_bar=0.8, c_bar=0.5, rho_bar_pg=1.2),
     _vtrace_case("lambda", discount=0.9, trace_lambda=0.8),
+    # Categorical DQN: the cross-entropy against projected targets, and the projection.
+    _categorical_case("symmetric", v_min=-2.0, v_max=2.0),
+    _categorical_case("offset", v_min=0.0, v_max=5.0),
     # R2D2's value rescaling and its inverse.
     _rescaling_case("paper", epsilon=1e-3, bound=20.0),
     _rescaling_case("coarse", epsilon=0.05, bound=300.0),

@@ -16,6 +16,7 @@ from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
 from rlgraph_networks.policies import ActionAdapter, DeterministicPolicy, DuelingPolicy, Policy
+from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy
 from rlgraph_networks.value_function import QFunction, ValueFunction
 
 NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
@@ -393,6 +394,27 @@ POLICY_CASES = [
 ]
 
 
+# -- categorical (C51) Q-policies ------------------------------------------------------------------------
+def _categorical_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> ParityCase:
+    make = lambda: CategoricalQPolicy(
+        num_atoms=7, v_min=-2.0, v_max=3.0, dueling=dueling, units_state_value_stream=units,
+        network_spec=network, action_space=IntBox(3),
+    )  # fmt: skip
+    calls = [
+        (method, (Sampled("nn_inputs", batch_size=n),))
+        for method in ("get_q_logits", "get_q_values", "get_action")
+        for n in (5, 1)
+    ]
+    return ParityCase(id, make, {"nn_inputs": STATES}, calls)
+
+
+CATEGORICAL_Q_CASES = [
+    _categorical_q_case("policy-categorical-q", dueling=False),
+    _categorical_q_case("policy-categorical-q-dueling", dueling=True),
+    _categorical_q_case("policy-categorical-q-dueling-no-hidden", dueling=True, units=0, network=None),
+]
+
+
 # -- value functions ------------------------------------------------------------------------------------
 TIME_MAJOR_SEQUENCES = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True, time_major=True)
 
@@ -449,4 +471,4 @@ VALUE_FUNCTION_CASES = [
     _value_function_case("batch-major-time", NETWORK, SEQUENCES),
 ]
 
-CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES, *VALUE_FUNCTION_CASES]
+CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES, *CATEGORICAL_Q_CASES, *VALUE_FUNCTION_CASES]

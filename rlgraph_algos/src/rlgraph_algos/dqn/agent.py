@@ -165,6 +165,8 @@ class DQNAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "transitions"
+    #: The root component's class.
+    graph_class: ClassVar[type] = DQNGraph
 
     spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     spec_keys: ClassVar[tuple[str, ...]] = (
@@ -217,7 +219,7 @@ class DQNAgent(Agent):
             self.state_space.with_batch_rank()
         ).strip_ranks()
         memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
-        return DQNGraph(
+        return self.graph_class(
             preprocessor=preprocessor,
             policy=self._policy(),
             exploration=Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
@@ -231,7 +233,7 @@ class DQNAgent(Agent):
             scope=self.name,
         )
 
-    def _loss(self) -> DQNLoss:
+    def _loss(self) -> Component:
         return DQNLoss(
             double_q=self.double_q, huber_loss=self.huber_loss, value_rescaling=self.value_rescaling
         )

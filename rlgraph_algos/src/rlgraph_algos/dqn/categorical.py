@@ -1,0 +1,161 @@
+"""Categorical DQN (Bellemare et al. 2017, C51): the target return distribution projected onto the fixed
+support, and the cross-entropy loss against it."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph_algos.dqn.agent import DQNAgent, DQNGraph
+from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
+
+
+class CategoricalDQNLoss(Component):
+    """The distributional TD loss on atoms ``z_i = v_min + i * dz`` (``i < N``, ``dz = (v_max - v_min) / (N - 1)``).
+
+    For a batch of transitions (s, a, r, d, gamma_n, s'):
+
+    * the next action ``a*`` is the argmax of ``next_q_values`` (the caller passes the online network's
+      for ``double_q``, else the target's); its target distribution ``p' = softmax(next_logits_target[a*])``;
+    * :meth:`project`: the distribution of ``r + gamma_n (1 - d) z_j`` (clipped to the support) spread
+      onto the support, each atom's mass split between its two neighbours by distance,
+      ``m_i = sum_j p'_j max(0, 1 - |b_j - i|)`` with ``b_j = (Tz_j - v_min) / dz`` (the usual
+      floor/ceil split, which gives an atom that lands on a support point all its mass);
+    * per transition the cross-entropy ``-sum_i m_i log p_i(s, a)`` (no gradient into ``m``), which is
+      also its new priority; the loss is their importance-weighted mean.
+
+    API: ``loss(logits, actions, rewards, terminals, discounts, next_logits_target, next_q_values,
+    importance_weights) -> (loss, cross-entropy per transition)``; ``project(next_probs, rewards,
+    terminals, discounts) -> m``.
+    """
+
+    def __init__(
+        self,
+        num_atoms: int = 51,
+        v_min: float = -10.0,
+        v_max: float = 10.0,
+        double_q: bool = True,
+        scope: str = "categorical-dqn-loss",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        check_support(num_atoms, v_min, v_max)
+        self.double_q = double_q
+        self.num_atoms, self.v_min, self.v_max = num_atoms, float(v_min), float(v_max)
+        self.atoms = np.linspace(self.v_min, self.v_max, num_atoms, dtype=np.float32)
+        self.spacing = (self.v_max - self.v_min) / (num_atoms - 1)
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def loss(
+        self,
+        logits: Any,
+        actions: Any,
+        rewards: Any,
+        terminals: Any,
+        discounts: Any,
+        next_logits_target: Any,
+        next_q_values: Any,
+        importance_weights: Any,
+    ) -> Any:
+        ops = self.ops
+        best = ops.argmax(next_q_values, axis=-1)
+        next_probs = ops.softmax(_of_actions(ops, next_logits_target, best), axis=-1)
+        target = ops.stop_gradient(self._project(next_probs, rewards, terminals, discounts))
+        log_probs = ops.log_softmax(_of_actions(ops, logits, actions), axis=-1)
+        cross_entropy = -ops.sum(target * log_probs, axis=-1)
+        return ops.mean(importance_weights * cross_entropy), ops.stop_gradient(cross_entropy)
+
+    @rlgraph.graph_fn(api=True)
+    def project(self, next_probs: Any, rewards: Any, terminals: Any, discounts: Any) -> Any:
+        return self._project(next_probs, rewards, terminals, discounts)
+
+    def _project(self, next_probs: Any, rewards: Any, terminals: Any, discounts: Any) -> Any:
+        ops = self.ops
+        atoms = ops.constant(self.atoms)
+        continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
+        shifted = ops.expand_dims(rewards, -1) + ops.expand_dims(continuing, -1) * atoms[None, :]
+        positions = (ops.clip(shifted, self.v_min, self.v_max) - self.v_min) / self.spacing  # b_j: (B, N)
+        index = ops.constant(np.arange(self.num_atoms, dtype=np.float32))
+        # weights[b, i, j] = max(0, 1 - |b_j - i|): atom j's share landing on support point i.
+        weights = ops.maximum(1.0 - ops.abs(positions[:, None, :] - index[None, :, None]), 0.0)
+        return ops.sum(weights * next_probs[:, None, :], axis=-1)
+
+
+def _of_actions(ops: Any, logits: Any, actions: Any) -> Any:
+    """``logits[b, actions[b]]``: ``(B, n, N)`` -> ``(B, N)``."""
+    chosen = ops.one_hot(ops.cast(actions, "int64"), ops.shape(logits)[1])
+    return ops.sum(logits * ops.expand_dims(chosen, -1), axis=1)
+
+
+class CategoricalDQNGraph(DQNGraph):
+    """:class:`~rlgraph_algos.dqn.agent.DQNGraph` learning return distributions: the loss takes the online
+    network's logits, the target network's next logits and the Q-values that pick the next action."""
+
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+        next_logits = self.target_policy.get_q_logits(next_states)
+        chooser = self.policy if self.loss.double_q else self.target_policy
+        next_q_values = chooser.get_q_values(next_states)
+
+        def td_loss():
+            logits = self.policy.get_q_logits(states)
+            return self.loss.loss(
+                logits, actions, rewards, terminals, discounts, next_logits, next_q_values, weights
+            )
+
+        return td_loss
+
+
+class CategoricalDQNAgent(DQNAgent):
+    """Categorical DQN (C51) with every option of :class:`~rlgraph_algos.dqn.agent.DQNAgent`: double Q (the
+    online network picks the next action), dueling streams per atom, n-step returns (``discount ** k`` per
+    transition scales the support), prioritized replay by the cross-entropy: Rainbow without noisy nets.
+
+    Args:
+        num_atoms: Atoms of each return distribution.
+        v_min, v_max: The support's bounds: the smallest and largest return the agent can represent.
+        **kwargs: :class:`~rlgraph_algos.dqn.agent.DQNAgent`'s arguments (``policy_spec`` takes
+            ``units_state_value_stream``); ``huber_loss`` and ``value_rescaling`` do not apply.
+    """
+
+    graph_class: ClassVar[type] = CategoricalDQNGraph
+
+    def __init__(
+        self,
+        num_atoms: int = 51,
+        v_min: float = -10.0,
+        v_max: float = 10.0,
+        name: str = "categorical-dqn-agent",
+        **kwargs: Any,
+    ) -> None:
+        check_support(num_atoms, v_min, v_max)
+        for key in ("huber_loss", "value_rescaling"):
+            if kwargs.get(key):
+                raise SpecError("does not apply: the distributional loss is a cross-entropy", key)
+        policy_type = (kwargs.get("policy_spec") or {}).get("type")
+        if policy_type is not None:
+            raise SpecError(
+                f"the categorical DQN's heads are a categorical_q_policy (dueling with dueling_q); got {policy_type!r}",
+                "policy_spec.type",
+            )
+        self.num_atoms, self.v_min, self.v_max = num_atoms, float(v_min), float(v_max)
+        super().__init__(name=name, **kwargs)
+
+    def _loss(self) -> CategoricalDQNLoss:
+        return CategoricalDQNLoss(self.num_atoms, self.v_min, self.v_max, double_q=self.double_q)
+
+    def _policy(self, network_spec: Any = None) -> CategoricalQPolicy:
+        spec = dict(self.policy_spec or {})
+        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
+        return CategoricalQPolicy.from_spec(
+            spec,
+            path="policy_spec",
+            num_atoms=self.num_atoms,
+            v_min=self.v_min,
+            v_max=self.v_max,
+            dueling=self.dueling_q,
+            action_space=self.action_space,
+        )
