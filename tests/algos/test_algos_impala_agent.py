@@ -112,10 +112,10 @@ def parameter_count(agent, part):
     return sum(np.size(v) for name, v in agent.get_weights().items() if f"/body/{part}" in name)
 
 
-def test_the_small_network_has_the_paper_s_layers():
+def test_the_small_network_has_the_paper_s_layers(rlgraph_backend):
     """Conv 8x8/4 (16), conv 4x4/2 (32), dense 256, LSTM 256 on 84x84x4 Atari frames: 20x20x16, then
     9x9x32 = 2,592 features."""
-    agent = image_agent("torch", "small", (84, 84, 4))
+    agent = image_agent(rlgraph_backend, "small", (84, 84, 4))
     assert parameter_count(agent, "conv2d/") == 8 * 8 * 4 * 16 + 16
     assert parameter_count(agent, "conv2d-1/") == 4 * 4 * 16 * 32 + 32
     assert parameter_count(agent, "fully-connected/") == 2592 * 256 + 256
@@ -124,10 +124,10 @@ def test_the_small_network_has_the_paper_s_layers():
     assert agent.internal_states_space[0][0].shape == (256,)
 
 
-def test_the_large_network_has_three_residual_sections():
+def test_the_large_network_has_three_residual_sections(rlgraph_backend):
     """Sections of 16, 32, 32 channels, each a 3x3 convolution, a 3x3/2 max-pool (40 -> 20 -> 10 -> 5; 84x84
     frames give 11x11) and two residual blocks of two 3x3 convolutions: 5x5x32 = 800 features."""
-    agent = image_agent("torch", "large", (40, 40, 3))
+    agent = image_agent(rlgraph_backend, "large", (40, 40, 3))
     weights = agent.get_weights()
     convs = [name for name in weights if name.endswith("kernel") and "conv2d" in name]
     assert len(convs) == 3 * (1 + 2 * 2)
