@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.rollouts import EnvColumns
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
+from rlgraph.utils.naming import normalize_name
 
 #: RLgraph's later name of the batch size of the agents that learn from a replay memory.
 REPLAY_ALIASES = {"memory_batch_size": "update_spec.batch_size"}
@@ -47,3 +49,38 @@ def transition_batch_args(batch: Any, discount: float | None = None) -> list[Any
     if discount is not None:
         args.append(batch.get("discounts", np.full(rows, discount, dtype=np.float32)))
     return [*args, batch.get("importance_weights", np.ones(rows, dtype=np.float32))]
+
+
+def names_frame_replay(memory_spec: Any) -> bool:
+    """Whether ``memory_spec`` asks for a frame replay (``{"type": "frame_replay", ...}``)."""
+    kind = memory_spec.get("type") if isinstance(memory_spec, dict) else None
+    return isinstance(kind, str) and normalize_name(kind) == normalize_name("frame_replay")
+
+
+class FrameSteps:
+    """What an agent adds to the one-step records it passes to a frame replay: each row's environment
+    column (``env_indices``) and whether the row starts an episode after a reset (``first_steps``)."""
+
+    def __init__(self) -> None:
+        self.env_columns = EnvColumns()
+        self.num_environments = 1
+        self._fresh: set[int] = set()
+
+    def fields(self, env_ids: Any) -> dict[str, np.ndarray]:
+        cols, _ = self.env_columns.of(env_ids)
+        if len(self.env_columns) > self.num_environments:
+            raise APICallError(
+                f"observe: {len(self.env_columns)} environments feed a frame replay kept for "
+                f"{self.num_environments}: raise memory_spec.num_environments"
+            )
+        first = np.isin(cols, list(self._fresh)) if self._fresh else np.zeros(len(cols), bool)
+        self._fresh.difference_update(cols.tolist())
+        return {"env_indices": cols, "first_steps": first}
+
+    def reset(self, env_id: Any = None) -> None:
+        """The next row of ``env_id`` (of every environment if None) starts an episode."""
+        columns = self.env_columns.columns
+        if env_id is None:
+            self._fresh.update(columns.values())
+        elif env_id in columns:
+            self._fresh.add(columns[env_id])

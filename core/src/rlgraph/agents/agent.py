@@ -474,7 +474,12 @@ class Agent(Specifiable):
         record = self._built_record_check()(method, dict(record))
         if self.execution_spec.check_numerics:
             _refuse_non_finite(method, record)
-        return record, record["terminals"] | record["truncateds"]
+        return self.learning_record(record), record["terminals"] | record["truncateds"]
+
+    def learning_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A checked record as the agent learns from it, before its buffers and memory (an agent that clips
+        rewards does it here); the record itself by default."""
+        return record
 
     def store_record(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
         """Keep a checked batch of records: by default through the observe buffers into the graph."""

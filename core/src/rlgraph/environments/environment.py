@@ -11,12 +11,19 @@ from rlgraph.specs import Specifiable
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 """``(next_state, reward, terminated, truncated, info)``, as Gymnasium's ``Env.step`` returns."""
 
+EPISODE_CONTINUES = "episode_continues"
+"""The ``info`` key of a step that ends an episode for learning only: ``terminated`` is True (the agent
+does not bootstrap; a new episode starts for its frame stacks and recurrent states), but the episode that
+is counted and reported goes on (an Atari life lost, the game not over). Its return and length sum the
+parts."""
+
 
 class Environment(Specifiable, abc.ABC):
     """A simulator an agent acts in, with rlgraph ``state_space`` and ``action_space``.
 
     ``step`` keeps Gymnasium's split of episode ends: ``terminated`` (a terminal state was reached;
-    do not bootstrap) versus ``truncated`` (the episode was cut short, e.g. by a time limit).
+    do not bootstrap) versus ``truncated`` (the episode was cut short, e.g. by a time limit). A step whose
+    ``info`` holds :data:`EPISODE_CONTINUES` ends the episode for learning only.
     Environments are created from specs in the ``rlgraph.environments`` entry-point group:
     ``Environment.from_spec({"type": "gymnasium", "gym_env": "CartPole-v1"})``.
 

@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from rlgraph.environments.environment import Environment
+from rlgraph.environments.environment import EPISODE_CONTINUES, Environment
 from rlgraph.environments.gymnasium_env import GymnasiumEnv, unknown_id_message
 from rlgraph.errors import SpecError
 from rlgraph.spaces import ContainerSpace, Space, from_gymnasium
@@ -296,6 +296,14 @@ def _restart_envpool_rows(env: Any, rows: np.ndarray) -> np.ndarray:
         states, info = env.reset(rows.astype(np.int32))
     ids = info["env_id"]
     return states if np.array_equal(ids, rows) else states[np.argsort(ids)]
+
+
+def continuing_rows(infos: Sequence[Mapping[str, Any]], ended: np.ndarray) -> np.ndarray:
+    """Which of the ``ended`` rows' infos say the episode goes on (:data:`EPISODE_CONTINUES`)."""
+    continuing = np.zeros(len(ended), bool)
+    for row in np.flatnonzero(ended):
+        continuing[row] = bool(infos[row].get(EPISODE_CONTINUES, False))
+    return continuing
 
 
 class RowInfos(Sequence[Mapping[str, Any]]):

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from rlgraph.agents.records import ENVIRONMENT_FIELDS, INTERNALS, NEXT_INTERNALS
-from rlgraph.environments.vector_env import EnvSpec, VectorEnv
+from rlgraph.environments.vector_env import EnvSpec, VectorEnv, continuing_rows
 from rlgraph.errors import SpecError
 from rlgraph.utils import nested
 
@@ -228,16 +228,16 @@ class SingleThreadedWorker:
         timesteps_executed = episodes_executed = 0
         start = time.perf_counter()
         while True:
-            record, ended, num_ended = self._step(use_exploration, frameskip, max_timesteps_per_episode)
+            record, finished, num_finished = self._step(use_exploration, frameskip, max_timesteps_per_episode)
             self._observe(record)
             timesteps_executed += self.num_environments
-            if num_ended:
-                limit = num_episodes - episodes_executed if num_episodes else num_ended
-                episodes_executed += self._finish_episodes(np.flatnonzero(ended), limit)
+            if num_finished:
+                limit = num_episodes - episodes_executed if num_episodes else num_finished
+                episodes_executed += self._finish_episodes(np.flatnonzero(finished), limit)
             self.timesteps += self.num_environments
-            self.episodes += num_ended
+            self.episodes += num_finished
             if schedule is not None:
-                self._update(schedule, self.num_environments, num_ended)
+                self._update(schedule, self.num_environments, num_finished)
             if self.step_callback is not None:
                 self.step_callback(self.timesteps, record)
             if (num_timesteps and timesteps_executed >= num_timesteps) or (
@@ -280,12 +280,14 @@ class SingleThreadedWorker:
         frames_before, start = self.env_frames, time.perf_counter()
         rows = []
         for _ in range(steps):
-            record, ended, num_ended = self._step(use_exploration, self.frameskip, max_timesteps_per_episode)
+            record, finished, num_finished = self._step(
+                use_exploration, self.frameskip, max_timesteps_per_episode
+            )
             rows.append(record)
-            if num_ended:
-                self._finish_episodes(np.flatnonzero(ended), num_ended)
+            if num_finished:
+                self._finish_episodes(np.flatnonzero(finished), num_finished)
             self.timesteps += self.num_environments
-            self.episodes += num_ended
+            self.episodes += num_finished
         return SampleBatch(
             records=nested.stack(rows),
             episode_returns=tuple(self.finished_episode_rewards[returns_before:]),
@@ -312,10 +314,11 @@ class SingleThreadedWorker:
     def _step(
         self, use_exploration: bool, frameskip: int, max_timesteps_per_episode: int
     ) -> tuple[dict[str, Any], np.ndarray, int]:
-        """Act in every environment once: the step's record, which episodes ended, and how many."""
+        """Act in every environment once: the step's record, which episodes finished (ended, and not
+        going on as :data:`~rlgraph.environments.environment.EPISODE_CONTINUES` says), and how many."""
         outputs, processed = self._act_on_states(use_exploration)
         actions = outputs["actions"]
-        next_states, rewards, terminateds, truncateds, final_states = self._act(actions, frameskip)
+        next_states, rewards, terminateds, truncateds, final_states, infos = self._act(actions, frameskip)
         self._episode_returns += rewards
         self._steps += 1
         if max_timesteps_per_episode:
@@ -341,6 +344,9 @@ class SingleThreadedWorker:
                 record[NEXT_INTERNALS] = outputs["internal_states"]
             self._internals = self._next_internals(outputs["internal_states"], ended, num_ended)
         self._states, self._processed = next_states, next_processed
+        if num_ended:
+            finished = ended & ~continuing_rows(infos, ended)
+            return record, finished, int(np.count_nonzero(finished))
         return record, ended, num_ended
 
     def _act_on_states(self, use_exploration: bool) -> tuple[dict[str, Any], Any]:
@@ -393,22 +399,22 @@ class SingleThreadedWorker:
             nested.set_index(acting, rows, agent.preprocess_states(restarted))
         return observed, acting
 
-    def _act(self, actions: Any, frameskip: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]:
+    def _act(self, actions: Any, frameskip: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any, Any]:
         """Step all environments with ``actions``, repeated ``frameskip`` times (summing rewards) unless an episode ends."""
         if self.render:
             frame = self.vector_env.render()
             if isinstance(frame, str):  # text renderings (GridWorld) are printed
                 print(frame)
-        next_states, rewards, terminateds, truncateds, final_states, _ = self.vector_env.step(actions)
+        next_states, rewards, terminateds, truncateds, final_states, infos = self.vector_env.step(actions)
         frames = 1
         while frames < frameskip and not np.count_nonzero(terminateds | truncateds):
-            next_states, more_rewards, terminateds, truncateds, final_states, _ = self.vector_env.step(
+            next_states, more_rewards, terminateds, truncateds, final_states, infos = self.vector_env.step(
                 actions
             )
             rewards = rewards + more_rewards
             frames += 1
         self.env_frames += frames * self.num_environments
-        return next_states, rewards, terminateds, truncateds, final_states
+        return next_states, rewards, terminateds, truncateds, final_states, infos
 
     def _cut_episodes(
         self, max_length: int, next_states: Any, terminateds: np.ndarray, truncateds: np.ndarray

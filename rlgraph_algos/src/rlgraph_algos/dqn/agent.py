@@ -15,12 +15,18 @@ from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.root import AgentRoot
 from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
-from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.errors import APICallError, SpecError
+from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import REPLAY_ALIASES, replay_memory, transition_batch_args
+from rlgraph_algos.replay import (
+    REPLAY_ALIASES,
+    FrameSteps,
+    names_frame_replay,
+    replay_memory,
+    transition_batch_args,
+)
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
@@ -149,6 +155,8 @@ class DQNAgent(Agent):
         dueling_q: A dueling network (Wang et al. 2016; the default) or not, when ``policy_spec``
             names no type (with a type, the type decides, and ``dueling_q`` is refused).
         huber_loss: Huber instead of squared TD errors.
+        clip_rewards: Clip the rewards the agent learns from to ``[-c, c]`` (0: no clipping; DeepMind's Atari
+            agents: 1). The returns its worker reports stay the environment's.
         value_rescaling: Learn rescaled values: targets ``h(r + gamma^n h^-1(Q_target))`` with R2D2's
             ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018), for returns of large or
             varied scale without reward clipping.
@@ -156,7 +164,9 @@ class DQNAgent(Agent):
             they reach the memory; an ended episode's last transitions bootstrap with
             ``discount ** k`` for their k < n steps).
         memory_spec: The replay memory (``{"type": "replay", ...}``, ``"prioritized_replay"``:
-            prioritized replay, its priorities updated with the absolute TD errors).
+            prioritized replay, its priorities updated with the absolute TD errors; ``"frame_replay"``: each
+            frame of stacked states stored once, with ``num_environments`` and ``frames_per_state``, the
+            n-step returns formed when it samples).
         **kwargs: The Agent's arguments (``network_spec``, ``policy_spec``, ``exploration_spec``,
             ``optimizer_spec``, ``update_spec`` with ``batch_size``, ``sync_interval`` (time steps
             between target syncs; 0: every update) and ``sync_tau`` (below 1: a soft sync after every
@@ -187,6 +197,7 @@ class DQNAgent(Agent):
         double_q: bool = True,
         dueling_q: bool | None = None,
         huber_loss: bool = False,
+        clip_rewards: float = 0.0,
         value_rescaling: bool = False,
         n_step: int = 1,
         memory_spec: dict[str, Any] | None = None,
@@ -202,11 +213,21 @@ class DQNAgent(Agent):
             raise spec_error(problems)
         self.double_q, self.huber_loss, self.n_step = double_q, huber_loss, n_step
         self.value_rescaling = value_rescaling
+        if isinstance(clip_rewards, bool) or not isinstance(clip_rewards, int | float) or clip_rewards < 0:
+            raise SpecError(f"expected a number >= 0 (0: no clipping), got {clip_rewards!r}", "clip_rewards")
+        self.clip_rewards = float(clip_rewards)
         self.dueling_q = True if dueling_q is None else dueling_q
         self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
+        #: A frame replay's record fields (it forms the n-step returns itself), or None.
+        self.frame_steps = FrameSteps() if names_frame_replay(self.memory_spec) else None
+        if self.frame_steps is not None and {"n_step", "discount"} & set(self.memory_spec):
+            key = "n_step" if "n_step" in self.memory_spec else "discount"
+            raise SpecError(
+                f"a frame replay takes the agent's own {key}: give it there", f"memory_spec.{key}"
+            )
         self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
         super().__init__(name=name, **kwargs)
-        if n_step > 1:
+        if n_step > 1 and self.frame_steps is None:
             self.buffer = NStepBuffer(n_step, self.discount)
             self.buffer_passes_through = False
 
@@ -219,6 +240,9 @@ class DQNAgent(Agent):
             self.state_space.with_batch_rank()
         ).strip_ranks()
         memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
+        if self.frame_steps is not None:
+            memory.learn_with(self.n_step, self.discount)
+            self.frame_steps.num_environments = memory.num_environments
         return self.graph_class(
             preprocessor=preprocessor,
             policy=self._policy(),
@@ -250,6 +274,10 @@ class DQNAgent(Agent):
     def graph_record_space(self) -> dict[str, Any]:
         """What the memory stores: the record's transition fields and each one's discount
         (``discount ** k`` for a k-step return)."""
+        if self.frame_steps is not None:  # one-step records, each with its environment
+            fields = {k: v for k, v in self.record_space().items() if k != "internals"}
+            env_indices = IntBox(self.frame_steps.num_environments, dtype=np.int64)
+            return {**fields, "env_indices": env_indices, "first_steps": BoolBox()}
         fields = {k: v for k, v in self.record_space().items() if k not in ("truncateds", "internals")}
         return {**fields, "discounts": FloatBox()}
 
@@ -264,8 +292,34 @@ class DQNAgent(Agent):
         return [states, self.timesteps]
 
     # -- observing and learning ----------------------------------------------------------------------
+    def learning_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self.clip_rewards:  # before the n-step buffer sums them
+            bound = self.clip_rewards
+            record = {**record, "rewards": np.clip(record["rewards"], -bound, bound).astype(np.float32)}
+        return record
+
+    def store_record(self, env_ids: Any, record: dict[str, Any], ended: np.ndarray) -> None:
+        if self.frame_steps is not None:
+            record = {**record, **self.frame_steps.fields(env_ids)}
+        super().store_record(env_ids, record, ended)
+
+    def reset_env_buffers(self, env_id: Any = None) -> None:
+        super().reset_env_buffers(env_id)
+        if self.frame_steps is not None:
+            self.frame_steps.reset(env_id)
+
+    def collect(self, record: Any, env_id: Any = None) -> dict[str, Any] | None:
+        if self.frame_steps is not None:
+            raise APICallError(
+                "collect: a frame replay keeps each environment's frames in the agent's own memory; workers "
+                "that send transitions elsewhere need a replay of whole states"
+            )
+        return super().collect(record, env_id)
+
     def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
-        if "discounts" not in records:  # one-step transitions (the n-step buffer sets its own)
+        if (
+            self.frame_steps is None and "discounts" not in records
+        ):  # one-step transitions (the n-step buffer sets its own)
             records = {**records, "discounts": np.full(len(records["terminals"]), self.discount, np.float32)}
         return super().memory_records(records)
 
