@@ -119,3 +119,21 @@ def test_a_worker_reports_whole_games_while_the_agent_learns_from_lives(rlgraph_
     results = worker.execute_episodes(1)
     assert results["episodes_executed"] == 1 and sum(terminals) == 5, "5 lives: 5 terminals, one game"
     assert results["episode_timesteps"][0] == len(terminals)
+
+
+@pytest.mark.parametrize("example", ["dqn_pong.yaml", "apex_pong.yaml"])
+def test_the_atari_examples_agents_build(example, rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spec = load_run_spec(EXAMPLE.parent / example, options={"backend": rlgraph_backend})
+    env = Environment.from_spec(spec.environment)
+    # The examples' memories take gigabytes, and Ape-X's batches of 512 images a build's dry runs as much.
+    memory = {**spec.agent["memory_spec"], "capacity": 512}
+    update_spec = {**spec.agent["update_spec"], "batch_size": 32}
+    agent = Agent.from_spec(
+        {**spec.agent, "memory_spec": memory, "update_spec": update_spec, "backend": rlgraph_backend},
+        state_space=env.state_space,
+        action_space=env.action_space,
+    )
+    actions = agent.get_action(env.reset()[None], use_exploration=False)
+    assert actions.shape == (1,) and 0 <= actions[0] < 6
