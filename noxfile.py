@@ -126,7 +126,7 @@ def run_backend_session(session: nox.Session, backend: str) -> None:
     algorithm packages' tests (learning runs: the representative ones) and the parity checks that
     need no second backend."""
     packages, absent = BACKENDS[backend]
-    install_local(session, "./core[test]", *packages)
+    install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
     assert_not_installed(session, absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
@@ -221,5 +221,5 @@ def envpool(session: nox.Session) -> None:
 @nox.parametrize("backend", ["torch", "tf"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
-    install_local(session, "./core[test]", *BACKENDS[backend][0])
+    install_local(session, "./core[test,atari]", *BACKENDS[backend][0])
     session.run("pytest", "tests/algos", "-q", "-m", "learning", *session.posargs, env=test_env(session))

@@ -19,6 +19,7 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
@@ -249,6 +250,19 @@ def _categorical_case(id: str, v_min: float, v_max: float) -> ParityCase:
     calls.append(("project", tuple(Sampled(name, batch_size=6) for name in project)))
     make = lambda: CategoricalDQNLoss(num_atoms=7, v_min=v_min, v_max=v_max)
     return ParityCase(f"algo-categorical-dqn-loss-{id}", make, CATEGORICAL_SPACES, calls)
+
+
+# -- DQfD's large-margin loss --------------------------------------------------------------------------------
+MARGIN_SPACES = {
+    "q_values": FloatBox(low=-2.0, high=2.0, shape=(4,), **B),
+    "expert_actions": IntBox(4, **B),
+    "mask": BoolBox(**B),
+}
+
+
+def _margin_case(id: str, margin: float) -> ParityCase:
+    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in MARGIN_SPACES)) for n in (7, 1)]
+    return ParityCase(f"algo-large-margin-loss-{id}", lambda: LargeMarginLoss(margin), MARGIN_SPACES, calls)
 
 
 # -- R2D2's value rescaling ----------------------------------------------------------------------------------
@@ -594,6 +608,9 @@ CASES = [
     _vtrace_case("paper", discount=0.99),
     _vtrace_case("truncated", discount=0.95, rho_bar=0.8, c_bar=0.5, rho_bar_pg=1.2),
     _vtrace_case("lambda", discount=0.9, trace_lambda=0.8),
+    # DQfD's large-margin loss, with a margin below and one above the spread of the Q-values.
+    _margin_case("paper", margin=0.8),
+    _margin_case("wide", margin=5.0),
     # Categorical DQN: the cross-entropy against projected targets, and the projection.
     _categorical_case("symmetric", v_min=-2.0, v_max=2.0),
     _categorical_case("offset", v_min=0.0, v_max=5.0),

@@ -9,7 +9,7 @@ import numpy as np
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import Call, ParityCase
 from rlgraph.utils import nested
-from rlgraph_memories import FIFOQueue, PrioritizedReplay, ReplayMemory, RingBuffer
+from rlgraph_memories import FIFOQueue, FrameReplay, PrioritizedReplay, ReplayMemory, RingBuffer
 
 RECORDS = Dict(
     states=Dict(position=FloatBox(shape=(2,)), room=IntBox(5)),
@@ -260,4 +260,48 @@ CASES += [
             ("get_episodes", (3,)),
         ],
     ),
+]
+
+
+# -- the frame replay: frames of two environments' episodes, stacks and n-step returns rebuilt ------------------
+FRAME_STEPS = Dict(
+    states=IntBox(256, shape=(2, 2, 3), dtype="uint8"),
+    actions=IntBox(3),
+    rewards=FloatBox(),
+    terminals=BoolBox(),
+    truncateds=BoolBox(),
+    next_states=IntBox(256, shape=(2, 2, 3), dtype="uint8"),
+    env_indices=IntBox(2, dtype="int64"),
+    add_batch_rank=True,
+)
+
+
+def _frame_steps(count: int, seed: int) -> dict:
+    """``count`` steps of 2 environments, alternating, episodes ending now and then (terminal or cut)."""
+    rng = np.random.default_rng(seed)
+    ended = rng.uniform(size=count) < 0.2
+    terminals = ended & (rng.uniform(size=count) < 0.5)
+    return {
+        "states": rng.integers(0, 256, (count, 2, 2, 3), dtype=np.uint8),
+        "actions": rng.integers(0, 3, count),
+        "rewards": rng.normal(size=count).astype(np.float32),
+        "terminals": terminals,
+        "truncateds": ended & ~terminals,
+        "next_states": rng.integers(0, 256, (count, 2, 2, 3), dtype=np.uint8),
+        "env_indices": np.arange(count, dtype=np.int64) % 2,
+    }
+
+
+CASES += [
+    ParityCase(
+        "frame-replay-n-step-wraps",
+        lambda: FrameReplay(capacity=16, num_environments=2, frames_per_state=3, n_step=3, discount=0.9),
+        {"records": FRAME_STEPS},
+        [
+            ("insert_records", (_frame_steps(10, 21),)),
+            ("insert_records", (_frame_steps(14, 22),)),  # 12 steps per environment: the rings wrap
+            ("get_size", ()),
+            Call("get_records", (9,), random=True),  # the stored frames agree exactly (the variables)
+        ],
+    )
 ]

@@ -19,6 +19,7 @@ from rlgraph.errors import RLGraphError
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("rlgraph.cli.train", "train an agent from a spec file into a run folder"),
     "evaluate": ("rlgraph.cli.evaluate", "replay a trained agent of a run folder greedily"),
+    "demos": ("rlgraph.cli.demos", "record a trained agent's play as demonstrations (DQfD's)"),
     "sweep": ("rlgraph.cli.sweep", "train a spec for several seeds and settings in parallel"),
     "plot": ("rlgraph.cli.plot", "draw learning curves of run folders"),
     "export": ("rlgraph.cli.export", "write a run's greedy policy as TorchScript, ONNX or a SavedModel"),

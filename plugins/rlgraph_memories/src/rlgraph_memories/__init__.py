@@ -16,13 +16,23 @@ _LAZY = {
     "PrioritizedReplay": "rlgraph_memories.prioritized",
     "RingBuffer": "rlgraph_memories.ring_buffer",
     "FIFOQueue": "rlgraph_memories.fifo_queue",
+    "FrameReplay": "rlgraph_memories.frame_replay",
     "SegmentTree": "rlgraph_memories.segment_tree",
 }
 
-__all__ = ["FIFOQueue", "Memory", "PrioritizedReplay", "ReplayMemory", "RingBuffer", "SegmentTree"]
+__all__ = [
+    "FIFOQueue",
+    "FrameReplay",
+    "Memory",
+    "PrioritizedReplay",
+    "ReplayMemory",
+    "RingBuffer",
+    "SegmentTree",
+]
 
 if TYPE_CHECKING:
     from rlgraph_memories.fifo_queue import FIFOQueue
+    from rlgraph_memories.frame_replay import FrameReplay
     from rlgraph_memories.memory import Memory
     from rlgraph_memories.prioritized import PrioritizedReplay
     from rlgraph_memories.replay import ReplayMemory

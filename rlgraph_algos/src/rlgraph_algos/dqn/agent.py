@@ -255,7 +255,12 @@ class DQNAgent(Agent):
             batch_size=self.update_spec.batch_size,
             sync_tau=self.update_spec.sync_tau,
             scope=self.name,
+            **self.graph_components(),
         )
+
+    def graph_components(self) -> dict[str, Any]:
+        """Further arguments of the root component (its further components, by argument name)."""
+        return {}
 
     def _loss(self) -> Component:
         return DQNLoss(

@@ -1,5 +1,6 @@
-"""Atari games through ale-py with the environment's side of DeepMind's preprocessing: frame skipping with
-max-pooling, no-op starts, FIRE to start, and a lost life as a terminal that does not end the game."""
+"""Atari games through ale-py (the core's environment; tested where the algorithms' sessions install ale-py),
+with the environment's side of DeepMind's preprocessing: frame skipping with max-pooling, no-op starts, FIRE
+to start, and a lost life as a terminal that does not end the game."""
 
 from __future__ import annotations
 

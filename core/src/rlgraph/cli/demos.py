@@ -1,0 +1,52 @@
+"""``rlgraph demos record RUN_FOLDER --steps N --out FILE``: write a trained agent's play as demonstrations."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the command's arguments."""
+    parser.description = (
+        "Record demonstrations: rebuild the agent of a run folder (written by 'rlgraph train'), load its best "
+        "checkpoint (else the newest) and write the transitions of its greedy play on one environment of the "
+        "run's to a file (.npz) that DQfD's 'demonstrations' key and DQFDAgent.load_demonstrations read."
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    record = actions.add_parser("record", help="write a run's play to a demonstrations file")
+    record.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
+    record.add_argument(
+        "--steps", metavar="N", type=_positive, required=True, help="environment steps to record"
+    )
+    record.add_argument("--out", metavar="FILE", type=Path, required=True, help="the file to write (.npz)")
+    record.add_argument(
+        "--checkpoint", metavar="FILE", type=Path, help="checkpoint to load (a path, or a name)"
+    )
+    record.add_argument("--seed", metavar="S", type=int, help="seed of the environment")
+    record.add_argument(
+        "--exploration", action="store_true", help="act with the agent's exploration instead of greedily"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record; print what was written; return 0."""
+    from rlgraph.training.demos import record_demonstrations
+
+    info = record_demonstrations(
+        args.run_dir, args.out, args.steps, args.checkpoint, args.seed, use_exploration=args.exploration
+    )
+    returns = info["episode_returns"]
+    mean = f", mean return {sum(returns) / len(returns):.4g}" if returns else ""
+    print(
+        f"Wrote {info['steps']:,} steps ({info['episodes']} complete episodes{mean}) of {info['checkpoint']} "
+        f"to {args.out}"
+    )
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value

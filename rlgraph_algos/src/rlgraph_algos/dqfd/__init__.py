@@ -1,0 +1,1 @@
+"""Deep Q-learning from demonstrations."""
