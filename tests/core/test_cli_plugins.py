@@ -166,6 +166,7 @@ def test_commands_are_imported_only_when_chosen():
         "new-plugin",
         "train",
         "evaluate",
+        "demos",
         "plot",
         "sweep",
         "export",

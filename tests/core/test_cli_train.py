@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from test_training_support import (
@@ -243,3 +244,21 @@ def test_export_and_resume_refuse_what_they_cannot_do_in_one_line(tabular, capsy
     one_line_error(capsys, main(["train"]), "give a SPEC file to train, or --resume RUN")
     assert main(["train", "--resume", "out", "--timesteps", "300", "--quiet"]) == 0
     assert json.loads((tabular / "out" / "summary.json").read_text())["timesteps"] == 300
+
+
+def test_demos_record_writes_a_trained_agent_s_play(tabular, capsys):
+    from rlgraph.training.demos import DEMO_FIELDS, load_demonstrations
+
+    spec = write_yaml(tabular / "run.yaml", run_spec(evaluation={"target_return": OPTIMAL_RETURN}))
+    assert main(["train", spec, "--run-dir", "out", "--quiet", "--timesteps", "20000"]) == 0
+    capsys.readouterr()
+    assert main(["demos", "record", "out", "--steps", "30", "--out", "demos.npz"]) == 0
+    out = capsys.readouterr().out
+    # The greedy optimal policy: 6 steps an episode, return -4; the 30 steps hold 5 of them.
+    assert out.startswith("Wrote 30 steps (5 complete episodes, mean return -4) of ")
+    demos = load_demonstrations(tabular / "demos.npz")
+    assert set(demos) == set(DEMO_FIELDS) and len(demos["actions"]) == 30
+    np.testing.assert_array_equal(np.flatnonzero(demos["terminals"]), [5, 11, 17, 23, 29])
+    continuing = ~demos["terminals"][:-1]  # within an episode, each next state is the next step's state
+    np.testing.assert_array_equal(demos["states"][1:][continuing], demos["next_states"][:-1][continuing])
+    one_line_error(capsys, main(["demos", "record", "nowhere", "--steps", "5", "--out", "x.npz"]), "nowhere")
