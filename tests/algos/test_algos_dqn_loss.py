@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rescaling_support import h, h_inverse
 
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.testing import ComponentTest
@@ -308,22 +309,13 @@ def test_multi_dim_gradient_is_of_the_averaged_error(rlgraph_backend):
     np.testing.assert_allclose(grad, expected, rtol=1e-5)
 
 
-def rescale(x):
-    return np.sign(x) * (np.sqrt(np.abs(x) + 1.0) - 1.0) + 1e-3 * x
-
-
-def inverse_rescale(x):
-    root = (np.sqrt(1.0 + 4e-3 * (np.abs(x) + 1.0 + 1e-3)) - 1.0) / 2e-3
-    return np.sign(x) * (root**2 - 1.0)
-
-
 def test_value_rescaling_forms_the_target_in_the_rescaled_space(rlgraph_backend):
     # R2D2: y = h(r + gamma * h^-1(Q_target(s', a*))). Row 0: a* = 2 (online), Q_target = 1; row 1 terminal: h(-1).
     loss = DQNLoss(double_q=True, value_rescaling=True)
     test = ComponentTest(loss, SPACES, backend=rlgraph_backend)
     inputs = [Q, ACTIONS, REWARDS, TERMINALS, np.float32([0.9, 0.9]), NEXT_TARGET, NEXT_ONLINE]
     per_item, td = test.test(("per_item_loss", inputs))
-    targets = np.array([rescale(1.0 + 0.9 * inverse_rescale(1.0)), rescale(-1.0)])
+    targets = np.array([h(1.0 + 0.9 * h_inverse(1.0)), h(-1.0)])
     errors = np.abs(targets - np.array([3.0, 0.5]))
     np.testing.assert_allclose(td, errors, rtol=1e-4)
     np.testing.assert_allclose(per_item, 0.5 * errors**2, rtol=1e-4)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rescaling_support import h, h_inverse
 
 from rlgraph.agents import Agent
 from rlgraph.errors import APICallError, SpecError
@@ -34,15 +35,6 @@ def make(backend, **spec):
         "execution_spec": {"seed": 3},
     }
     return Agent.from_spec({**base, **spec, "backend": backend}, **CORRIDOR)
-
-
-def h(x):
-    return np.sign(x) * (np.sqrt(np.abs(x) + 1.0) - 1.0) + 1e-3 * x
-
-
-def h_inverse(x):
-    root = (np.sqrt(1.0 + 4e-3 * (np.abs(x) + 1.0 + 1e-3)) - 1.0) / 2e-3
-    return np.sign(x) * (root**2 - 1.0)
 
 
 def test_the_internal_states_follow_from_the_lstm_and_acting_carries_them(rlgraph_backend):

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rescaling_support import h
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox
 from rlgraph_algos.value_rescaling import ValueRescaling
 
 SPACE = {"values": FloatBox(add_batch_rank=True)}
-
-
-def h(x: np.ndarray, eps: float) -> np.ndarray:
-    x = np.asarray(x, np.float64)
-    return np.sign(x) * (np.sqrt(np.abs(x) + 1.0) - 1.0) + eps * x
 
 
 def test_hand_computed_values(component_test):

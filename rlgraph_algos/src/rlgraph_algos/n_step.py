@@ -61,8 +61,8 @@ class NStepBuffer:
                 self.add([env_ids[i]], nested.get_index(fields, slice(i, i + 1)), ended[i : i + 1])
                 for i in range(len(cols))
             ]
-            return _concat([p for p in parts if p is not None])
-        flat = {f"{name}/{path}": leaf for name in _STORED for path, leaf in _leaves(fields[name])}
+            return concat_rows([p for p in parts if p is not None])
+        flat = {f"{name}/{path}": leaf for name in _STORED for path, leaf in leaves(fields[name])}
         flat["rewards"] = np.asarray(fields["rewards"], dtype=np.float64)
         self._store(cols, flat, fields)
         ended = np.asarray(ended, dtype=bool)
@@ -74,7 +74,7 @@ class NStepBuffer:
         if ended.any():
             rows = np.flatnonzero(ended)
             out.append(self._emit_all(cols[rows], fields, rows, terminals[rows]))
-        return _concat(out)
+        return concat_rows(out)
 
     def _columns_of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
         """Each env id's ring column, and whether they are all different (remembered per id sequence)."""
@@ -154,8 +154,10 @@ class NStepBuffer:
             structure = self._structure[name]
             if type(structure) is np.ndarray:
                 return self._rings[f"{name}/"][slots, cols]
-            leaves = {path: self._rings[f"{name}/{path}"][slots, cols] for path, _ in _leaves(structure)}
-            return nested.unflatten_like(structure, leaves)
+            stored_leaves = {
+                path: self._rings[f"{name}/{path}"][slots, cols] for path, _ in leaves(structure)
+            }
+            return nested.unflatten_like(structure, stored_leaves)
 
         return {
             "states": stored("states"),
@@ -176,14 +178,15 @@ class NStepBuffer:
             self._count[self._columns[env_id]] = 0
 
 
-def _leaves(value: Any) -> list[tuple[str, np.ndarray]]:
+def leaves(value: Any) -> list[tuple[str, np.ndarray]]:
     """``(path, array)`` per leaf (a lone array: path ``""``)."""
     if type(value) is np.ndarray:
         return [("", value)]
     return [(path, np.asarray(leaf)) for path, leaf in nested.flatten_with_paths(value).items()]
 
 
-def _concat(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def concat_rows(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Batches of rows (dicts of nested fields) as one, in order; None for none."""
     if not parts:
         return None
     if len(parts) == 1:

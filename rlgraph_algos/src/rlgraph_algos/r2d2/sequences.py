@@ -10,6 +10,7 @@ import numpy as np
 
 from rlgraph.agents.records import INTERNALS
 from rlgraph.utils import nested
+from rlgraph_algos.n_step import concat_rows, leaves
 
 #: The per-step fields a sequence is cut from (``rewards`` and ``terminals`` kept as flat arrays).
 _STEP_FIELDS = ("states", "actions", INTERNALS)
@@ -77,7 +78,7 @@ class SequenceBuffer:
                 self.add([env_ids[i]], nested.get_index(fields, slice(i, i + 1)), ended[i : i + 1])
                 for i in range(len(cols))
             ]
-            return _concat([part for part in parts if part is not None])
+            return concat_rows([part for part in parts if part is not None])
         steps = self._episode_step[cols]
         self._store(cols, steps, fields)
         ended = np.asarray(ended, bool)
@@ -110,7 +111,7 @@ class SequenceBuffer:
         return col
 
     def _store(self, cols: np.ndarray, steps: np.ndarray, fields: dict[str, Any]) -> None:
-        flat = {f"{name}/{path}": leaf for name in _STEP_FIELDS for path, leaf in _leaves(fields[name])}
+        flat = {f"{name}/{path}": leaf for name in _STEP_FIELDS for path, leaf in leaves(fields[name])}
         flat["rewards"] = np.asarray(fields["rewards"], np.float32)
         if not self._rings:
             self._structure = {name: fields[name] for name in _STEP_FIELDS}
@@ -157,10 +158,10 @@ class SequenceBuffer:
             return np.where(where.reshape(where.shape + (1,) * (values.ndim - 2)), values, 0)
 
         def field(name: str, where: np.ndarray, pick: Any) -> Any:
-            leaves = {
-                path: pick(gather(f"{name}/{path}", where)) for path, _ in _leaves(self._structure[name])
+            picked = {
+                path: pick(gather(f"{name}/{path}", where)) for path, _ in leaves(self._structure[name])
             }
-            return leaves[""] if "" in leaves else nested.unflatten_like(self._structure[name], leaves)
+            return picked[""] if "" in picked else nested.unflatten_like(self._structure[name], picked)
 
         # States: the held slots, then the last step's next state in the slot after it.
         states = field("states", held, lambda x: np.concatenate([x, np.zeros_like(x[:, :1])], axis=1))
@@ -206,16 +207,3 @@ class SequenceBuffer:
         reaches_end = np.arange(self.length)[None, :] + offsets == held
         discounts = np.where(valid & ~(reaches_end & terminated[:, None]), self.discount**offsets, 0.0)
         return returns.astype(np.float32), offsets.astype(np.int64), discounts.astype(np.float32)
-
-
-def _leaves(value: Any) -> list[tuple[str, np.ndarray]]:
-    """``(path, array)`` per leaf (a lone array: path ``""``)."""
-    if type(value) is np.ndarray:
-        return [("", value)]
-    return [(path, np.asarray(leaf)) for path, leaf in nested.flatten_with_paths(value).items()]
-
-
-def _concat(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not parts:
-        return None
-    return {key: nested.concat([part[key] for part in parts]) for key in parts[0]}
