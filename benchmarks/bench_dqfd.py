@@ -17,11 +17,10 @@ import csv
 import tempfile
 from pathlib import Path
 
-import gymnasium
 import numpy as np
 
 from rlgraph.training import Trainer, load_run_spec
-from rlgraph.training.demos import record_demonstrations, save_demonstrations
+from rlgraph.training.demos import record_demonstrations, record_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DQN, DQFD = ROOT / "examples" / "dqn_cartpole.yaml", ROOT / "examples" / "dqfd_cartpole.yaml"
@@ -53,29 +52,9 @@ def cartpole(backend: str, seed: int, work: Path) -> tuple[int | None, int | Non
     return first_reaching(expert_dir, 475), first_reaching(work / f"dqfd-{seed}", 475), mean
 
 
-def mountaincar_demonstrations(path: Path, steps: int = 5000, seed: int = 0) -> float:
-    """A hand-written controller's play on MountainCar-v0 (push the way the car moves): its mean return."""
-    env = gymnasium.make("MountainCar-v0")
-    state, _ = env.reset(seed=seed)
-    rows = {name: [] for name in ("states", "actions", "rewards", "terminals", "truncateds", "next_states")}
-    returns, episode_return = [], 0.0
-    for _ in range(steps):
-        action = 2 if state[1] > 0 else 0
-        next_state, reward, terminated, truncated, _ = env.step(action)
-        for name, value in zip(rows, (state, action, reward, terminated, truncated, next_state), strict=True):
-            rows[name].append(value)
-        episode_return += reward
-        state = next_state
-        if terminated or truncated:
-            returns.append(episode_return)
-            episode_return = 0.0
-            state, _ = env.reset()
-    arrays = {name: np.asarray(values) for name, values in rows.items()}
-    arrays["states"] = arrays["states"].astype(np.float32)
-    arrays["next_states"] = arrays["next_states"].astype(np.float32)
-    arrays["truncateds"][-1] |= not arrays["terminals"][-1]
-    save_demonstrations(path, arrays, {"controller": "push the way the car moves", "steps": steps})
-    return float(np.mean(returns))
+def push_with_the_motion(state) -> int:
+    """MountainCar's hand-written controller: push the way the car moves (right when still)."""
+    return 2 if state[1] >= 0 else 0
 
 
 def mountaincar(backend: str, seed: int, steps: int, demos: Path, work: Path) -> tuple[list, list]:
@@ -88,7 +67,10 @@ def mountaincar(backend: str, seed: int, steps: int, demos: Path, work: Path) ->
         "eval_interval": INTERVAL,
         "target_return": None,
     }
-    assignments = ["evaluation.target_return=null", "agent.exploration_spec.epsilon_spec.decay_spec.num_timesteps=10000"]
+    assignments = [
+        "evaluation.target_return=null",
+        "agent.exploration_spec.epsilon_spec.decay_spec.num_timesteps=10000",
+    ]
     dqn = load_run_spec(DQN, assignments, options)
     Trainer(dqn, work / f"mc-dqn-{seed}").run()
     dqfd = load_run_spec(DQFD, ["evaluation.target_return=null"], options)
@@ -108,14 +90,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         if not args.skip_cartpole:
-            print(f"\nCartPole-v1 ({args.backend}): steps to a greedy mean of 475 (evaluated every {INTERVAL:,})")
-            print("| seed | DQN | DQfD | DQfD / DQN | demonstrations' mean return |\n| --- | --- | --- | --- | --- |")
+            print(
+                f"\nCartPole-v1 ({args.backend}): steps to a greedy mean of 475 (evaluated every {INTERVAL:,})"
+            )
+            print(
+                "| seed | DQN | DQfD | DQfD / DQN | demonstrations' mean return |\n| --- | --- | --- | --- | --- |"
+            )
             for seed in seeds:
                 dqn, dqfd, mean = cartpole(args.backend, seed, work)
                 ratio = f"{dqfd / dqn:.2f}" if dqn and dqfd else "-"
                 print(f"| {seed} | {dqn or '> 50,000'} | {dqfd or 'not reached'} | {ratio} | {mean:.1f} |")
         demos = work / "mountaincar-demos.npz"
-        controller = mountaincar_demonstrations(demos)
+        controller = float(
+            np.mean(
+                record_policy("MountainCar-v0", push_with_the_motion, demos, 5000, seed=0)["episode_returns"]
+            )
+        )
         print(
             f"\nMountainCar-v0 ({args.backend}): greedy mean return at each evaluation (10 episodes); the "
             f"demonstrating controller's mean return: {controller:.1f}"

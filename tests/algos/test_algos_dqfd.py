@@ -12,13 +12,14 @@ import pytest
 
 from rlgraph.agents import Agent
 from rlgraph.cli import main
-from rlgraph.errors import APICallError, RLGraphError, SpecError
+from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.training import Trainer, load_run_spec
-from rlgraph.training.demos import load_demonstrations, save_demonstrations
+from rlgraph.training.demos import record_policy
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 
 ROOT = Path(__file__).resolve().parents[2]
+SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
 CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
 SMALL = {
     "type": "dqfd",
@@ -109,22 +110,6 @@ def test_spec_errors_name_their_key():
         Agent.from_spec({**SMALL, "memory_spec": {"type": "frame_replay", "capacity": 100}}, **CARTPOLE)
 
 
-def test_demonstration_files_round_trip_and_bad_ones_are_named(tmp_path):
-    rows = {**demos(10), "truncateds": np.zeros(10, bool)}
-    path = save_demonstrations(tmp_path / "demos.npz", rows, {"steps": 10})
-    loaded = load_demonstrations(path)
-    for name, value in rows.items():
-        np.testing.assert_array_equal(loaded[name], value)
-    with pytest.raises(RLGraphError, match="no demonstrations file"):
-        load_demonstrations(tmp_path / "missing.npz")
-    (tmp_path / "corrupt.npz").write_bytes(b"not a zip")
-    with pytest.raises(RLGraphError, match="not a readable demonstrations file"):
-        load_demonstrations(tmp_path / "corrupt.npz")
-    np.savez(tmp_path / "other.npz", states=np.zeros(3))
-    with pytest.raises(RLGraphError, match="not a demonstrations file"):
-        load_demonstrations(tmp_path / "other.npz")
-
-
 def steps_to(progress: Path, target: float) -> int | None:
     """The first evaluation's step count at which the greedy mean reached ``target``."""
     for row in csv.DictReader(progress.open()):
@@ -133,9 +118,7 @@ def steps_to(progress: Path, target: float) -> int | None:
     return None
 
 
-@pytest.mark.parametrize(
-    "seed", [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
-)
+@pytest.mark.parametrize("seed", SEEDS)
 def test_dqfd_solves_cartpole_in_at_most_half_the_steps_dqn_needs(seed, rlgraph_backend, tmp_path, capsys):
     """DQN trains an expert (the example, its 50,000 steps without stopping at the target: its run also gives
     DQN's steps to 475, or more than 50,000 where it never reached it); ``rlgraph demos record`` writes 5,000 steps of its final model's greedy play; DQfD learns from
@@ -170,3 +153,36 @@ def test_dqfd_solves_cartpole_in_at_most_half_the_steps_dqn_needs(seed, rlgraph_
     summary = Trainer(spec, tmp_path / "dqfd").run()
     assert summary.target_reached, summary
     assert summary.timesteps <= dqn_steps / 2, f"DQfD {summary.timesteps} steps, DQN {dqn_steps}"
+
+
+def push_with_the_motion(state) -> int:
+    """MountainCar's hand-written controller: push the way the car moves (right when still)."""
+    return 2 if state[1] >= 0 else 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_on_a_sparse_reward_dqfd_starts_ahead_of_dqn(seed, rlgraph_backend, tmp_path):
+    """MountainCar-v0 pays -1 a step until the flag: DQN's greedy policy has not found it after 5,000 steps,
+    DQfD's, from 5,000 steps of a hand-written controller, drives there as the controller does."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    demos = tmp_path / "demos.npz"
+    controller = record_policy("MountainCar-v0", push_with_the_motion, demos, 5000, seed=0)
+    assert np.mean(controller["episode_returns"]) > -130
+    options = {
+        "seed": seed,
+        "backend": rlgraph_backend,
+        "env": "MountainCar-v0",
+        "timesteps": 5000,
+        "eval_interval": 5000,
+    }
+    means = {}
+    for name in ("dqn", "dqfd"):
+        spec = load_run_spec(
+            ROOT / "examples" / f"{name}_cartpole.yaml", ["evaluation.target_return=null"], options
+        )
+        if name == "dqfd":
+            spec.agent["demonstrations"] = str(demos)
+        means[name] = Trainer(spec, tmp_path / name).run().last_eval_mean_return
+    assert means["dqn"] == -200.0, means  # no episode reached the flag
+    assert means["dqfd"] > -140.0, means

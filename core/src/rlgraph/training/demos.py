@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,52 @@ def record_demonstrations(
         "episode_returns": [float(r) for r in batch.episode_returns],
     }
     save_demonstrations(path, rows, info)
+    return info
+
+
+def record_policy(
+    env_spec: Any, policy: Callable[[Any], Any], path: str | os.PathLike, steps: int, seed: int | None = None
+) -> dict[str, Any]:
+    """Play ``steps`` steps of ``policy`` (a function from one state to its action: a hand-written
+    controller, say) on one environment of ``env_spec`` and write the transitions to ``path``, as
+    :func:`record_demonstrations` does for a trained run; returns what was written."""
+    from rlgraph.environments.vector_env import VectorEnv
+
+    if steps < 1:
+        raise RLGraphError(f"demonstrations need at least one step, got {steps}")
+    env = VectorEnv(env_spec, 1, seed=seed)
+    state = env.reset(seed)
+    rows: dict[str, list] = {name: [] for name in DEMO_FIELDS}
+    returns, episode_return = [], 0.0
+    try:
+        for _ in range(steps):
+            action = policy(nested.get_index(state, 0))
+            next_state, reward, terminated, truncated, final, _ = env.step(np.asarray([action]))
+            for name, value in zip(
+                DEMO_FIELDS, (state, [action], reward, terminated, truncated, final), strict=True
+            ):
+                rows[name].append(
+                    nested.get_index(value, 0) if name in ("states", "next_states") else value[0]
+                )
+            episode_return += float(reward[0])
+            if terminated[0] or truncated[0]:
+                returns.append(episode_return)
+                episode_return = 0.0
+            state = next_state
+    finally:
+        env.terminate()
+    arrays = {
+        name: nested.stack(values) if name in ("states", "next_states") else np.asarray(values)
+        for name, values in rows.items()
+    }
+    arrays["truncateds"][-1] |= not arrays["terminals"][-1]  # the last episode stops here
+    info = {
+        "policy": getattr(policy, "__name__", repr(policy)),
+        "steps": steps,
+        "episodes": len(returns),
+        "episode_returns": returns,
+    }
+    save_demonstrations(path, arrays, info)
     return info
 
 
