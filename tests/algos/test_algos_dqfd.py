@@ -68,7 +68,8 @@ def test_the_large_margin_loss_equals_hand_computation(component_test):
 def test_demonstrations_become_n_step_transitions_in_a_memory_never_overwritten(rlgraph_backend):
     agent = make(rlgraph_backend)
     assert agent.import_demonstrations(demos(20)) == 20  # 2 complete episodes of 7, then 6 steps cut short
-    assert agent.import_demonstrations(demos(28, seed=1)) == 48
+    agent.import_observations(demos(28, seed=1), demonstrations=True)
+    assert agent.demo_count == 48
     with pytest.raises(APICallError, match="never overwritten"):
         agent.import_demonstrations(demos(7, seed=2))
     assert agent.demo_count == 48

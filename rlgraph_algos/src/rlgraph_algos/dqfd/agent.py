@@ -142,7 +142,8 @@ class DQFDAgent(DQNAgent):
     of them plus ``supervised_weight`` times the large-margin loss of the demonstrations,
     ``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` with ``l = expert_margin`` off the expert's action.
 
-    Demonstrations come from :meth:`import_demonstrations` (records, as ``import_observations`` takes them),
+    Demonstrations come from :meth:`import_demonstrations` (records, as ``import_observations`` takes them; or
+    ``import_observations(records, demonstrations=True)``),
     :meth:`load_demonstrations` or the ``demonstrations`` key (a file of ``rlgraph demos record``). With
     ``pretrain_updates``, the first :meth:`update` first makes that many updates on demonstrations alone
     (``demo_batch_size`` each; the target network copied every 100), as the paper's pre-training phase.
@@ -244,6 +245,14 @@ class DQFDAgent(DQNAgent):
         self._execute("observe_demos", self.memory_records(transitions))
         self.demo_count += rows
         return self.demo_count
+
+    def import_observations(self, observations: dict[str, Any], demonstrations: bool = False) -> None:
+        """Observe external data as every agent does, or with ``demonstrations`` store it as demonstrations
+        (:meth:`import_demonstrations`)."""
+        if demonstrations:
+            self.import_demonstrations(observations)
+        else:
+            super().import_observations(observations)
 
     def load_demonstrations(self, path: str | os.PathLike) -> int:
         """Store the demonstrations of a file written by ``rlgraph demos record``; the demonstrations held."""
