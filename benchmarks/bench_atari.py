@@ -3,7 +3,8 @@
 1. replay memory per step: the frame replay against a replay of whole stacked states (bytes of the built
    memories' variables, at the same capacity);
 2. acting: emulator frames/s of a worker (8 games, the graph's grayscale/resize/stack preprocessing, the
-   Q-network choosing every action), beside ALE stepping the same games with random actions in this process;
+   Q-network choosing every action), beside a hand-written PyTorch loop doing the same (the ratio's
+   reference) and ALE stepping the games with random actions alone;
 3. learning: DQN updates/s at batch 32 from a filled frame replay (double and dueling Q, 3-step returns, Huber,
    Adam), beside a hand-written PyTorch loop of the same network and loss on batches of whole states.
 
@@ -79,6 +80,40 @@ def ale_frames_per_second(steps: int) -> float:
     return steps * FRAMESKIP / (time.perf_counter() - start)
 
 
+def torch_acting_frames_per_second(steps: int, device: str) -> float:
+    """A hand-written PyTorch acting loop: the same games, grayscale, bilinear 84x84, a stack of 4 per game
+    and the Nature network's greedy actions (epsilon 0.1)."""
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(1)  # as RLgraph's default execution_spec (one intra-op thread)
+    network = nn.Sequential(
+        nn.Conv2d(4, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(), nn.Conv2d(64, 64, 3, 1), nn.ReLU(),
+        nn.Flatten(), nn.Linear(3136, 512), nn.ReLU(), nn.Linear(512, 6),
+    ).to(device)  # fmt: skip
+    luma = torch.tensor([0.299, 0.587, 0.114], device=device)
+    envs = [Environment.from_spec({"type": "atari", "game": "Pong", "seed": i}) for i in range(ENVIRONMENTS)]
+    rng = np.random.default_rng(0)
+
+    def frames(screens: np.ndarray) -> torch.Tensor:
+        gray = (torch.from_numpy(screens).to(device).float() @ luma).floor()[:, None]
+        small = nn.functional.interpolate(gray, size=(84, 84), mode="bilinear", align_corners=False)
+        return small.to(torch.uint8)
+
+    screens = np.stack([env.reset() for env in envs])
+    stack = frames(screens).repeat(1, 4, 1, 1)
+    start = time.perf_counter()
+    with torch.no_grad():
+        for _ in range(steps // ENVIRONMENTS):
+            greedy = network(stack.float() / 255.0).argmax(-1).cpu().numpy()
+            actions = np.where(rng.random(ENVIRONMENTS) < 0.1, rng.integers(0, 6, ENVIRONMENTS), greedy)
+            for i, (env, action) in enumerate(zip(envs, actions, strict=True)):
+                screen, _, terminated, truncated, _ = env.step(action)
+                screens[i] = env.reset() if terminated or truncated else screen
+            stack = torch.cat([stack[:, 1:], frames(screens)], dim=1)
+    return steps * FRAMESKIP / (time.perf_counter() - start)
+
+
 def acting_frames_per_second(backend: str, steps: int) -> float:
     agent, env_spec = pong_agent(backend)
     worker = SingleThreadedWorker(agent=agent, env_spec=env_spec, num_environments=ENVIRONMENTS, seed=1)
@@ -103,6 +138,8 @@ def torch_updates_per_second(updates: int, device: str) -> float:
     """A hand-written PyTorch DQN step on the same network and loss, from uint8 stacks held in memory."""
     import torch
     from torch import nn
+
+    torch.set_num_threads(1)  # as RLgraph's default execution_spec (one intra-op thread)
 
     class Dueling(nn.Module):
         def __init__(self, actions: int) -> None:
@@ -164,10 +201,12 @@ def main() -> None:
 
     memory_table(backends[0], args.capacity)
 
-    reference = ale_frames_per_second(args.steps)
+    ale = ale_frames_per_second(args.steps)
+    reference = torch_acting_frames_per_second(args.steps, args.device)
     print(f"\nActing, 8 Pong games ({args.steps:,} steps of 4 frames): emulator frames/s")
     print("| run | frames/s | ratio |\n| --- | --- | --- |")
-    print(f"| ALE alone, random actions | {reference:,.0f} | 1.00 |")
+    print(f"| ALE alone, random actions, no network | {ale:,.0f} | {ale / reference:.2f} |")
+    print(f"| hand-written PyTorch acting loop ({args.device}) | {reference:,.0f} | 1.00 |")
     for backend in backends:
         frames = acting_frames_per_second(backend, args.steps)
         print(f"| RLgraph DQN worker, {backend} | {frames:,.0f} | {frames / reference:.2f} |")
