@@ -142,12 +142,10 @@ class FrameReplay(Component):
             starts_episode = starts_episode | records["first_steps"]
         own_start = ops.where(starts_episode, steps, ops.full((count,), -1, "int64"))
         up_to = same_env & (
-            ops.expand_dims(rank, 0) <= ops.expand_dims(rank, 1)
+            ops.expand_dims(positions, 0) <= ops.expand_dims(positions, 1)
         )  # [row, its env's rows so far]
         no_start = ops.full(ops.shape(up_to), -1, "int64")
-        latest_start = ops.max(
-            ops.where(up_to, ops.expand_dims(own_start, 0) + ops.zeros_like(no_start), no_start), axis=1
-        )
+        latest_start = ops.max(ops.where(up_to, ops.expand_dims(own_start, 0), no_start), axis=1)
         episode_starts = ops.maximum(latest_start, ops.gather(self.last_starts, cols))
 
         rows = (steps % self.per_env) * self.num_environments + cols

@@ -12,6 +12,7 @@ from rlgraph.agents.agent import update_result
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
+from rlgraph.utils import nested
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.agent import DQNAgent, DQNGraph
 from rlgraph_algos.n_step import NStepBuffer
@@ -102,10 +103,11 @@ class DQFDGraph(DQNGraph):
 
     @rlgraph.graph_fn(returns=3, requires_variables=False, batched=True)
     def _graph_fn_join(self, own, demos, own_weights, demo_weights):
-        """Both batches as one (the agent's rows first), their weights, and which rows are demonstrations."""
+        """Both batches as one (the agent's rows first), their weights, and which rows are demonstrations
+        (1.0; the margin loss takes a float mask)."""
         ops = self.ops
         records = nested_concat(ops, own, demos)
-        expert = ops.concat([ops.zeros_like(own_weights) > 1.0, ops.ones_like(demo_weights) > 0.0], axis=0)
+        expert = ops.concat([ops.zeros_like(own_weights), ops.ones_like(demo_weights)], axis=0)
         return records, ops.concat([own_weights, demo_weights], axis=0), expert
 
     @rlgraph.graph_fn(returns=2, requires_variables=False, batched=True)
@@ -114,7 +116,7 @@ class DQFDGraph(DQNGraph):
 
     @rlgraph.graph_fn(requires_variables=False, batched=True)
     def _graph_fn_all(self, weights):
-        return self.ops.ones_like(weights) > 0.0
+        return self.ops.ones_like(weights)
 
     @rlgraph.graph_fn(returns=2, requires_variables=False)
     def _graph_fn_total(self, per_item, weights, supervised, td_errors):
@@ -128,8 +130,6 @@ class DQFDGraph(DQNGraph):
 
 def nested_concat(ops: Any, first: Any, second: Any) -> Any:
     """Two nested batches as one, leaf by leaf."""
-    from rlgraph.utils import nested
-
     return nested.map_structure(lambda a, b: ops.concat([a, b], axis=0), first, second)
 
 

@@ -13,8 +13,9 @@ class LargeMarginLoss(Component):
     """``J_E(Q) = max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` with ``l(a_E, a) = margin`` for ``a != a_E``
     and 0 for the expert's action ``a_E``: zero once the expert's action leads every other by the margin.
 
-    API: ``loss(q_values, expert_actions, mask) -> (mean over the rows mask marks, loss per row)``; rows
-    outside the mask (transitions of the agent's own) count for nothing.
+    API: ``loss(q_values, expert_actions, mask) -> (mean over the rows mask marks, loss per row)``; ``mask``
+    (bool or 0/1 floats) marks the demonstrations; other rows (transitions of the agent's own) count for
+    nothing.
 
     Args:
         margin: The margin the expert's action must keep (> 0).

@@ -207,7 +207,7 @@ class R2D2Graph(AgentRoot):
             q_values[:rows],
             actions,
             flat(records["returns"]),
-            ops.zeros_like(discounts) > 1.0,
+            ops.zeros_like(discounts),  # terminals: none (a terminal's discount is 0)
             discounts,
             ops.gather(target_q, bootstrap),
             ops.stop_gradient(ops.gather(q_values, bootstrap)),

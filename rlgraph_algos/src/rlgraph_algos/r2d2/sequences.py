@@ -63,9 +63,8 @@ class SequenceBuffer:
         self._episode_step = np.zeros(0, np.int64)  # steps observed in each environment's current episode
 
     def __len__(self) -> int:
-        """Steps of open sequences (observed, but not handed over in a sequence that learns from them)."""
-        open_steps = np.minimum(self._episode_step, self.length)
-        return int(open_steps.sum())
+        """Steps of the episodes under way (each environment's since its episode started)."""
+        return int(self._episode_step.sum())
 
     # -- the observe-buffer interface ----------------------------------------------------------------
     def add(
@@ -171,8 +170,9 @@ class SequenceBuffer:
             leaf[np.arange(len(cols)), after_last] = value
         resets = np.zeros((len(cols), total + 1), bool)
         resets[:, :total] = held & (episode_steps == 0)
-        first_held = held[:, :1] & np.ones_like(held)  # the first slot's internals, where it holds a step
-        internals = field(INTERNALS, first_held, lambda x: x[:, 0])
+        internals = field(
+            INTERNALS, held[:, :1], lambda x: x[:, 0]
+        )  # the first slot's, where it holds a step
 
         learned = slice(self.burn_in, total)
         valid = held[:, learned]
