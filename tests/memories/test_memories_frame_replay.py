@@ -11,6 +11,7 @@ import pytest
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox
 from rlgraph_memories.frame_replay import FrameReplay
+from rlgraph_memories.replay import ReplayMemory
 
 K, H, W = 4, 3, 2  # frames per state; tiny frames
 
@@ -145,13 +146,29 @@ def test_after_the_ring_wraps_stacks_only_hold_frames_still_there(component_test
         assert (next_state[0, 0, :] == env).all()
 
 
-def test_frames_take_a_quarter_of_the_naive_replay_s_memory():
-    """Per step it keeps two frames (the state's newest and the next state's) where a naive replay keeps
-    the two stacks of four: 84x84 uint8 Atari frames, 100,000 steps."""
-    frame_bytes = 84 * 84
-    naive = 2 * K * frame_bytes
-    stored = 2 * frame_bytes + 8 + 4 + 1 + 1 + 8  # frames, action, reward, flags, episode start
-    assert naive / stored > 3.9
+def test_frames_take_a_quarter_of_the_naive_replay_s_memory(component_test):
+    """Per step it keeps two frames (the state's newest and the next state's) where a replay of whole states
+    keeps the two stacks of four: the built memories' variables, 84x84 uint8 Atari frames."""
+    frames = IntBox(256, shape=(84, 84, 4), dtype="uint8")
+    steps = Dict(
+        states=frames,
+        actions=IntBox(6),
+        rewards=FloatBox(),
+        terminals=BoolBox(),
+        truncateds=BoolBox(),
+        next_states=frames,
+        env_indices=IntBox(2),
+        add_batch_rank=True,
+    )
+    capacity = 1000
+
+    def stored_bytes(memory):
+        test = component_test(memory, input_spaces={"records": steps})
+        return sum(np.asarray(value).nbytes for value in test.variable_values().values())
+
+    frame_bytes = stored_bytes(FrameReplay(capacity, num_environments=2, frames_per_state=4))
+    naive_bytes = stored_bytes(ReplayMemory(capacity))
+    assert naive_bytes / frame_bytes > 3.9, (naive_bytes, frame_bytes)
 
 
 def test_bad_settings_and_records_are_named(component_test):
