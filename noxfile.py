@@ -6,9 +6,9 @@ and CI), so an unpinned dependency never pulls, say, a CUDA build of torch.
 
 A session is one install set, named for it. The core's session installs nothing but the core: it
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
-session installing the core, the backend and the component and algorithm packages (and not the
-other backend), running their tests; ``parity`` installs both backends and checks that every
-component and a stored agent give the same numbers on each; ``ray`` runs rlgraph-ray's executors on
+session (``torch``, ``tf``, ``jax``) installing the core, the backend and the component and algorithm
+packages (and neither other backend), running their tests; ``parity`` installs all three backends and
+checks that every component and a stored agent give the same numbers on each; ``ray`` runs rlgraph-ray's executors on
 an embedded local Ray cluster (with PyTorch); ``install_order`` installs the README's
 set-up into fresh venvs, the two backends in either order, and trains to a first evaluation; ``docs``
 builds the documentation site with ``--strict``. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
@@ -38,6 +38,7 @@ nox.options.sessions = [
     "plugin_authoring",
     "torch",
     "tf",
+    "jax",
     "parity",
     "ray",
     "install_order",
@@ -54,6 +55,7 @@ COMPONENT_PACKAGES = ("./plugins/rlgraph_memories", "./plugins/rlgraph_networks"
 COMPONENT_TESTS = ("tests/memories", "tests/networks", "tests/algos")
 TORCH_PACKAGES = ("./rlgraph_torch[test]", *COMPONENT_PACKAGES)
 TF_PACKAGES = ("./rlgraph_tf[cpu]", *COMPONENT_PACKAGES)
+JAX_PACKAGES = ("./rlgraph_jax", *COMPONENT_PACKAGES)
 RUFF = "ruff==0.17.6"
 
 
@@ -117,17 +119,21 @@ def plugin_authoring(session: nox.Session) -> None:
     session.run("pytest", "tests/plugin_authoring", "-q", *session.posargs, env=env)
 
 
-#: Per backend: its packages, and the framework that must be absent from its session.
-BACKENDS = {"torch": (TORCH_PACKAGES, "tensorflow"), "tf": (TF_PACKAGES, "torch")}
+#: Per backend: its packages, and the frameworks that must be absent from its session.
+BACKENDS = {
+    "torch": (TORCH_PACKAGES, ("tensorflow", "jax")),
+    "tf": (TF_PACKAGES, ("torch", "jax")),
+    "jax": (JAX_PACKAGES, ("torch", "tensorflow")),
+}
 
 
 def run_backend_session(session: nox.Session, backend: str) -> None:
-    """One backend without the other: its own tests, the shared backend tests, the component and
+    """One backend without the others: its own tests, the shared backend tests, the component and
     algorithm packages' tests (learning runs: the representative ones) and the parity checks that
     need no second backend."""
     packages, absent = BACKENDS[backend]
     install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
-    assert_not_installed(session, absent)
+    assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
 
@@ -145,9 +151,15 @@ def tf(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def jax(session: nox.Session) -> None:
+    """JAX without PyTorch or TensorFlow: the jax backend and the same component and algorithm packages."""
+    run_backend_session(session, "jax")
+
+
+@nox.session(python=PYTHON)
 def parity(session: nox.Session) -> None:
-    """Both backends: every component's outputs agree between them; models move across them."""
-    install_local(session, "./core[test]", "./rlgraph_torch", *TF_PACKAGES)
+    """All three backends: every component's outputs agree between them; models move across them."""
+    install_local(session, "./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_PACKAGES)
     session.run("pytest", "tests/parity", "-q", *session.posargs, env=test_env(session))
 
 
@@ -218,7 +230,7 @@ def envpool(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-@nox.parametrize("backend", ["torch", "tf"])
+@nox.parametrize("backend", ["torch", "tf", "jax"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
     install_local(session, "./core[test,atari]", *BACKENDS[backend][0])

@@ -270,7 +270,7 @@ def test_a_frame_stacking_dqn_keeps_one_stack_per_environment_when_some_restart(
 
     agent.observe = recording
     worker = SingleThreadedWorker(agent, "CartPole-v1", num_environments=4, seed=3)
-    worker.execute_timesteps(4 * 60)
+    worker.execute_timesteps(4 * 100)
     assert worker.episodes >= 8, "episodes must end (and environments restart) during the run"
 
     def frames(stacks):  # (rows, 3 frames oldest first, 4)

@@ -14,7 +14,13 @@ import pytest
 FIX_POOLS = {
     "torch": "import torch; torch.set_num_threads(2); torch.set_num_interop_threads(3)",
     "tf": "import tensorflow as tf; tf.constant(1.0) + 1.0  # the runtime starts: its default pools (0)",
+    "jax": "import jax.numpy as jnp; jnp.ones(1) + 1.0  # XLA's runtime starts: its default pool (0)",
 }
+#: Per backend: the pool that code run first fixes (XLA's CPU runtime reads its one setting, a single
+#: thread or a pool over every core, when it starts, and runs a program's ops one after another).
+FIXED_POOL = {"torch": "inter_op", "tf": "inter_op", "jax": "intra_op"}
+#: Per backend: counts other than the defaults (1 and 1) a spec can set (none for JAX).
+OTHER_COUNTS = {"torch": (2, 2), "tf": (2, 2), "jax": (1, 1)}
 
 SCRIPT = """
 import json, sys, warnings
@@ -57,21 +63,24 @@ def test_an_agent_runs_its_backend_on_one_thread_by_default(backend):
 
 
 def test_the_spec_s_thread_counts_apply(backend):
-    result = run_agent(backend, {"intra_op_threads": 2, "inter_op_threads": 2}, fixed=False)
-    assert result == {"threads": {"intra_op": 2, "inter_op": 2}, "warnings": []}
+    intra_op, inter_op = OTHER_COUNTS[backend]
+    result = run_agent(backend, {"intra_op_threads": intra_op, "inter_op_threads": inter_op}, fixed=False)
+    assert result == {"threads": {"intra_op": intra_op, "inter_op": inter_op}, "warnings": []}
 
 
 def test_counts_given_where_the_pools_are_fixed_are_a_clear_error(backend):
-    result = run_agent(backend, {"inter_op_threads": 1}, fixed=True)
-    assert "execution_spec.inter_op_threads" in result["error"]
+    pool = FIXED_POOL[backend]
+    result = run_agent(backend, {f"{pool}_threads": 1}, fixed=True)
+    assert f"execution_spec.{pool}_threads" in result["error"]
     assert (
         "process-wide and fixed" in result["error"] and "first agent built in the process" in result["error"]
     )
 
 
 def test_defaults_that_cannot_apply_warn_and_the_counts_in_effect_are_recorded(backend):
+    pool = FIXED_POOL[backend]
     result = run_agent(backend, {}, fixed=True)
-    assert result["threads"]["inter_op"] != 1
-    assert any(w.startswith("execution_spec.inter_op_threads (default 1)") for w in result["warnings"])
+    assert result["threads"][pool] != 1
+    assert any(w.startswith(f"execution_spec.{pool}_threads (default 1)") for w in result["warnings"])
     kept = run_agent(backend, {"intra_op_threads": None, "inter_op_threads": None}, fixed=True)
-    assert kept["warnings"] == [] and kept["threads"]["inter_op"] == result["threads"]["inter_op"]
+    assert kept["warnings"] == [] and kept["threads"][pool] == result["threads"][pool]

@@ -94,9 +94,12 @@ class QTable(Component):
         target = r + self.discount * ops.max(ops.gather(q, s2), axis=-1) * (1.0 - ops.cast(t, "float32"))
         rows = ops.gather(q, s)
         td = target - ops.take_along_axis(rows, ops.expand_dims(a, -1), axis=-1)[:, 0]
-        step = ops.expand_dims(self.learning_rate * td, -1) * ops.one_hot(a, self.num_actions)
-        # Rows of one state drawn twice: one write wins, the same update where the actions agree.
-        ops.scatter_update(self.q, s, rows + step)
+        # Each (state, action) pair moves by the mean TD error of its transitions: a pair drawn twice
+        # (or a state drawn with two actions) loses no update, whatever order a backend writes in.
+        states, actions = ops.one_hot(s, self.num_states), ops.one_hot(a, self.num_actions)
+        counts = ops.matmul(ops.transpose(states), actions)
+        sums = ops.matmul(ops.transpose(states), actions * ops.expand_dims(td, -1))
+        ops.assign(self.q, q + self.learning_rate * sums / ops.maximum(counts, 1.0))
         return {"loss": ops.mean(ops.square(td))}
 
 

@@ -1,7 +1,7 @@
-"""Cross-backend models: a DQN or SAC agent stored on one backend loads into the same spec on the other
+"""Cross-backend models: a DQN or SAC agent stored on one backend loads into the same spec on any other
 and acts the same (greedy actions on 1,000 sampled states; Q-values within float32 precision). DQN, PPO,
-recurrent PPO, actor-critic, DDPG and TD3 (without its random target smoothing) updates from the same weights on the
-same batches give the same losses and weights on both backends."""
+recurrent PPO, actor-critic, R2D2, DDPG and TD3 (without its random target smoothing) updates from the same
+weights on the same batches give the same losses and weights on every installed backend."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rlgraph.agents import Agent
+from rlgraph.config import installed_backends
 from rlgraph.environments import GymnasiumEnv
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.workers import SingleThreadedWorker
@@ -26,6 +27,15 @@ SPEC = {
 }
 
 
+#: Every ordered pair of installed backends, as "source-to-target" (a placeholder when fewer than two).
+DIRECTIONS = [
+    f"{source}-to-{target}"
+    for source in installed_backends()
+    for target in installed_backends()
+    if source != target
+] or ["torch-to-tf"]
+
+
 def trained_agent(backend: str) -> Agent:
     """A DQN agent after 1,500 CartPole steps on ``backend`` (its weights far from their initial values)."""
     env = GymnasiumEnv("CartPole-v1")
@@ -39,7 +49,7 @@ def trained_agent(backend: str) -> Agent:
     return agent
 
 
-@pytest.mark.parametrize("direction", ["torch-to-tf", "tf-to-torch"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
 def test_a_stored_dqn_acts_the_same_on_the_other_backend(parity_backends, direction, tmp_path):
     source_backend, target_backend = direction.split("-to-")
     source = trained_agent(source_backend)
@@ -64,7 +74,7 @@ def test_a_stored_dqn_acts_the_same_on_the_other_backend(parity_backends, direct
     assert ambiguous.sum() <= 2
 
 
-def test_dqn_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+def test_dqn_updates_give_the_same_losses_and_weights_on_every_backend(parity_backends):
     """Same initial weights (optimizer slots included) and the same batches: every loss and, after 30
     updates with target syncs, every weight agrees, so learning is the same computation on both."""
     spec = {**SPEC, "update_spec": {**SPEC["update_spec"], "sync_interval": 1}}
@@ -74,8 +84,9 @@ def test_dqn_updates_give_the_same_losses_and_weights_on_both_backends(parity_ba
         )
         for backend in parity_backends
     }
-    reference, other = (agents[name] for name in parity_backends)
-    other.set_weights(reference.get_weights())
+    reference, *others = (agents[name] for name in parity_backends)
+    for other in others:
+        other.set_weights(reference.get_weights())
     rng = np.random.default_rng(5)
     for step in range(30):
         batch = {
@@ -87,21 +98,24 @@ def test_dqn_updates_give_the_same_losses_and_weights_on_both_backends(parity_ba
             "discounts": np.full(32, 0.99**3, np.float32),
             "importance_weights": rng.uniform(0.2, 1.0, 32).astype(np.float32),
         }
-        results = [agent.update(batch) for agent in (reference, other)]
-        np.testing.assert_allclose(
-            results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss of update {step}"
-        )
-        np.testing.assert_allclose(
-            results[1].loss_per_item,
-            results[0].loss_per_item,
-            rtol=1e-4,
-            atol=1e-5,
-            err_msg=f"TD errors {step}",
-        )
-    expected, actual = reference.get_weights(), other.get_weights()
-    assert expected.keys() == actual.keys()
-    for name in expected:
-        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+        results = [agent.update(batch) for agent in (reference, *others)]
+        for result in results[1:]:
+            np.testing.assert_allclose(
+                result.loss, results[0].loss, rtol=1e-4, err_msg=f"loss of update {step}"
+            )
+            np.testing.assert_allclose(
+                result.loss_per_item,
+                results[0].loss_per_item,
+                rtol=1e-4,
+                atol=1e-5,
+                err_msg=f"TD errors {step}",
+            )
+    expected = reference.get_weights()
+    for other in others:
+        actual = other.get_weights()
+        assert expected.keys() == actual.keys()
+        for name in expected:
+            np.testing.assert_allclose(actual[name], expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 # -- policy gradients ----------------------------------------------------------------------------------
@@ -161,35 +175,44 @@ def assert_same_updates(
     spaces: dict | None = None,
     make_batch=time_major_batch,
 ) -> None:
-    """Both backends start from the same variables (optimizer slots included) and, fed the same batches
-    (``make_batch(rng)``), give the same losses, per-item losses (``per_item`` of them, where given: the
+    """Every backend starts from the same variables (optimizer slots included) and, fed the same batches
+    (``make_batch(rng)``), gives the same losses, per-item losses (``per_item`` of them, where given: the
     last minibatch's) and metrics at every update and the same variables after."""
     agents = [
         Agent.from_spec({**spec, "backend": backend}, **(spaces or CARTPOLE_SPACES)) for backend in backends
     ]
-    reference, other = agents
+    reference, *others = agents
     initial = reference.executor.get_weights()
-    other.executor.set_weights(initial)
+    for other in others:
+        other.executor.set_weights(initial)
     rng = np.random.default_rng(11)
     for step in range(updates):
         batch = make_batch(rng)
         results = [agent.update(batch) for agent in agents]
         if per_item is not None:
             assert np.shape(results[0].loss_per_item) == (per_item,)
-        np.testing.assert_allclose(results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss {step}")
+        assert_same_results(results, step)
+    for other in others:
+        assert_same_variables(reference, other, initial)
+
+
+def assert_same_results(results: list, step: int) -> None:
+    """The first backend's update results (loss, per-item losses, metrics) agree with every other's."""
+    expected = results[0]
+    for result in results[1:]:
+        np.testing.assert_allclose(result.loss, expected.loss, rtol=1e-4, err_msg=f"loss {step}")
         np.testing.assert_allclose(
-            results[1].loss_per_item,
-            results[0].loss_per_item,
+            result.loss_per_item,
+            expected.loss_per_item,
             rtol=1e-4,
             atol=1e-5,
             err_msg=f"per-item losses {step}",
         )
-        assert results[1].metrics.keys() == results[0].metrics.keys()
-        for name, value in results[0].metrics.items():
+        assert result.metrics.keys() == expected.metrics.keys()
+        for name, value in expected.metrics.items():
             np.testing.assert_allclose(
-                results[1].metrics[name], value, rtol=1e-4, atol=1e-5, err_msg=f"{name} {step}"
+                result.metrics[name], value, rtol=1e-4, atol=1e-5, err_msg=f"{name} {step}"
             )
-    assert_same_variables(reference, other, initial)
 
 
 def assert_same_variables(reference: Agent, other: Agent, initial: dict[str, np.ndarray]) -> None:
@@ -202,13 +225,13 @@ def assert_same_variables(reference: Agent, other: Agent, initial: dict[str, np.
         np.testing.assert_allclose(actual[name], expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
 
 
-def test_ppo_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+def test_ppo_updates_give_the_same_losses_and_weights_on_every_backend(parity_backends):
     """A separate value network with its own optimizer; 6 minibatches of 16 steps per update, drawn in
-    the same order on both backends (the host RNG seeded from ``execution_spec.seed``)."""
+    the same order on every backend (the host RNG seeded from ``execution_spec.seed``)."""
     assert_same_updates(PPO_SPEC, parity_backends, per_item=16)
 
 
-def test_actor_critic_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+def test_actor_critic_updates_give_the_same_losses_and_weights_on_every_backend(parity_backends):
     """The value head shares the policy's network and optimizer; one step on the whole batch per update."""
     assert_same_updates(ACTOR_CRITIC_SPEC, parity_backends, per_item=64)
 
@@ -234,7 +257,7 @@ def recurrent_batch(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return batch
 
 
-def test_recurrent_ppo_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+def test_recurrent_ppo_updates_give_the_same_losses_and_weights_on_every_backend(parity_backends):
     """An LSTM policy learning on sequences (the value head shares it): values one step from the stored
     states, gradient steps on whole columns with resets where episodes start, and padding left out."""
     assert_same_updates(
@@ -252,20 +275,21 @@ R2D2_SPEC = {
     "burn_in": 2,
     "sequence_period": 2,
     "n_step": 2,
-    "memory_spec": {"type": "replay", "capacity": 1},  # the last sequence: both backends draw it alone
+    "memory_spec": {"type": "replay", "capacity": 1},  # the last sequence: every backend draws it alone
     "update_spec": {"batch_size": 1, "sync_interval": 1},
     "optimizer_spec": {"type": "adam", "learning_rate": 0.01},
     "execution_spec": {"seed": 4},
 }
 
 
-def test_r2d2_updates_give_the_same_losses_and_weights_on_both_backends(parity_backends):
+def test_r2d2_updates_give_the_same_losses_and_weights_on_every_backend(parity_backends):
     """Replayed sequences with a burn-in from a stored (non-zero) recurrent state, padding after the
     episode's end, rescaled n-step double-Q targets and sequence priorities, with target syncs."""
     agents = [Agent.from_spec({**R2D2_SPEC, "backend": b}, **CARTPOLE_SPACES) for b in parity_backends]
-    reference, other = agents
+    reference, *others = agents
     initial = reference.executor.get_weights()
-    other.executor.set_weights(initial)
+    for other in others:
+        other.executor.set_weights(initial)
     rng = np.random.default_rng(8)
     for step in range(6):
         length = int(rng.integers(5, 8))  # the last sequence, from step 4 or 6, holds 1 to 3 steps
@@ -282,16 +306,9 @@ def test_r2d2_updates_give_the_same_losses_and_weights_on_both_backends(parity_b
             for t in range(length):
                 row = {name: value[t] for name, value in records.items()}
                 agent.observe(**row, internals=((internals[0][0][t], internals[0][1][t]),))
-        results = [agent.update() for agent in agents]
-        np.testing.assert_allclose(results[1].loss, results[0].loss, rtol=1e-4, err_msg=f"loss {step}")
-        np.testing.assert_allclose(
-            results[1].loss_per_item,
-            results[0].loss_per_item,
-            rtol=1e-4,
-            atol=1e-5,
-            err_msg=f"priorities {step}",
-        )
-    assert_same_variables(reference, other, initial)
+        assert_same_results([agent.update() for agent in agents], step)
+    for other in others:
+        assert_same_variables(reference, other, initial)
 
 
 # -- deterministic policy gradients and SAC --------------------------------------------------------------
@@ -323,16 +340,16 @@ def transition_batch(rng: np.random.Generator, rows: int = 32) -> dict[str, np.n
 
 
 @pytest.mark.parametrize("spec", [DDPG_SPEC, TD3_SPEC], ids=["ddpg", "td3"])
-def test_deterministic_policy_gradient_updates_give_the_same_losses_and_weights_on_both_backends(
+def test_deterministic_policy_gradient_updates_give_the_same_losses_and_weights_on_every_backend(
     parity_backends, spec
 ):
-    """Critics, the policy (every second step for TD3) and soft target moves, on both backends alike."""
+    """Critics, the policy (every second step for TD3) and soft target moves, on every backend alike."""
     assert_same_updates(
         spec, parity_backends, per_item=32, updates=6, spaces=PENDULUM_SPACES, make_batch=transition_batch
     )
 
 
-@pytest.mark.parametrize("direction", ["torch-to-tf", "tf-to-torch"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
 def test_a_stored_sac_agent_acts_the_same_on_the_other_backend(parity_backends, direction, tmp_path):
     """A SAC agent after updates (policy, twin critics, targets, temperature) stored on one backend gives
     the same greedy actions, critic values and temperature on the other."""

@@ -587,7 +587,7 @@ class Builder:
 
         args = self._root_arguments(api, placeholder)
         gradient_calls = self.backend.gradient_calls
-        output = getattr(self.root, name)(*args.values())
+        output = self.backend.trace_build_call(lambda: getattr(self.root, name)(*args.values()))
         record = self.api_registry[name]
         record.output_spaces = self._used_space(output, f"the output of root API method {name!r}", name)
         record.needs_gradients = self.backend.gradient_calls > gradient_calls

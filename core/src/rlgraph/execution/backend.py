@@ -91,6 +91,12 @@ class Backend:
         placed = self.hook.place_graph_fn(function=function, device=device)
         return function if placed is None else placed
 
+    def trace_build_call(self, function: Any) -> Any:
+        """The outputs of one build dry run ``function()``, run abstractly where the backend can."""
+        if self.hook.trace_build_call.get_hookimpls():
+            return self.hook.trace_build_call(function=function)
+        return function()
+
     def compute_gradients(self, loss_fn: Any, variables: list[Any]) -> tuple[Any, Any, list[Any]]:
         """``(loss, extras, gradients)`` of ``loss_fn`` (which returns the scalar loss, or ``(loss, extras)``)."""
         self.gradient_calls += 1

@@ -24,7 +24,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 2)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 3)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -119,6 +119,18 @@ class BackendHooks:
         ``function`` and returns its results as NumPy (nested as returned). A static-graph
         backend compiles here (one compiled function per API method). ``device`` is the root's
         device: where converted inputs go (None: the backend's default).
+        """
+
+    @hookspec(firstresult=True)
+    def trace_build_call(self, function: Any) -> Any:
+        """Run one of the build's dry runs and return its outputs: ``function()`` calls a root API
+        method on placeholders (:meth:`placeholder_from_space`) as the build lets spaces flow.
+
+        The build needs only the outputs' shapes and dtypes (:meth:`describe_value`), whether an
+        output is one of the placeholders, and which graph functions asked for gradients; variable
+        values written meanwhile are reset after the build. So a backend may run it abstractly: a
+        compiled backend can trace it without executing an op (its outputs then stand for values it
+        never computes). Optional (added in plugin API 2.3): without it, the build calls ``function()``.
         """
 
     @hookspec(firstresult=True)

@@ -1,0 +1,1 @@
+"""RLgraph's JAX backend (entry point ``rlgraph.backends: jax``)."""
