@@ -1,20 +1,23 @@
-"""One agent definition, two backends: how fast does the same DQN act and learn on PyTorch and TensorFlow?
+"""One agent definition, every installed backend: how fast does the same DQN build, act and learn on
+PyTorch, TensorFlow and JAX?
 
 The agent is examples/dqn_cartpole.yaml's (2x128 relu, dueling, double Q) with a prioritized replay
 memory (alpha 0.6, beta 0.4, 50,000 records) and batch 64, built for CartPole's spaces on each
 backend from the same spec. Per backend, in the same process and one framework thread:
 
-* first calls: seconds of the first ``get_action`` and the first ``update`` (on TensorFlow these
-  trace the API methods into graphs);
+* build: seconds to build the agent (assembly, the dry runs that let spaces flow, compiling the API
+  methods where a backend compiles ahead);
+* first calls: seconds of the first ``get_action`` and the first ``update`` (TensorFlow traces the API
+  methods into graphs here, JAX traces and XLA-compiles them);
 * ``get_action`` calls per second at batch 1 to 256 (epsilon-greedy exploration on);
 * ``update()`` calls per second: each samples 64 records from the prioritized memory (segment-tree
   sampling), computes the double-Q loss with importance weights, steps Adam and writes the new
   priorities back; the memory holds 10,000 transitions observed before.
 
-The last column is TensorFlow's rate over PyTorch's. Medians of several repetitions, backends
-alternating.
+The last columns are each backend's rate over PyTorch's (for times: PyTorch's time over its).
+Medians of several repetitions, backends alternating.
 
-Run: ``python benchmarks/bench_backends.py`` (about a minute); ``--quick``.
+Run: ``python benchmarks/bench_backends.py`` (about two minutes); ``--quick``; ``--backends torch,jax``.
 """
 
 from __future__ import annotations
@@ -34,18 +37,16 @@ import yaml
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dqn_cartpole.yaml"
-BACKENDS = ("torch", "tf")
 BATCH_SIZES = (1, 8, 64, 256)
 OBSERVED = 10_000
 
 
-def single_thread() -> None:
-    import tensorflow as tf
-    import torch
+def single_thread(backends: list[str]) -> None:
+    """One framework thread on every backend (before any of them starts its runtime)."""
+    from rlgraph.execution.backend import load_backend
 
-    torch.set_num_threads(1)
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    for backend in backends:
+        load_backend(backend).configure_threads(1, 1)
 
 
 def make_agent(backend: str) -> Any:
@@ -104,23 +105,30 @@ def alternate(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, f
 
 
 def main() -> int:
+    from rlgraph.config import installed_backends
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repetitions")
+    parser.add_argument("--backends", default=",".join(installed_backends()), help="comma-separated")
     args = parser.parse_args()
+    backends = args.backends.split(",")
     calls, updates, repeats = (300, 100, 3) if args.quick else (2000, 500, 5)
-    single_thread()
+    single_thread(backends)
 
-    agents = {backend: make_agent(backend) for backend in BACKENDS}
+    agents, times = {}, {}
+    for backend in backends:
+        start = time.perf_counter()
+        agents[backend] = make_agent(backend)
+        times[backend] = {"build": time.perf_counter() - start}
     states = {
         size: np.random.default_rng(size).normal(size=(size, 4)).astype(np.float32) for size in BATCH_SIZES
     }
-    first: dict[str, dict[str, float]] = {}
     for backend, agent in agents.items():
         fill(agent)
-        first[backend] = {
-            "get_action": first_call_seconds(lambda agent=agent: agent.get_action(states[1])),
-            "update": first_call_seconds(agent.update),
-        }
+        times[backend]["first get_action"] = first_call_seconds(
+            lambda agent=agent: agent.get_action(states[1])
+        )
+        times[backend]["first update"] = first_call_seconds(agent.update)
 
     rows = []
     for size in BATCH_SIZES:
@@ -130,24 +138,24 @@ def main() -> int:
         }
         for run in runs.values():
             run()  # warm-up (a new batch size may trace once more on some backends)
-        rows.append((f"get_action, batch {size}", "calls/s", alternate(runs, repeats)))
+        rows.append((f"get_action, batch {size}", alternate(runs, repeats)))
     update_runs = {backend: rate(agent.update, updates) for backend, agent in agents.items()}
     for run in update_runs.values():
         run()
-    rows.append(("update(), PER batch 64", "calls/s", alternate(update_runs, repeats)))
+    rows.append(("update(), PER batch 64", alternate(update_runs, repeats)))
 
-    print(f"{'measure':<26} {'unit':<8} {'torch':>10} {'tf':>10} {'tf / torch':>10}")
-    for label in ("get_action", "update"):
-        values = {backend: first[backend][label] * 1e3 for backend in BACKENDS}
-        print(
-            f"{'first ' + label:<26} {'ms':<8} {values['torch']:>10,.1f} {values['tf']:>10,.1f} "
-            f"{values['tf'] / values['torch']:>10.2f}"
-        )
-    for label, unit, values in rows:
-        print(
-            f"{label:<26} {unit:<8} {values['torch']:>10,.0f} {values['tf']:>10,.0f} "
-            f"{values['tf'] / values['torch']:>10.2f}"
-        )
+    reference, others = backends[0], backends[1:]
+    header = f"{'measure':<26} {'unit':<8}" + "".join(f" {b:>10}" for b in backends)
+    print(header + "".join(f" {f'{b} / {reference}':>13}" for b in others))
+    for label in ("build", "first get_action", "first update"):
+        values = {backend: times[backend][label] * 1e3 for backend in backends}
+        cells = "".join(f" {values[b]:>10,.1f}" for b in backends)
+        ratios = "".join(f" {values[reference] / values[b]:>13.2f}" for b in others)
+        print(f"{label:<26} {'ms':<8}{cells}{ratios}")
+    for label, values in rows:
+        cells = "".join(f" {values[b]:>10,.0f}" for b in backends)
+        ratios = "".join(f" {values[b] / values[reference]:>13.2f}" for b in others)
+        print(f"{label:<26} {'calls/s':<8}{cells}{ratios}")
     for agent in agents.values():
         agent.terminate()
     return 0

@@ -168,9 +168,9 @@ class _OutputLayout:
         ]
 
     def unpack(self, results: list[Any], inputs: list[Any]) -> Any:
-        returned = iter(results)
+        returned = iter(jax.device_get(results))  # one transfer for all outputs
         leaves = [
-            np.asarray(next(returned))
+            next(returned)
             if kind == "array"
             else np.asarray(inputs[where])
             if kind == "input"
