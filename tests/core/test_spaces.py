@@ -480,3 +480,13 @@ def test_as_arrays_follows_the_space_not_the_python_types():
     assert converted["a"].shape == (2,) and isinstance(converted["b"], tuple)
     assert converted["b"][0].shape == () and converted["b"][1].shape == (2,)
     assert space.as_arrays({"a": [1.0, 2.0], "z": 3})["z"] == 3  # unknown entries are left to the input check
+
+
+def test_map_leaf_values_nests_results_as_the_space_s_values():
+    space = Dict(a=FloatBox(shape=(2,)), b=Tuple(IntBox(3, dtype="int64"), BoolBox()))
+    shapes = space.map_leaf_values(lambda leaf: (leaf.shape, leaf.dtype))
+    assert shapes == {
+        "a": ((2,), np.dtype("float32")),
+        "b": (((), np.dtype("int64")), ((), np.dtype("bool"))),
+    }
+    assert FloatBox(shape=(3,)).map_leaf_values(lambda leaf: leaf.shape) == (3,)

@@ -134,19 +134,15 @@ def _device_of(value: Any) -> Any:
 
 @hookimpl
 def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    from rlgraph.spaces import ContainerSpace, Dict
-
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
-        return values if isinstance(space, Dict) else tuple(values.values())
-    sizes = space.rank_sizes(batch_size, time_size)
-    sample = np.asarray(space.sample(sizes or None), dtype=space.dtype)
-    if sample.dtype.kind in "USO":
-        return sample  # text stays NumPy: JAX arrays hold numbers only
-    value = jnp.asarray(sample)
     target = resolve_device(device)
-    return value if target is None else jax.device_put(value, target)
+
+    def leaf(space: Any) -> Any:
+        sample = np.asarray(space.sample(space.rank_sizes(batch_size, time_size) or None), dtype=space.dtype)
+        if sample.dtype.kind in "USO":
+            return sample  # text stays NumPy: JAX arrays hold numbers only
+        return jax.device_put(sample, target)
+
+    return space.map_leaf_values(leaf)
 
 
 @hookimpl

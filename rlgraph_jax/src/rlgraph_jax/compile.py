@@ -170,11 +170,7 @@ class _OutputLayout:
     def unpack(self, results: list[Any], inputs: list[Any]) -> Any:
         returned = iter(jax.device_get(results))  # one transfer for all outputs
         leaves = [
-            next(returned)
-            if kind == "array"
-            else np.asarray(inputs[where])
-            if kind == "input"
-            else where
+            next(returned) if kind == "array" else np.asarray(inputs[where]) if kind == "input" else where
             for kind, where in self.sources
         ]
         return _unflatten(self.structure, iter(leaves))

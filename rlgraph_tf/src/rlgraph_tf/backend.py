@@ -73,15 +73,12 @@ def assign_variables(variables: dict[str, tf.Variable], values: dict[str, Any]) 
 
 @hookimpl
 def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    from rlgraph.spaces import ContainerSpace, Dict
+    def leaf(space: Any) -> Any:
+        sample = space.sample(space.rank_sizes(batch_size, time_size) or None)
+        return tf.constant(sample, dtype=tf_dtype(space.dtype))
 
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
-        return values if isinstance(space, Dict) else tuple(values.values())
-    sizes = space.rank_sizes(batch_size, time_size)
     with _on(device):
-        return tf.constant(space.sample(sizes or None), dtype=tf_dtype(space.dtype))
+        return space.map_leaf_values(leaf)
 
 
 @hookimpl

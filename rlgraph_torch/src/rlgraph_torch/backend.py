@@ -59,14 +59,12 @@ def assign_variables(variables: dict[str, torch.Tensor], values: dict[str, Any])
 
 @hookimpl
 def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    from rlgraph.spaces import ContainerSpace, Dict
+    target = devices.resolve(device)
 
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        values = {key: placeholder_from_space(space[key], batch_size, time_size, device) for key in keys}
-        return values if isinstance(space, Dict) else tuple(values.values())
-    sizes = space.rank_sizes(batch_size, time_size)
-    return converter_for(space, devices.resolve(device))(space.sample(sizes or None))
+    def leaf(space: Any) -> Any:
+        return converter_for(space, target)(space.sample(space.rank_sizes(batch_size, time_size) or None))
+
+    return space.map_leaf_values(leaf)
 
 
 @hookimpl

@@ -104,6 +104,9 @@ class ContainerSpace(Space):
             return tuple(children[i].as_arrays(v) if i in children else v for i, v in enumerate(value))
         return value  # not this space's structure: the input check says so
 
+    def map_leaf_values(self, fn: Callable[[Space], Any]) -> Any:
+        return self._over_children(lambda child: child.map_leaf_values(fn))
+
     def map(self, fn: Callable[[Space], Space]) -> Space:
         return self._from_children(
             {key: child.map(fn) for key, child in self._children.items()}, self._ranks()

@@ -260,6 +260,10 @@ class Space(abc.ABC):
         """A space with ``fn`` applied to every leaf space."""
         return fn(self)
 
+    def map_leaf_values(self, fn: Callable[[Space], Any]) -> Any:
+        """``fn(leaf)`` for every leaf space, nested as this space's values are (dicts, tuples)."""
+        return fn(self)
+
     @functools.cached_property
     def first_leaf_rank(self) -> int:
         """The rank of one value of the first leaf (no batch or time rank): what tells one value of
