@@ -9,7 +9,7 @@ import pytest
 from rlgraph import plugins
 
 INSTALLED = set(plugins.names("rlgraph.backends"))
-FORMATS = {"torchscript": "torch", "onnx": "torch", "savedmodel": "tf"}
+FORMATS = {"torchscript": "torch", "onnx": "torch", "savedmodel": "tf", "stablehlo": "jax"}
 
 
 def load_exported(path, format):
@@ -24,6 +24,12 @@ def load_exported(path, format):
 
         session = onnxruntime.InferenceSession(str(path))
         return lambda states: session.run(None, {"states": states})[0]
+    if format == "stablehlo":
+        import jax
+        import numpy as np
+
+        program = jax.export.deserialize(bytearray(path.read_bytes()))
+        return lambda states: np.asarray(program.call(states))
     import tensorflow as tf
 
     program = tf.saved_model.load(str(path))

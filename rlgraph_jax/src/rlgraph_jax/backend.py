@@ -37,6 +37,7 @@ import numpy as np
 
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod
+from rlgraph_jax.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_jax.ops import create_ops as ops_for_graph
 from rlgraph_jax.optimizers import JaxOptimizer
 from rlgraph_jax.variables import Variable, tracking

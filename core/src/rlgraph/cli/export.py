@@ -11,12 +11,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Write the greedy policy of a run folder's checkpoint (the best, else the newest) as a program "
         "that runs without RLgraph: preprocessed states in, greedy actions out, any batch size. "
-        "torchscript and onnx need rlgraph-torch (onnx: 'rlgraph-torch[onnx]'), savedmodel rlgraph-tf; "
+        "torchscript and onnx need rlgraph-torch (onnx: 'rlgraph-torch[onnx]'), savedmodel rlgraph-tf, "
+        "stablehlo rlgraph-jax; "
         "the checkpoint may come from any backend."
     )
     parser.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
     parser.add_argument(
-        "--format", required=True, metavar="FORMAT", help="torchscript, onnx or savedmodel (or a plugin's)"
+        "--format",
+        required=True,
+        metavar="FORMAT",
+        help="torchscript, onnx, savedmodel or stablehlo (or a plugin's)",
     )
     parser.add_argument(
         "--out", metavar="PATH", type=Path, help="where to write (default: RUN_FOLDER/export/)"

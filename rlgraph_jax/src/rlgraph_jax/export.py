@@ -1,0 +1,44 @@
+"""Deployable policies from the JAX backend: serialized ``jax.export`` programs (StableHLO) that run
+without RLgraph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph_jax.variables import tracking
+
+FORMATS = {"stablehlo": "jax.export.deserialize(open(path, 'rb').read()).call(states)"}
+
+
+@hookimpl
+def export_formats() -> dict[str, str]:
+    """The formats this backend exports, with how each is loaded."""
+    return FORMATS
+
+
+@hookimpl
+def export_policy(
+    policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
+) -> Path:
+    """Write ``policy`` as a serialized ``jax.export.Exported``: states of any batch size (a symbolic
+    first dimension) to greedy actions, the variables' current values held as constants."""
+    example = np.asarray(example_states)
+    batch = jax.export.symbolic_shape("batch")[0]
+    states = jax.ShapeDtypeStruct((batch, *example.shape[1:]), example.dtype)
+
+    def serve(states: Any) -> Any:
+        with tracking() as access:  # a greedy policy changes no state; whatever it writes is put back
+            try:
+                return policy(states)
+            finally:
+                access.restore()
+
+    exported = jax.export.export(jax.jit(serve))(states)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(exported.serialize())
+    return path
