@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ def load_exported(path, format):
         import jax
         import numpy as np
 
-        program = jax.export.deserialize(bytearray(path.read_bytes()))
+        program = jax.export.deserialize(bytearray(Path(path).read_bytes()))
         return lambda states: np.asarray(program.call(states))
     import tensorflow as tf
 

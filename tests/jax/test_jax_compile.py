@@ -15,7 +15,7 @@ from backend_components import X_SPACE, Affine
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 
 
@@ -148,4 +148,3 @@ def test_an_unknown_device_is_a_clear_error():
 
     with pytest.raises(RuntimeError, match="JAX has no such device"):
         resolve_device("cuda:3")
-    assert IntBox(2)  # spaces import alongside

@@ -46,16 +46,20 @@ def _a(value: Any) -> Any:
 
 
 def constant(value: Any, dtype: Any = None) -> Array:
-    """``value`` as an array; without ``dtype``, Python floats become float32 and Python ints int64."""
+    """``value`` as an array; without ``dtype``, Python floats become float32 and Python ints int64.
+
+    A constant of Python or NumPy data is a concrete array even inside a trace: components may keep
+    constants they make in ``create_variables`` (which runs inside the build's abstract trace)."""
     value = unwrap(value)
-    if dtype is not None:
-        return jnp.asarray(value, dtype=jax_dtype(dtype))
     if isinstance(value, Array | jax.core.Tracer):
-        return value
-    array = np.asarray(value)
-    if array.dtype == np.float64 and not isinstance(value, np.ndarray | np.generic):
+        return value if dtype is None else value.astype(jax_dtype(dtype))
+    if isinstance(value, list | tuple) and any(isinstance(unwrap(v), Array | jax.core.Tracer) for v in value):
+        return jnp.asarray([unwrap(v) for v in value], dtype=None if dtype is None else jax_dtype(dtype))
+    array = np.asarray(value) if dtype is None else np.asarray(value, dtype=jax_dtype(dtype))
+    if dtype is None and array.dtype == np.float64 and not isinstance(value, np.ndarray | np.generic):
         array = array.astype(np.float32)
-    return jnp.asarray(array)
+    with jax.ensure_compile_time_eval():
+        return jax.device_put(array)
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

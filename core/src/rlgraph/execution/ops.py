@@ -142,7 +142,9 @@ OPS: dict[str, str] = {
         "for each i, fused where the backend can (weight 1 copies: target networks); returns None"
     ),
     "scatter_update": (
-        "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0; returns None"
+        "scatter_update(variable, indices, updates): variable[indices] = updates along axis 0; returns None. "
+        "Give unique indices: where one repeats, a backend may keep any of its updates (NumPy, PyTorch on "
+        "the CPU and JAX keep the last)"
     ),
     "read": (
         "read(variable): a snapshot of the variable's current value (later writes do not change it); "
