@@ -17,7 +17,6 @@ arrays instead (state still in the boxes), with a warning naming it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -92,7 +91,7 @@ class _Program:
             return to_numpy(self._run(tensors))
         for variable, value in zip(self.written, new_state):
             variable._value = value
-        return self.layout.unpack(leaves, jax.tree_util.tree_leaves(tensors))
+        return self.layout.unpack(leaves, tensors)
 
     def _run(self, tensors: list[Any]) -> Any:
         args = dict(self.constants)
@@ -156,19 +155,23 @@ class _OutputLayout:
     def __init__(self) -> None:
         self.structure: Any = None
         self.sources: list[tuple[str, Any]] = []
+        self.passes_inputs = False
 
     def trace(self, outputs: Any, inputs: list[Any]) -> list[Any]:
         leaves = _flatten(outputs)
         self.structure = outputs
         self.sources = [_source(leaf, inputs) for leaf in leaves]
+        self.passes_inputs = any(kind == "input" for kind, _ in self.sources)
         return [
             leaf.value if type(leaf) is Variable else leaf
             for leaf, (kind, _) in zip(leaves, self.sources)
             if kind == "array"
         ]
 
-    def unpack(self, results: list[Any], inputs: list[Any]) -> Any:
+    def unpack(self, results: list[Any], tensors: list[Any]) -> Any:
+        """The outputs as NumPy: ``results`` of the program, ``tensors`` the inputs given to it."""
         returned = iter(jax.device_get(results))  # one transfer for all outputs
+        inputs = jax.tree_util.tree_leaves(tensors) if self.passes_inputs else ()
         leaves = [
             next(returned) if kind == "array" else np.asarray(inputs[where]) if kind == "input" else where
             for kind, where in self.sources
@@ -235,6 +238,3 @@ def to_numpy(value: Any) -> Any:
         items = [to_numpy(item) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
-
-
-Converter = Callable[[Any], Any]

@@ -37,11 +37,6 @@ def jax_dtype(dtype: Any) -> np.dtype:
 def _a(value: Any) -> Any:
     """An array for ``value``: a variable's current value, arrays unchanged, Python and NumPy values
     converted (Python floats to float32, as the other backends make them)."""
-    value = unwrap(value)
-    if isinstance(value, Array | jax.core.Tracer):
-        return value
-    if isinstance(value, list | tuple) and any(isinstance(unwrap(v), Array | jax.core.Tracer) for v in value):
-        return jnp.stack([_a(v) for v in value])
     return constant(value)
 
 
@@ -68,7 +63,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def _axes(x: Array, axis: Any) -> Any:
+def _axes(axis: Any) -> Any:
     return tuple(axis) if isinstance(axis, list) else axis
 
 
@@ -173,7 +168,7 @@ def argsort(x: Any, axis: int = -1, descending: bool = False) -> Array:
 def _reduce(function: Any, name: str) -> Any:
     def op(x: Any, axis: Any = None, keepdims: bool = False) -> Array:
         x = _a(x)
-        return function(x, axis=_axes(x, axis), keepdims=keepdims)
+        return function(x, axis=_axes(axis), keepdims=keepdims)
 
     op.__name__ = name
     return op
@@ -182,7 +177,7 @@ def _reduce(function: Any, name: str) -> Any:
 def _any_all(function: Any, name: str) -> Any:
     def op(x: Any, axis: Any = None) -> Array:
         x = _a(x)
-        return function(x, axis=_axes(x, axis))
+        return function(x, axis=_axes(axis))
 
     op.__name__ = name
     return op
@@ -251,11 +246,7 @@ def exp(x: Any) -> Any:
     x = unwrap(x)
     if type(x) in _NUMBERS and x < 700.0:  # math.exp overflows above ~709
         return math.exp(x)
-    return jnp.exp(_a(x) if not type(x) in _NUMBERS else constant(x, "float32"))
-
-
-def sqrt(x: Any) -> Array:
-    return jnp.sqrt(_a(x) if type(unwrap(x)) not in _NUMBERS else constant(unwrap(x), "float32"))
+    return _unary(jnp.exp)(x)
 
 
 # -- linear algebra and images ----------------------------------------------------------------------
@@ -352,11 +343,8 @@ def random_ops(key: Variable) -> dict[str, Any]:
     def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Array:
         low, high = unwrap(low), unwrap(high)
         values = jax.random.uniform(draw(), _shape(shape), jax_dtype(dtype))
-        return (
-            values * (high - low) + low
-            if (type(low), type(high), low, high) != (float, float, 0.0, 1.0)
-            else values
-        )
+        unit = type(low) is float and type(high) is float and (low, high) == (0.0, 1.0)
+        return values if unit else values * (high - low) + low
 
     def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Array:
         return jax.random.normal(draw(), _shape(shape), jax_dtype(dtype)) * unwrap(std) + unwrap(mean)
@@ -489,7 +477,7 @@ OPS = types.SimpleNamespace(
     exp=exp,
     log=_unary(jnp.log),
     log1p=_unary(jnp.log1p),
-    sqrt=sqrt,
+    sqrt=_unary(jnp.sqrt),
     square=_unary(jnp.square),
     pow=pow,
     sign=_unary(jnp.sign),

@@ -37,9 +37,6 @@ class Access:
         for key, value in self.originals.items():
             self.touched[key]._value = value
 
-    def variables(self) -> list[Variable]:
-        return list(self.touched.values())
-
 
 _active: list[Access] = []
 
@@ -148,7 +145,6 @@ for _name, _op in {
     "ne": operator.ne,
 }.items():
     setattr(Variable, f"__{_name}__", _binary(_op))
-Variable.__hash__ = lambda self: id(self)  # type: ignore[method-assign]  # __eq__ is elementwise
 Variable.__neg__ = lambda self: -self.value  # type: ignore[attr-defined]
 Variable.__abs__ = lambda self: abs(self.value)  # type: ignore[attr-defined]
 Variable.__invert__ = lambda self: ~self.value  # type: ignore[attr-defined]
