@@ -128,3 +128,24 @@ def test_the_ring_buffer_refuses_sequences(component_test):
         BuildError, match="'ring-buffer' stores single steps of episodes; terminals, values has a"
     ):
         component_test(RingBuffer(capacity=4), input_spaces={"records": space})
+
+
+@LAYOUTS
+@pytest.mark.parametrize(
+    "memory", [ReplayMemory(capacity=5), PrioritizedReplay(capacity=8), FIFOQueue(capacity=5)]
+)
+def test_get_records_declares_the_records_own_ranks(component_test, memory, time_major):
+    """Regression (found by the property tests): the build read ``(T, n, ...)`` time-major sequences as
+    batch-first, declaring the output ``FloatBox(shape=(1, 3))`` (T taken for the batch, the 1 record of
+    the build's runs for a feature); the memory now declares the records' space with its ranks."""
+    test = build(component_test, memory.copy(), time_major)
+    fifo = isinstance(memory, FIFOQueue)  # returns the records alone
+    declared = test.executor.api_registry["get_records"].output_spaces
+    declared = declared if fifo else declared["records"]
+    observations = declared["steps"]["observations"]
+    assert observations.shape == (3,) and observations.time_major == time_major
+    assert observations.add_batch_rank is True and observations.add_time_rank == STEPS
+    test.test(("insert_records", sequence_batch(3, STEPS, time_major, first_id=0, seed=1)))
+    records = test.test(("get_records", 2))
+    records = records if fifo else records["records"]
+    assert records["steps"]["observations"].shape == ((STEPS, 2, 3) if time_major else (2, STEPS, 3))

@@ -757,6 +757,11 @@ class Builder:
         for key, sub in space.items() if isinstance(space, Dict) else enumerate(space):
             self._remember_spaces(value[key], sub)
 
+    def declare_space(self, value: Any, space: Any) -> None:
+        """Record ``space`` for ``value`` (``Component.with_space``); its output leaves take it over a
+        derived one."""
+        self._remember_spaces(value, space)
+
     def _space_of(self, value: Any) -> Any:
         """The space of a (nested) build value: known for placeholders and graph function outputs."""
         if isinstance(value, dict):
@@ -803,7 +808,8 @@ class Builder:
             ) from None
         for leaf in nested.flatten(output):
             if isinstance(leaf, Twin):
-                space = self._derive_space(leaf, pairs, graph_fn.batched)
+                declared = self._spaces_by_id.get(id(leaf.values[0]))
+                space = declared[0] if declared else self._derive_space(leaf, pairs, graph_fn.batched)
                 if space is not None:
                     self._spaces_by_id[id(leaf)] = (space, leaf)
         return output

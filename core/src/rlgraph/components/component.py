@@ -228,6 +228,15 @@ class Component(Specifiable):
             builder.register_variable(global_name, variable, init, seconds)
         return variable
 
+    def with_space(self, value: Any, space: Any) -> Any:
+        """``value`` (a graph function's output, nested as ``space``), declared to have ``space``, ranks
+        included: for outputs whose ranks the build's two runs cannot tell apart (records replayed in their
+        own time-major layout). Returns ``value``; outside a build it costs a context lookup."""
+        builder = ACTIVE_BUILDER.get()
+        if builder is not None:
+            builder.declare_space(value, space)
+        return value
+
     def variables(self, trainable_only: bool = False) -> dict[str, Any]:
         """Global name -> backend variable for this component and its sub-components."""
         found: dict[str, Any] = {}

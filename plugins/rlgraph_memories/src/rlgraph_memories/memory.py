@@ -161,7 +161,11 @@ class Memory(Component):
     def _read(self, rows: Any) -> Any:
         """The records in storage ``rows``, nested like the inserted records (in their layout)."""
         gather = self.ops.gather
-        return nested.unflatten(self.storage, self._to_rows([gather(v, rows) for v in self._storage_leaves]))
+        records = nested.unflatten(
+            self.storage, self._to_rows([gather(v, rows) for v in self._storage_leaves])
+        )
+        # A time-major sequence comes back (T, n, ...): its ranks are the records' own, not batch-first.
+        return self.with_space(records, self.input_spaces["records"])
 
     def _to_rows(self, values: list[Any]) -> list[Any]:
         """Time-major leaves as batch-major rows, and back (the swap is its own inverse)."""
