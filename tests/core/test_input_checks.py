@@ -1,13 +1,17 @@
 """InputCheck: a signature that passed once passes at the cost of a lookup; a wrong input still fails
-with the same message, however many good calls came before."""
+with the same message, however many good calls came before. BoundsCheck: discrete inputs within their
+bounds, on every API call."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import rlgraph
+from rlgraph.components import Component
 from rlgraph.errors import APICallError
 from rlgraph.execution.checks import BoundsCheck, InputCheck
+from rlgraph.execution.executor import GraphExecutor
 from rlgraph.spaces import Dict, FloatBox, IntBox
 
 STATES = FloatBox(shape=(4,), add_batch_rank=True)
@@ -55,3 +59,25 @@ def test_bounds_checks_name_the_first_value_outside_a_discrete_space():
     with pytest.raises(APICallError, match=r"'actions/grid' holds 2 \(entry 1\)"):
         check("observe", "actions", {**fine, "grid": np.array([[3, 2], [0, 1]])})
     assert not BoundsCheck(FloatBox(shape=(2,)))  # nothing to check: it costs nothing
+
+
+class Embed(Component):
+    """Reads rows of a table by index: an index beyond the table would be a backend error."""
+
+    def create_variables(self, input_spaces, action_space=None):
+        self.table = self.get_variable("table", shape=(4, 2), initializer=1.0)
+
+    @rlgraph.graph_fn(api=True)
+    def lookup(self, indices):
+        return self.ops.gather(self.table, indices)
+
+
+def test_an_api_call_checks_discrete_inputs_against_their_bounds(rlgraph_backend):
+    """Regression (found by the property tests): an int beyond its IntBox reached the backend, whose
+    error (torch's one-hot: "Class values must be smaller than num_classes") named no input."""
+    executor = GraphExecutor(Embed(), {"indices": IntBox(4, add_batch_rank=True)}, backend=rlgraph_backend)
+    executor.build()
+    assert executor.execute("lookup", np.array([0, 3])).shape == (2, 2)
+    with pytest.raises(APICallError, match=r"lookup: 'indices' holds 4 \(entry 1\), outside IntBox"):
+        executor.execute("lookup", np.array([0, 4]))
+    executor.terminate()

@@ -47,7 +47,7 @@ def _decay_cases(name: str, make) -> list[ParityCase]:
         ParityCase(
             f"decay-{name}-batched-steps",
             make,
-            {"time_step": IntBox(0, 2 * (START + LENGTH), dtype=np.int64, **B)},
+            {"time_step": IntBox(0, STEPS[-1] + 1, dtype=np.int64, **B)},  # STEPS ends long after the decay
             [
                 ("decayed_value", (Sampled("time_step", batch_size=16),)),
                 ("decayed_value", (np.array(STEPS, np.int64),)),

@@ -16,7 +16,7 @@ from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, BuildError, NotApplicableError
 from rlgraph.execution import checkpoint
 from rlgraph.execution.backend import Backend, EventBus, load_backend
-from rlgraph.execution.checks import InputCheck
+from rlgraph.execution.checks import BoundsCheck, InputCheck
 from rlgraph.utils.naming import suggestion_text
 
 GRAPH_RANDOM = "graph/"
@@ -85,9 +85,7 @@ class GraphExecutor:
             self._functions[name] = self.backend.compile_api_method(
                 name, getattr(self.root, name), spaces, record.needs_gradients, self.root.device
             )
-            self._checks[name] = [
-                (i, p, InputCheck(s)) for i, (p, s) in enumerate(spaces.items()) if s is not None
-            ]
+            self._checks[name] = _input_checks(spaces)
         report.backend_seconds += time.perf_counter() - start
         report.build_seconds += time.perf_counter() - start
         self.builder = builder
@@ -289,6 +287,19 @@ class GraphExecutor:
         """Release what the executor holds."""
         self._functions.clear()
         self._chains.clear()
+
+
+def _input_checks(spaces: dict[str, Any]) -> list[tuple[int, str, Any]]:
+    """Per parameter with a space: its shape and dtype check, and where it has bounded int leaves (discrete
+    actions, categories) the bounds check, so that a backend never sees an index outside its range."""
+    checks: list[tuple[int, str, Any]] = []
+    for index, (param, space) in enumerate(spaces.items()):
+        if space is not None:
+            checks.append((index, param, InputCheck(space)))
+            bounds = BoundsCheck(space)
+            if bounds:
+                checks.append((index, param, bounds))
+    return checks
 
 
 class _Chain:
