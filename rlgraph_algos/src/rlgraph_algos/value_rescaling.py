@@ -19,8 +19,13 @@ def rescale(ops: Any, values: Any, epsilon: float) -> Any:
 
 
 def inverse_rescale(ops: Any, values: Any, epsilon: float) -> Any:
-    """``h^-1(x) = sign(x) (((sqrt(1 + 4 epsilon (|x| + 1 + epsilon)) - 1) / (2 epsilon))^2 - 1)``."""
-    root = (ops.sqrt(1.0 + 4.0 * epsilon * (ops.abs(values) + 1.0 + epsilon)) - 1.0) / (2.0 * epsilon)
+    """``h^-1(x) = sign(x) (((sqrt(1 + 4 epsilon (|x| + 1 + epsilon)) - 1) / (2 epsilon))^2 - 1)``.
+
+    The root is computed as ``2 (|x| + 1 + epsilon) / (sqrt(1 + 4 epsilon (|x| + 1 + epsilon)) + 1)``, the
+    same value without the cancellation of ``sqrt(1 + small) - 1``, which cost float32 about 1e-4 of it.
+    """
+    shifted = ops.abs(values) + 1.0 + epsilon
+    root = 2.0 * shifted / (ops.sqrt(1.0 + 4.0 * epsilon * shifted) + 1.0)
     return ops.sign(values) * (ops.square(root) - 1.0)
 
 
