@@ -91,6 +91,19 @@ def test_moving_standardize_uses_everything_seen_since_reset(component_test):
     test.test(("call", x), expected_outputs=(x - x.mean(axis=0)) / (x.std(axis=0) + 1e-6), decimals=4)
 
 
+def test_moving_standardize_gives_zero_for_a_constant_feature(component_test):
+    """Regression (found by the property tests: JAX gave -0.19 where PyTorch gave 0): six equal rows of
+    2.3619 had a float32 mean one rounding step off, a deviation that the division by a zero variance
+    (plus 1e-6) blew up. The statistics are float64 now; the output stays float32."""
+    space = FloatBox(shape=(3, 4), add_batch_rank=True, add_time_rank=True)
+    test = component_test(MovingStandardize(), input_spaces={"inputs": space})
+    for rows in (3, 1, 5):
+        out = test.test(("call", np.full((rows, 2, 3, 4), 2.3619, np.float32)))
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, 0.0)
+    assert test.variable_values("count").dtype == np.float64
+
+
 def test_moving_standardize_keeps_statistics_per_leaf_and_over_time_ranks(component_test):
     space = Dict(a=FloatBox(shape=(2,)), b=FloatBox(shape=()), add_batch_rank=True, add_time_rank=True)
     test = component_test(MovingStandardize(), input_spaces={"inputs": space})

@@ -146,7 +146,9 @@ class MovingStandardize(StatefulPreprocessor):
     variance. ``reset()`` forgets everything seen; ``reset(env_rows)`` (some environments restart)
     keeps it: the statistics are shared by all environments. Output: float32.
 
-    Variables per input leaf: ``count``, ``mean``, ``sum_squares`` (squared deviations from the mean).
+    Variables per input leaf: ``count``, ``mean``, ``sum_squares`` (squared deviations from the mean),
+    float64: a float32 count stops growing at 2**24 samples, and a float32 mean of equal values may miss
+    them by a rounding step, which the division by a zero variance (plus 1e-6) would blow up to ~0.2.
     """
 
     def __init__(self, scope: str = "moving-standardize", **kwargs: Any) -> None:
@@ -158,18 +160,18 @@ class MovingStandardize(StatefulPreprocessor):
     def create_leaf_variables(self, path: str, space: Space) -> Any:
         name = self.variable_name
         return (
-            self.get_variable(name(path, "count"), shape=(), trainable=False),
-            self.get_variable(name(path, "mean"), shape=space.shape, trainable=False),
-            self.get_variable(name(path, "sum_squares"), shape=space.shape, trainable=False),
+            self.get_variable(name(path, "count"), shape=(), dtype="float64", trainable=False),
+            self.get_variable(name(path, "mean"), shape=space.shape, dtype="float64", trainable=False),
+            self.get_variable(name(path, "sum_squares"), shape=space.shape, dtype="float64", trainable=False),
         )
 
     def preprocess_leaf(self, inputs: Any, space: Space, state: Any, env_rows: Any = None) -> Any:
         ops = self.ops
         count, mean, sum_squares = state
-        inputs = inputs if space.dtype == "float32" else ops.cast(inputs, "float32")
+        inputs = ops.cast(inputs, "float64")
         rows = ops.reshape(inputs, (-1, *space.shape))
         # Chan et al.'s parallel update: merge the batch's mean and squared deviations into the totals.
-        batch_count = ops.cast(ops.shape(rows)[0], "float32")
+        batch_count = ops.cast(ops.shape(rows)[0], "float64")
         batch_mean = ops.mean(rows, axis=0)
         batch_sum_squares = ops.sum(ops.square(rows - batch_mean), axis=0)
         old_count = ops.read(count)
@@ -182,7 +184,7 @@ class MovingStandardize(StatefulPreprocessor):
         )
         ops.assign(count, new_count)
         std = ops.sqrt(new_sum_squares / new_count)
-        return (inputs - new_mean) / (std + SMALL_NUMBER)
+        return ops.cast((inputs - new_mean) / (std + SMALL_NUMBER), "float32")
 
     def reset_leaf(self, space: Space, state: Any, env_rows: Any = None) -> None:
         if env_rows is not None:
