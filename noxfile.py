@@ -8,8 +8,9 @@ A session is one install set, named for it. The core's session installs nothing 
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
 session (``torch``, ``tf``, ``jax``) installing the core, the backend and the component and algorithm
 packages (and neither other backend), running their tests; ``parity`` installs all three backends and
-checks that every component and a stored agent give the same numbers on each; ``ray`` runs rlgraph-ray's executors on
-an embedded local Ray cluster (with PyTorch); ``install_order`` installs the README's
+checks that every component and a stored agent give the same numbers on each, and that every component
+keeps the generic properties (``rlgraph.testing.properties``) on each (``properties``: with many more
+examples); ``ray`` runs rlgraph-ray's executors on an embedded local Ray cluster (with PyTorch); ``install_order`` installs the README's
 set-up into fresh venvs, the two backends in either order, and trains to a first evaluation; ``docs``
 builds the documentation site with ``--strict``. Long learning runs are marked ``learning``: the backend sessions skip them (each learning
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
@@ -135,7 +136,8 @@ def run_backend_session(session: nox.Session, backend: str) -> None:
     install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
-    session.run("pytest", *tests, "-q", "-m", "not learning", *session.posargs, env=test_env(session))
+    marks = "not learning and not properties"  # the parity session checks the properties on every backend
+    session.run("pytest", *tests, "-q", "-m", marks, *session.posargs, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -156,11 +158,26 @@ def jax(session: nox.Session) -> None:
     run_backend_session(session, "jax")
 
 
+ALL_BACKEND_PACKAGES = ("./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_PACKAGES)
+
+
 @nox.session(python=PYTHON)
 def parity(session: nox.Session) -> None:
-    """All three backends: every component's outputs agree between them; models move across them."""
-    install_local(session, "./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_PACKAGES)
-    session.run("pytest", "tests/parity", "-q", *session.posargs, env=test_env(session))
+    """All three backends: every component's outputs agree between them; models move across them; every
+    component keeps the generic properties on each (the derandomized ``ci`` profile: 4 examples a case)."""
+    install_local(session, *ALL_BACKEND_PACKAGES)
+    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci")
+    session.run("pytest", "tests/parity", "-q", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def properties(session: nox.Session) -> None:
+    """The generic properties of every component on all three backends with the ``deep`` profile (100
+    fresh examples a case, batch sizes 1-16): long, not part of the default sessions."""
+    install_local(session, *ALL_BACKEND_PACKAGES)
+    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
+    tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")
+    session.run("pytest", *tests, "-q", *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)

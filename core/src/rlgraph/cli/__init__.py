@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "components": ("rlgraph.cli.components_cmd", "list installed components, or one's keys"),
     "graph": ("rlgraph.cli.graph", "write an agent's component graph"),
     "new-plugin": ("rlgraph.cli.new_plugin", "create a new plugin distribution from a template"),
+    "certify": ("rlgraph.cli.certify", "check every property of a plugin's components on every backend"),
 }
 
 

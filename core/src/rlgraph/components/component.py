@@ -7,7 +7,7 @@ import functools
 import time
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -32,6 +32,9 @@ class Component(Specifiable):
     """
 
     __rlgraph_group__ = "rlgraph.components"
+    #: Generic properties (``rlgraph.testing.properties``) that do not apply to this component, with the
+    #: reason: ``{"property": reason}`` or ``{"api_method:property": reason}``; docs/properties.md lists them.
+    property_exemptions: ClassVar[dict[str, str]] = {}
 
     def __init__(self, scope: str = "component", device: str | None = None) -> None:
         if not scope or "/" in scope:

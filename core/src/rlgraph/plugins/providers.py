@@ -79,6 +79,11 @@ KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
     "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
     "rlgraph.environments": {},
     "rlgraph.sweep_launchers": _table(_RAY, ("ray_tune",)),
+    "rlgraph.test_cases": {
+        **_table(_MEMORIES, ("rlgraph_memories",)),
+        **_table(_NETWORKS, ("rlgraph_networks",)),
+        **_table(_ALGOS, ("rlgraph_algos",)),
+    },
 }
 
 #: Class names users import from RLgraph -> (group, plugin name, distribution).

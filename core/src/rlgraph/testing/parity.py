@@ -66,6 +66,8 @@ class ParityCase:
             for components that only work inside another (an optimizer needs a model and a loss, a
             synchronizer a source and a target): a wrapper built by ``make`` that runs them names
             their classes here, and :func:`components_without_parity_case` counts them as covered.
+        exemptions: Properties (:mod:`rlgraph.testing.properties`) that do not apply to this case, with
+            the reason: ``{"property": reason}`` or ``{"api_method:property": reason}``.
     """
 
     id: str
@@ -75,6 +77,7 @@ class ParityCase:
     action_space: Any = None
     compare_variables: bool = True
     covers: tuple[type, ...] = ()
+    exemptions: dict[str, str] = attrs.field(factory=dict)
 
 
 def check_parity(
@@ -89,33 +92,49 @@ def check_parity(
     """Assert that ``case`` gives the same outputs and variables on every backend in ``backends``."""
     if len(backends) < 2:
         raise ValueError(f"parity needs at least two backends, got {list(backends)}")
-    executors = [_build(case, backend, seed) for backend in backends]
+    executors = {backend: _build(case, backend, seed) for backend in backends}
     try:
-        weights = executors[0].get_weights()
-        for executor in executors[1:]:
+        weights = executors[backends[0]].get_weights()
+        for executor in list(executors.values())[1:]:
             executor.set_weights(weights)
-        inputs = _Inputs(case.input_spaces, batch_size, time_size, seed)
-        for number, call in enumerate(_calls(case)):
-            args = tuple(inputs.value(arg) for arg in call.args)
-            outputs = [executor.execute(call.method, *args) for executor in executors]
-            where = f"{case.id}: call {number} {call.method}"
-            for backend, output in zip(backends[1:], outputs[1:]):
-                label = f"{where} ({backends[0]} vs {backend})"
-                if call.random:
-                    assert_same_structure(outputs[0], output, label)
-                else:
-                    assert_close(outputs[0], output, label, rtol, atol)
-            if call.check is not None:
-                for output in outputs:
-                    call.check(output, args)
-        if case.compare_variables:
-            reference = executors[0].get_weights()
-            for backend, executor in zip(backends[1:], executors[1:]):
-                label = f"{case.id}: variables after the calls ({backends[0]} vs {backend})"
-                assert_close(reference, executor.get_weights(), label, rtol, atol)
+        run_parity_calls(case, executors, batch_size, time_size, seed, rtol, atol)
     finally:
-        for executor in executors:
+        for executor in executors.values():
             executor.terminate()
+
+
+def run_parity_calls(
+    case: ParityCase,
+    executors: dict[str, GraphExecutor],
+    batch_size: int = 5,
+    time_size: int = 3,
+    seed: int = 0,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+) -> None:
+    """Run ``case``'s calls on built ``executors`` (backend -> executor, holding the same weights; the
+    first is the reference) with inputs sampled once, and assert that the outputs, the case's checks and
+    the variables afterwards agree."""
+    backends = list(executors)
+    inputs = _Inputs(case.input_spaces, batch_size, time_size, seed)
+    for number, call in enumerate(_calls(case)):
+        args = tuple(inputs.value(arg) for arg in call.args)
+        outputs = [executor.execute(call.method, *args) for executor in executors.values()]
+        where = f"{case.id}: call {number} {call.method}"
+        for backend, output in zip(backends[1:], outputs[1:]):
+            label = f"{where} ({backends[0]} vs {backend})"
+            if call.random:
+                assert_same_structure(outputs[0], output, label)
+            else:
+                assert_close(outputs[0], output, label, rtol, atol)
+        if call.check is not None:
+            for output in outputs:
+                call.check(output, args)
+    if case.compare_variables:
+        reference = executors[backends[0]].get_weights()
+        for backend in backends[1:]:
+            label = f"{case.id}: variables after the calls ({backends[0]} vs {backend})"
+            assert_close(reference, executors[backend].get_weights(), label, rtol, atol)
 
 
 def assert_close(expected: Any, actual: Any, label: str, rtol: float = RTOL, atol: float = ATOL) -> None:

@@ -5,6 +5,11 @@
   the core's NumPy reference backend.
 * ``component_test``: a factory ``component_test(component, input_spaces=..., ...)`` that
   builds a :class:`~rlgraph.testing.ComponentTest` on ``rlgraph_backend`` and cleans it up.
+* ``rlgraph_properties``: a function ``rlgraph_properties(case)`` that checks every generic property
+  (:mod:`rlgraph.testing.properties`) of a :class:`~rlgraph.testing.ParityCase` on all the selected
+  backends at once (the first is the reference), with the Hypothesis profile of
+  ``--rlgraph-properties-profile`` (or ``$RLGRAPH_PROPERTIES_PROFILE``; ``ci``, ``default``, ``deep``).
+  Needs Hypothesis (``pip install "rlgraph[test]"``).
 * ``rlgraph_home``: points ``RLGRAPH_HOME`` at a temporary folder for the test.
 """
 
@@ -24,11 +29,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="Backend(s) the rlgraph_backend fixture runs tests on (default: every installed one).",
     )
+    parser.addoption(
+        "--rlgraph-properties-profile",
+        default=None,
+        help="Hypothesis profile of the rlgraph_properties fixture: ci, default or deep.",
+    )
 
 
 def selected_backends(config: pytest.Config) -> list[str]:
-    """The backends ``rlgraph_backend`` runs on: chosen, else installed, else the NumPy reference."""
-    from rlgraph import plugins
+    """The backends ``rlgraph_backend`` runs on: chosen, else installed (in the default order: the first is
+    the reference of ``rlgraph_properties``), else the NumPy reference."""
+    from rlgraph.config import installed_backends
     from rlgraph.testing import numpy_backend
 
     chosen = list(config.getoption("--rlgraph-backend") or [])
@@ -36,7 +47,7 @@ def selected_backends(config: pytest.Config) -> list[str]:
         name.strip() for name in os.environ.get("RLGRAPH_TEST_BACKENDS", "").split(",") if name.strip()
     ]
     if not chosen:
-        chosen = [name for name in plugins.names("rlgraph.backends") if name != numpy_backend.NAME]
+        chosen = [name for name in installed_backends() if name != numpy_backend.NAME]
     return chosen or [numpy_backend.NAME]
 
 
@@ -85,6 +96,22 @@ def component_test(rlgraph_backend: str) -> Iterator[Callable[..., Any]]:
     yield make
     for test in made:
         test.terminate()
+
+
+@pytest.fixture
+def rlgraph_properties(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    from rlgraph.testing import numpy_backend
+    from rlgraph.testing.properties import check_properties, registered_numpy_reference
+
+    backends = selected_backends(request.config)
+    profile = request.config.getoption("--rlgraph-properties-profile")
+
+    def check(case: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("profile", profile)
+        return check_properties(case, backends, **kwargs)
+
+    with registered_numpy_reference(numpy_backend.NAME in backends):
+        yield check
 
 
 @pytest.fixture

@@ -157,10 +157,22 @@ class Optimizer(Component):
         self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
 
 
+#: Why the agreement on drawn inputs does not apply to the optimizers (their parity cases' own inputs
+#: still agree to 1e-5).
+STEPS_AMPLIFY_ROUNDING = {
+    "backend_agreement": (
+        "a few steps on drawn edge inputs amplify the backends' rounding differences: inputs of magnitude 10 "
+        "make the cases' learning rates unstable (the iterates diverge), and an adaptive step divides a "
+        "gradient entry that is exactly 0 on one backend and 1e-9 on another by its own magnitude"
+    )
+}
+
+
 class Adam(Optimizer):
     """Adam (Kingma and Ba, 2015)."""
 
     kind = "adam"
+    property_exemptions = STEPS_AMPLIFY_ROUNDING
 
     def __init__(
         self,
@@ -179,6 +191,7 @@ class SGD(Optimizer):
     """Stochastic gradient descent, with optional (Nesterov) momentum."""
 
     kind = "sgd"
+    property_exemptions = STEPS_AMPLIFY_ROUNDING
 
     def __init__(
         self,
@@ -196,6 +209,7 @@ class RMSProp(Optimizer):
     """RMSProp: gradients divided by a running root mean square (optionally centered, with momentum)."""
 
     kind = "rmsprop"
+    property_exemptions = STEPS_AMPLIFY_ROUNDING
 
     def __init__(
         self,
@@ -215,6 +229,7 @@ class Adagrad(Optimizer):
     """Adagrad: gradients divided by the root of their accumulated squares."""
 
     kind = "adagrad"
+    property_exemptions = STEPS_AMPLIFY_ROUNDING
 
     def __init__(
         self,

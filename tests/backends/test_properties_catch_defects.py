@@ -1,0 +1,130 @@
+"""The generic properties catch broken components: three throwaway components, each with one deliberate
+defect, each caught with the component, the API method and the minimal input Hypothesis found; and
+``rlgraph certify`` reports them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlgraph
+from rlgraph import plugins
+from rlgraph.cli import main
+from rlgraph.components import Component
+from rlgraph.spaces import FloatBox
+from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph.testing.properties import PropertyFailure, check_properties
+
+X = Sampled("inputs")
+
+
+class SqueezesSingleRows(Component):
+    """Doubles its input, but a batch of one loses its batch axis (a stray squeeze)."""
+
+    @rlgraph.graph_fn(api=True)
+    def call(self, inputs):
+        doubled = inputs * 2.0
+        return self.ops.reshape(doubled, (-1,)) if doubled.shape[0] == 1 else doubled
+
+
+class EntropyOfProbabilities(Component):
+    """``-(1 - p) log(1 - p)``: NaN where ``p`` reaches its upper bound 1 (0 times -inf)."""
+
+    @rlgraph.graph_fn(api=True)
+    def call(self, inputs):
+        remaining = 1.0 - inputs
+        return -remaining * self.ops.log(remaining)
+
+
+class OffOnOneBackend(Component):
+    """Doubles its input, plus 1e-3 on backend ``differs_on`` (a backend-specific branch gone wrong)."""
+
+    def __init__(self, differs_on: str) -> None:
+        super().__init__(scope="off-on-one-backend")
+        self.differs_on = differs_on
+
+    @rlgraph.graph_fn(api=True)
+    def call(self, inputs):
+        return inputs * 2.0 + (1e-3 if self.backend.name == self.differs_on else 0.0)
+
+
+def _case(id: str, make, low: float = -np.inf, high: float = np.inf) -> ParityCase:
+    space = FloatBox(low=low, high=high, shape=(3,), add_batch_rank=True)
+    return ParityCase(id, make, {"inputs": space}, [("call", (X,))])
+
+
+def _failure(case: ParityCase, backends: list[str]) -> PropertyFailure:
+    with pytest.raises(PropertyFailure) as caught:
+        check_properties(case, backends, profile="ci")
+    return caught.value
+
+
+def test_a_wrong_shape_for_one_batch_size_is_caught(rlgraph_backend):
+    if rlgraph_backend == "tf":
+        pytest.skip("tf.function traces the batch size as None: the component's Python branch never fires")
+    failure = _failure(_case("squeezes-single-rows", SqueezesSingleRows), [rlgraph_backend])
+    assert (failure.case, failure.method, failure.property) == (
+        "squeezes-single-rows",
+        "call",
+        "declared_spaces",
+    )
+    assert "has shape (3,), declared FloatBox(shape=(3,)" in str(failure)
+    assert "inputs: arg=float32[1, 3]" in str(failure)  # the minimal failing input: one row
+
+
+def test_a_nan_at_a_bound_is_caught(rlgraph_backend):
+    failure = _failure(_case("entropy-of-probabilities", EntropyOfProbabilities, 0.0, 1.0), [rlgraph_backend])
+    assert (failure.case, failure.method, failure.property) == ("entropy-of-probabilities", "call", "finite")
+    assert "output entry 0 is nan for finite inputs" in str(failure)
+    assert "inputs: arg=float32[1, 3] [[1. 1. 1.]]" in str(failure)  # shrunk to one row at the upper bound
+
+
+def test_a_backend_difference_is_caught(rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("a difference needs a second backend: the NumPy reference is this session's only one")
+    failure = _failure(_case("off-on-one-backend", lambda: OffOnOneBackend("numpy")), [rlgraph_backend])
+    assert (failure.case, failure.method, failure.backend) == ("off-on-one-backend", "call", "numpy")
+    assert failure.property == "numpy_reference"
+    assert f"outputs ({rlgraph_backend} vs numpy)" in str(failure)
+    assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)
+
+
+@pytest.fixture
+def registered(request):
+    """Registers ``(group, name, object)`` triples for one test."""
+    added = []
+
+    def register(group, name, obj):
+        plugins.register(group, name, obj)
+        added.append((group, name))
+
+    yield register
+    for group, name in added:
+        plugins.unregister(group, name)
+
+
+def test_certify_prints_a_certificate_and_exits_0_or_1(rlgraph_backend, registered, capsys):
+    if rlgraph_backend == "tf":
+        pytest.skip("tf.function traces the batch size as None: the component's Python branch never fires")
+    good = _case("entropy-inside-the-bounds", EntropyOfProbabilities, 0.0, 0.5)
+    bad = _case("squeezes-single-rows", SqueezesSingleRows)
+    registered("rlgraph.components", "entropy_of_probabilities", EntropyOfProbabilities)
+    registered("rlgraph.components", "squeezes_single_rows", SqueezesSingleRows)
+    registered("rlgraph.test_cases", "throwaway", lambda: [good, bad])
+    certify = ["certify", "--backends", rlgraph_backend, "--profile", "ci"]
+
+    assert main([*certify, "entropy_of_probabilities"]) == 0
+    out = capsys.readouterr().out
+    assert "RLgraph certificate: component entropy_of_probabilities" in out
+    assert "profile:    ci: 1 cases, 4 examples (batch sizes 1, 4, time sizes 2)" in out
+    assert "CERTIFIED: component entropy_of_probabilities" in out and "NOT CERTIFIED" not in out
+
+    assert main([*certify, "squeezes_single_rows"]) == 1
+    out = capsys.readouterr().out
+    assert f"squeezes-single-rows: [declared_spaces on {rlgraph_backend}]" in out
+    assert "inputs: arg=float32[1, 3]" in out and "NOT CERTIFIED" in out
+
+
+def test_certify_names_what_it_cannot_find(capsys):
+    assert main(["certify", "no-such-plugin"]) == 2
+    assert "'no-such-plugin' is neither an installed distribution" in capsys.readouterr().err
