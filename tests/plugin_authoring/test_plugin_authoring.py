@@ -1,8 +1,9 @@
 """docs/writing-a-plugin.md, step by step, in the running environment.
 
 Generates a plugin with ``rlgraph new-plugin``, installs it, lists it, uses it from a spec in a
-fresh process and runs its own test suite; then installs a plugin that fails at import and
-checks that it is reported while everything else keeps working. Both are uninstalled at the end.
+fresh process, runs its own test suite and certifies it with ``rlgraph certify``; then installs a
+plugin that fails at import and checks that it is reported while everything else keeps working.
+Both are uninstalled at the end.
 """
 
 from __future__ import annotations
@@ -145,6 +146,15 @@ def test_generated_plugin_builds_from_a_spec_in_a_fresh_process(scale_plugin: Pa
 def test_generated_plugin_own_tests_pass(scale_plugin: Path) -> None:
     result = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=scale_plugin)
     assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+def test_generated_plugin_is_certified_with_one_command(scale_plugin: Path) -> None:
+    # No backend is installed in this session: certification runs on the core's NumPy reference.
+    result = rlgraph_cli("certify", "rlgraph-guide-scale", "--profile", "ci")
+    assert "RLgraph certificate: rlgraph-guide-scale 0.1.0" in result.stdout
+    assert "components: guide_scale" in result.stdout
+    assert "profile:    ci: 2 cases, 8 examples" in result.stdout
+    assert "CERTIFIED: rlgraph-guide-scale 0.1.0 on numpy" in result.stdout
 
 
 def test_broken_plugin_is_reported_and_isolated(broken_plugin: Path) -> None:

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         "Next steps:\n"
         f'  pip install -e "{shown}[test]"\n'
         "  rlgraph plugins --group components\n"
-        f"  cd {shown} && pytest"
+        f"  cd {shown} && pytest\n"
+        f"  rlgraph certify {names['distribution']}"
     )
     return 0
 
