@@ -173,6 +173,7 @@ def test_commands_are_imported_only_when_chosen():
         "agents",
         "components",
         "graph",
+        "certify",
     }
 
 

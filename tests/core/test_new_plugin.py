@@ -74,7 +74,8 @@ def test_generated_distribution(tmp_path, capsys):
     assert requirement.startswith("rlgraph>=")
     assert Version(rlgraph.__version__) in SpecifierSet(requirement.removeprefix("rlgraph"))
     assert project["entry-points"] == {
-        "rlgraph.components": {"my_memory": "rlgraph_my_memory.components:MyMemory"}
+        "rlgraph.components": {"my_memory": "rlgraph_my_memory.components:MyMemory"},
+        "rlgraph.test_cases": {"rlgraph_my_memory": "rlgraph_my_memory.cases:CASES"},
     }
 
     assert (package / "py.typed").exists() and (root / "README.md").exists()
@@ -82,6 +83,7 @@ def test_generated_distribution(tmp_path, capsys):
     assert "MyMemory" in {node.name for node in module.body if isinstance(node, ast.ClassDef)}
     test_source = (root / "tests" / "test_my_memory.py").read_text()
     assert "ComponentTest" in test_source and "rlgraph_backend" in test_source
+    assert "rlgraph_properties(case)" in test_source and (package / "cases.py").exists()
     for path in root.rglob("*"):
         if path.is_file():
             assert "$" not in path.read_text(), f"unfilled placeholder in {path}"
