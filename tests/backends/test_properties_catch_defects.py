@@ -11,6 +11,7 @@ import rlgraph
 from rlgraph import plugins
 from rlgraph.cli import main
 from rlgraph.components import Component
+from rlgraph.config import installed_backends
 from rlgraph.spaces import FloatBox
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph.testing.properties import PropertyFailure, check_properties
@@ -86,6 +87,20 @@ def test_a_backend_difference_is_caught(rlgraph_backend):
     assert (failure.case, failure.method, failure.backend) == ("off-on-one-backend", "call", "numpy")
     assert failure.property == "numpy_reference"
     assert f"outputs ({rlgraph_backend} vs numpy)" in str(failure)
+    assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)
+
+
+def test_a_difference_between_installed_backends_is_caught():
+    """The same between two real backends (run by the parity session, which installs all three)."""
+    backends = installed_backends()
+    if len(backends) < 2:
+        pytest.skip(f"needs two installed backends, found {backends}")
+    case = _case("off-on-one-backend", lambda: OffOnOneBackend(backends[-1]))
+    with pytest.raises(PropertyFailure) as caught:
+        check_properties(case, backends, profile="ci", numpy_reference=False)
+    failure = caught.value
+    assert (failure.method, failure.property, failure.backend) == ("call", "backend_agreement", backends[-1])
+    assert f"outputs ({backends[0]} vs {backends[-1]})" in str(failure)
     assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)
 
 

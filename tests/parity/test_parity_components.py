@@ -16,13 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import rlgraph
 from rlgraph import plugins
-from rlgraph.components import Component
-from rlgraph.spaces import FloatBox
 from rlgraph.testing.certify import CASES_GROUP, load_cases
-from rlgraph.testing.parity import ParityCase, Sampled, components_without_parity_case
-from rlgraph.testing.properties import PropertyFailure, check_properties
+from rlgraph.testing.parity import components_without_parity_case
 
 CASES = [case for entry in plugins.names(CASES_GROUP) for case in load_cases(entry)]
 
@@ -53,34 +49,3 @@ def test_case_ids_are_unique():
 def test_every_registered_component_has_a_parity_case():
     missing = components_without_parity_case(CASES, plugins.names("rlgraph.components"))
     assert not missing, f"components without a parity case (add one to its package's cases): {missing}"
-
-
-class _OffOnTheLastBackend(Component):
-    """Doubles its input, plus 1e-3 on one backend (a backend-specific branch gone wrong)."""
-
-    def __init__(self, differs_on: str) -> None:
-        super().__init__(scope="off-on-one-backend")
-        self.differs_on = differs_on
-
-    @rlgraph.graph_fn(api=True)
-    def call(self, inputs):
-        return inputs * 2.0 + (1e-3 if self.backend.name == self.differs_on else 0.0)
-
-
-def test_a_difference_between_installed_backends_is_caught(parity_backends):
-    last = parity_backends[-1]
-    space = {"inputs": FloatBox(shape=(3,), add_batch_rank=True)}
-    case = ParityCase(
-        "off-on-one-backend", lambda: _OffOnTheLastBackend(last), space, [("call", (Sampled("inputs"),))]
-    )
-    with pytest.raises(PropertyFailure) as caught:
-        check_properties(case, parity_backends, profile="ci", numpy_reference=False)
-    failure = caught.value
-    assert (failure.case, failure.method, failure.property, failure.backend) == (
-        "off-on-one-backend",
-        "call",
-        "backend_agreement",
-        last,
-    )
-    assert f"outputs ({parity_backends[0]} vs {last})" in str(failure)
-    assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)  # the minimal input: one row of zeros
