@@ -41,6 +41,36 @@ def test_every_declared_exemption_is_listed_in_the_docs():
     assert not missing, f"exemptions not listed in docs/properties.md: {missing}"
 
 
+def test_every_api_method_runs_in_a_case():
+    """Every API method of every registered component is called by a case of its class, runs inside a
+    case that covers its class (an optimizer's step in a model's update), or does not apply (left out of
+    the build: a Bernoulli has no reparameterized draw)."""
+    from rlgraph.config import installed_backends
+    from rlgraph.execution.executor import GraphExecutor
+
+    backends = installed_backends()
+    if not backends:
+        pytest.skip("needs a backend to build the cases")
+    called: dict[type, set[str]] = {}
+    for case in CASES:
+        calls = {call.method if hasattr(call, "method") else call[0] for call in case.calls}
+        called.setdefault(type(case.make()), set()).update(calls)
+    covered = {cls for case in CASES for cls in case.covers}
+    never = {}
+    for name in plugins.names("rlgraph.components"):
+        cls = plugins.load("rlgraph.components", name)
+        missing = set(cls.api_methods()) - called.get(cls, set())
+        if missing and cls not in covered:
+            case = next(case for case in CASES if type(case.make()) is cls)
+            executor = GraphExecutor(case.make(), dict(case.input_spaces), backend=backends[0])
+            executor.build()
+            missing -= set(executor.builder.not_applicable)
+            executor.terminate()
+        if missing and cls not in covered:
+            never[name] = sorted(missing)
+    assert not never, f"API methods no case calls (add calls to the component's cases): {never}"
+
+
 def test_case_ids_are_unique():
     ids = [case.id for case in CASES]
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)

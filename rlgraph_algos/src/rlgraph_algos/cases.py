@@ -17,7 +17,7 @@ import numpy as np
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
-from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
@@ -78,6 +78,7 @@ TIES = (
 
 def _dqn_loss_case(id: str, double_q: bool, huber_loss: bool, **space_args) -> ParityCase:
     calls = _loss_calls(5, 1, 16)
+    calls.append(("per_item_loss", LOSS_ARGS[:-1]))  # no importance weights: one loss (and TD error) per row
     if not space_args:
         calls.append(("loss", TIES))
     return ParityCase(
@@ -579,6 +580,7 @@ def _td3_targets_case(id: str, make) -> ParityCase:
         ("targets", targets),
         ("critic_loss", (Sampled("q_values"), Sampled("targets"))),
         ("actor_loss", (Sampled("q_values_sampled"),)),
+        Call("sample_noise", (Sampled("target_actions"),), random=True),
     ]
     return ParityCase(f"algo-td3-loss-{id}", make, TD3_SPACES, calls)
 

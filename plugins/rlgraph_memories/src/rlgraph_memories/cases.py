@@ -302,6 +302,9 @@ CASES += [
             ("insert_records", (_frame_steps(14, 22),)),  # 12 steps per environment: the rings wrap
             ("get_size", ()),
             Call("get_records", (9,), random=True),  # the stored frames agree exactly (the variables)
+            ("clear", ()),
+            ("get_size", ()),
+            ("insert_records", (_frame_steps(4, 23),)),  # a fresh ring after the clear
         ],
     )
 ]

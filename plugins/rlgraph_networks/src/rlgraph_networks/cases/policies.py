@@ -402,7 +402,7 @@ def _categorical_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> P
     )  # fmt: skip
     calls = [
         (method, (Sampled("nn_inputs", batch_size=n),))
-        for method in ("get_q_logits", "get_q_values", "get_action")
+        for method in ("get_nn_outputs", "get_q_logits", "get_q_values", "get_action")
         for n in (5, 1)
     ]
     return ParityCase(id, make, {"nn_inputs": STATES}, calls)
@@ -429,7 +429,11 @@ def _value_function_case(id, network, inputs: Space = STATES) -> ParityCase:
 
 
 def _deterministic_policy_case(id, network, actions: Space, inputs: Space = STATES) -> ParityCase:
-    calls = [("get_action", (Sampled("nn_inputs"),)), ("get_action", (Sampled("nn_inputs", 1),))]
+    calls = [
+        ("get_nn_outputs", (Sampled("nn_inputs"),)),
+        ("get_action", (Sampled("nn_inputs"),)),
+        ("get_action", (Sampled("nn_inputs", 1),)),
+    ]
     return ParityCase(
         f"deterministic-policy-{id}",
         lambda: DeterministicPolicy(network, action_space=actions),
