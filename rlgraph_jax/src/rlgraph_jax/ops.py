@@ -136,7 +136,9 @@ def split(x: Any, num_or_sizes: Any, axis: int = 0) -> list[Array]:
 def flatten(x: Any, start_axis: int = 1) -> Array:
     x = _a(x)
     start_axis %= max(x.ndim, 1)
-    return jnp.reshape(x, (*x.shape[:start_axis], -1))
+    return jnp.reshape(
+        x, (*x.shape[:start_axis], math.prod(x.shape[start_axis:]))
+    )  # -1 is ambiguous for 0 rows
 
 
 # -- indexing ---------------------------------------------------------------------------------------

@@ -486,7 +486,15 @@ def _padding(padding: str) -> str:
 
 def conv2d(x: Any, kernel: Any, strides: Any = (1, 1), padding: str = "valid") -> Tensor:
     x, kernel = _promote(x, kernel)
-    return tf.nn.conv2d(x, kernel, strides=(1, *_pair(strides), 1), padding=_padding(padding))
+    strides = _pair(strides)
+    out = tf.nn.conv2d(x, kernel, strides=(1, *strides, 1), padding=_padding(padding))
+    # For zero rows TF's CPU kernel returns its input as it is: give the result the output's shape.
+    size, window = tf.shape(x), tf.shape(kernel)
+    spatial = [
+        (size[i + 1] + s - 1) // s if padding == "same" else (size[i + 1] - window[i] + s) // s
+        for i, s in enumerate(strides)
+    ]
+    return tf.reshape(out, tf.stack([size[0], *spatial, window[3]]))
 
 
 def max_pool2d(x: Any, pool_size: Any, strides: Any = None, padding: str = "valid") -> Tensor:

@@ -226,7 +226,9 @@ OPS = types.SimpleNamespace(
     stack=lambda xs, axis=0: np.stack(xs, axis),
     unstack=lambda x, axis=0: list(np.moveaxis(np.asarray(x), axis, 0)),
     tile=np.tile,
-    flatten=lambda x, start_axis=1: np.reshape(x, np.shape(x)[:start_axis] + (-1,)),
+    flatten=lambda x, start_axis=1: np.reshape(
+        x, np.shape(x)[:start_axis] + (int(np.prod(np.shape(x)[start_axis:])),)
+    ),
     gather=lambda x, indices, axis=0: np.take(x, indices, axis=axis),
     take_along_axis=np.take_along_axis,
     one_hot=lambda indices, depth, dtype="float32": np.eye(depth, dtype=dtype)[np.asarray(indices)],

@@ -74,6 +74,9 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("tile", "tile", (_X, (2, 1)), {}),
     ("flatten", "flatten", (_CUBE,), {}),
     ("flatten-2", "flatten", (_f(2, 3, 4, 5),), {"start_axis": 2}),
+    # Zero rows (a -1 in the new shape is ambiguous then; found by the property tests' empty batches).
+    ("flatten-zero-rows", "flatten", (np.zeros((0, 3, 4), np.float32),), {}),
+    ("flatten-2-zero-rows", "flatten", (np.zeros((2, 0, 3, 4), np.float32),), {"start_axis": 2}),
     ("gather-1d", "gather", (_X, _i(3, 5)), {}),
     ("gather-2d-indices", "gather", (_CUBE, _i(3, 2, 2)), {"axis": 1}),
     ("take_along_axis", "take_along_axis", (_X, _i(4, 3, 1)), {"axis": 1}),
@@ -135,6 +138,7 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("split-sizes", "split", (_X, [1, 2]), {}),
     ("conv2d-valid", "conv2d", (_IMAGE, _KERNEL), {}),
     ("conv2d-same-stride2", "conv2d", (_IMAGE, _KERNEL), {"strides": 2, "padding": "same"}),
+    ("conv2d-zero-rows", "conv2d", (np.zeros((0, 6, 7, 3), np.float32), _KERNEL), {}),  # TF's CPU kernel
     ("max_pool2d", "max_pool2d", (_IMAGE, 2), {}),
     ("max_pool2d-same", "max_pool2d", (_IMAGE, 3), {"strides": 2, "padding": "same"}),
     ("resize-bilinear", "resize_images", (_IMAGE, (4, 9)), {}),
