@@ -543,3 +543,17 @@ def test_a_deterministic_policy_refuses_spaces_it_cannot_act_in(space):
 
     with pytest.raises(SpecError, match="action_space"):
         DeterministicPolicy([], action_space=space)
+
+
+@pytest.mark.parametrize("time_major", [False, True], ids=["batch-major", "time-major"])
+def test_deterministic_actions_of_zero_rows(rlgraph_backend, time_major):
+    """Regression (found by the property tests' empty batches): the squash reshaped with -1, which is
+    ambiguous for 0 rows (torch: "cannot reshape tensor of 0 elements into shape [-1, 0, 1]")."""
+    from rlgraph_networks.policies import DeterministicPolicy
+
+    states = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True, time_major=time_major)
+    policy = DeterministicPolicy(NETWORK_SPEC, action_space=FloatBox(-1.0, 1.0, shape=(2,)))
+    test = ComponentTest(policy, input_spaces={"nn_inputs": states}, backend=rlgraph_backend)
+    zero_rows = np.zeros((3, 0, 4) if time_major else (0, 3, 4), np.float32)
+    assert test.test(("get_action", zero_rows)).shape == zero_rows.shape[:2] + (2,)
+    test.terminate()

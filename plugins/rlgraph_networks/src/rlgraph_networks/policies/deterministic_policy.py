@@ -72,7 +72,7 @@ class DeterministicPolicy(Component):
     def _graph_fn_squash(self, outputs: Any, path: str) -> Any:
         ops = self.ops
         shape = tuple(self.leaves[path].shape)
-        values = ops.reshape(outputs, (-1, *ops.shape(outputs)[1:-1], *shape))
+        values = ops.reshape(outputs, (*ops.shape(outputs)[:-1], *shape))  # not -1: a batch may have 0 rows
         interval = self.intervals[path]
         if interval is None:
             return values
