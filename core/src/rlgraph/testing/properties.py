@@ -17,6 +17,7 @@ its space (edge values among them, see :mod:`rlgraph.testing.strategies`). The p
 * ``numpy_reference``: the same against the core's NumPy reference backend, where it builds the case;
 * ``batch_consistency``: a call that changes no variable gives each row the result it gives that row
   alone (a batch of one);
+* ``empty_batch``: such a call runs on a batch of zero rows, and its batched outputs have zero rows;
 * ``input_errors``: an input outside its space (wrong dtype kind, rank or inner size, an int beyond
   its bounds) raises RLgraph's :class:`~rlgraph.errors.APICallError` before any backend sees it.
 
@@ -62,6 +63,7 @@ PROPERTIES = (
     "backend_agreement",
     "numpy_reference",
     "batch_consistency",
+    "empty_batch",
     "input_errors",
 )
 
@@ -307,6 +309,8 @@ class _Runner:
             self._check_outputs(call, args, outputs)
             if consistency and _same_weights(before, self.executors[backends[0]].get_weights()):
                 self._check_batch_consistency(data, call, args, outputs)
+                if self._applies("empty_batch", call.method):
+                    self._check_empty_batch(call, args)
         self._check_variables()
         if self._applies("input_errors"):
             self._check_input_errors(data, batch_size, time_size)
@@ -387,15 +391,11 @@ class _Runner:
     ) -> None:
         """Rerun ``call``, which changed no variable, on one row of its batched inputs: where that changes
         no variable either (the call is stateless), its outputs must be that row of the batched outputs."""
-        spaces = [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
-        batched = [space for space in spaces if space is not None and space.has_batch_rank]
-        sizes = {_batch_size(arg, space) for arg, space in zip(args, spaces) if space in batched}
-        if len(sizes) != 1 or (size := sizes.pop()) < 2:
+        size = self._batch_size(call, args)
+        if size is None or size < 2:
             return
         row = data.draw(st.integers(0, size - 1), label=f"{call.method} row")
-        one_row = tuple(
-            _take_row(arg, space, row) if space in batched else arg for arg, space in zip(args, spaces)
-        )
+        one_row = self._rows_of_args(call, args, [row])
         declared = self.executors[next(iter(outputs))].api_registry[call.method].output_spaces
         for backend, output in outputs.items():
             executor = self.executors[backend]
@@ -418,6 +418,40 @@ class _Runner:
             except AssertionError as error:
                 raise self._failure("batch_consistency", backend, call, args, str(error)) from None
             self.report.count("batch_consistency", backend)
+
+    def _check_empty_batch(self, call: Call, args: tuple) -> None:
+        """Rerun ``call``, which changed no variable, on none of its rows: it must run, and give every
+        batched output zero rows."""
+        if self._batch_size(call, args) is None:
+            return
+        empty = self._rows_of_args(call, args, [])
+        declared = self.executors[next(iter(self.executors))].api_registry[call.method].output_spaces
+        for backend, executor in self.executors.items():
+            before = executor.get_weights()
+            try:
+                output = executor.execute(call.method, *empty)
+            except Exception as error:  # noqa: BLE001 - any error is what this property catches
+                detail = f"a batch of 0 rows raised {type(error).__name__}: {error}"
+                raise self._failure("empty_batch", backend, call, empty, detail) from None
+            if not _same_weights(before, executor.get_weights()):
+                executor.set_weights(before)
+                return  # the call changes state: the property does not apply
+            problem = _space_mismatch(output, declared) or _rows_mismatch(output, declared, 0)
+            if problem:
+                raise self._failure("empty_batch", backend, call, empty, problem)
+            self.report.count("empty_batch", backend)
+
+    def _batch_size(self, call: Call, args: tuple) -> int | None:
+        """The one batch size of ``call``'s drawn, batched arguments (None if it has none, or several)."""
+        spaces = [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
+        sizes = {_batch_size(arg, space) for arg, space in zip(args, spaces) if _batched(space)}
+        return sizes.pop() if len(sizes) == 1 else None
+
+    def _rows_of_args(self, call: Call, args: tuple, rows: list[int]) -> tuple:
+        spaces = [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
+        return tuple(
+            _take_rows(arg, space, rows) if _batched(space) else arg for arg, space in zip(args, spaces)
+        )
 
     def _check_input_errors(self, data: st.DataObject, batch_size: int, time_size: int) -> None:
         """One call's input replaced by a value outside its space must raise the clear input error."""
@@ -508,10 +542,28 @@ def _batch_size(value: Any, space: Space) -> int:
     return np.shape(first)[_batch_axis(leaf)]
 
 
-def _take_row(value: Any, space: Space, row: int) -> Any:
+def _batched(space: Space | None) -> bool:
+    return space is not None and space.has_batch_rank is True
+
+
+def _take_rows(value: Any, space: Space, rows: list[int]) -> Any:
     leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
     axis = _batch_axis(next(iter(leaves.values())))
-    return nested.map_structure(lambda leaf: np.take(np.asarray(leaf), [row], axis=axis), value)
+    indices = np.asarray(rows, np.int64)
+    return nested.map_structure(lambda leaf: np.take(np.asarray(leaf), indices, axis=axis), value)
+
+
+def _rows_mismatch(output: Any, space: Any, rows: int) -> str | None:
+    """Why a batched leaf of ``output`` does not have ``rows`` rows (None if every one has)."""
+    leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    values = nested.flatten_with_paths(output)
+    for path, leaf in leaves.items():
+        shape = np.shape(values[path])
+        if leaf.has_batch_rank and shape[_batch_axis(leaf)] != rows:
+            return f"output {path or ''} has shape {shape} for a batch of {rows} rows".replace(
+                "output  ", "output "
+            )
+    return None
 
 
 def _row_of(output: Any, space: Any, row: int, size: int) -> Any:
