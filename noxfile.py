@@ -164,7 +164,7 @@ ALL_BACKEND_PACKAGES = ("./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_
 @nox.session(python=PYTHON)
 def parity(session: nox.Session) -> None:
     """All three backends: every component's outputs agree between them; models move across them; every
-    component keeps the generic properties on each (the derandomized ``ci`` profile: 4 examples a case)."""
+    component keeps the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
     install_local(session, *ALL_BACKEND_PACKAGES)
     # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")

@@ -153,7 +153,7 @@ def test_generated_plugin_is_certified_with_one_command(scale_plugin: Path) -> N
     result = rlgraph_cli("certify", "rlgraph-guide-scale", "--profile", "ci")
     assert "RLgraph certificate: rlgraph-guide-scale 0.1.0" in result.stdout
     assert "components: guide_scale" in result.stdout
-    assert "profile:    ci: 2 cases, 8 examples" in result.stdout
+    assert "profile:    ci: 2 cases, 6 examples" in result.stdout
     assert "CERTIFIED: rlgraph-guide-scale 0.1.0 on numpy" in result.stdout
 
 

@@ -67,12 +67,20 @@ class Certificate:
             cells = [self._cell(prop, backend) for backend in columns]
             lines.append("  " + prop.ljust(20) + "".join(cell.rjust(10) for cell in cells))
         lines.append("  (checks that held; '-': not run on that backend)")
-        exempt = sorted(
-            {(key, reason, report.case) for report in self.reports for key, reason in report.exempt.items()}
-        )
+        exempt: dict[tuple[str, str], list[str]] = {}
+        for report in self.reports:
+            for key, reason in report.exempt.items():
+                exempt.setdefault((key, reason), []).append(report.case)
         if exempt:
             lines += ["", "  Not applicable (declared):"]
-            lines += [f"    {case}: {key}: {reason}" for key, reason, case in exempt]
+            for (key, reason), cases in sorted(exempt.items()):
+                lines.append(f"    {key} in {len(cases)} case(s) ({', '.join(cases)}): {reason}")
+        unavailable = [report.case for report in self.reports if "numpy_reference" in report.unavailable]
+        if unavailable:
+            lines += [
+                "",
+                f"  The NumPy reference cannot build {len(unavailable)} of the cases (gradients, ...).",
+            ]
         if self.uncovered:
             lines += [
                 "",
