@@ -175,7 +175,8 @@ def parity(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def properties(session: nox.Session) -> None:
     """The generic properties of every component on all three backends with the ``deep`` profile (100
-    fresh examples a case, batch sizes 1-16): long, not part of the default sessions."""
+    fresh examples a case, 20 drawn spaces where a case draws them, batch sizes up to 16): long, not
+    part of the default sessions."""
     install_local(session, *ALL_BACKEND_PACKAGES)
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
     tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")

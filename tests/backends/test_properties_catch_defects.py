@@ -1,9 +1,10 @@
-"""The generic properties catch broken components: three throwaway components, each with one deliberate
-defect, each caught with the component, the API method and the minimal input Hypothesis found; and
-``rlgraph certify`` reports them."""
+"""The generic properties catch broken components: throwaway components, each with one deliberate
+defect, each caught with the component, the API method and the minimal input (or input space)
+Hypothesis found; and ``rlgraph certify`` reports them."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ from rlgraph.config import installed_backends
 from rlgraph.spaces import FloatBox
 from rlgraph.testing.parity import ParityCase, Sampled
 from rlgraph.testing.properties import PropertyFailure, check_properties
+from rlgraph.testing.strategies import box_spaces, ranked
 
 X = Sampled("inputs")
 
@@ -47,6 +49,24 @@ class OffOnOneBackend(Component):
     @rlgraph.graph_fn(api=True)
     def call(self, inputs):
         return inputs * 2.0 + (1e-3 if self.backend.name == self.differs_on else 0.0)
+
+
+class FlattensThreeFeatures(Component):
+    """Flattens each row's features, written for the vectors of 3 its author tried (a hard-coded width)."""
+
+    @rlgraph.graph_fn(api=True)
+    def call(self, inputs):
+        return self.ops.reshape(inputs, (-1, 3))
+
+
+class KeepsRowsOfNumbers(Component):
+    """The first k rows, k the number of rows whose first entry is a number (every row, for finite
+    inputs): an output shape that depends on values, which JAX cannot compile (it runs it op by op)."""
+
+    @rlgraph.graph_fn(api=True)
+    def call(self, inputs):
+        count = self.ops.sum(self.ops.cast(inputs[:, 0] == inputs[:, 0], "int64"))
+        return self.ops.gather(inputs, self.ops.arange(0, count))
 
 
 def _case(id: str, make, low: float = -np.inf, high: float = np.inf) -> ParityCase:
@@ -90,6 +110,29 @@ def test_a_backend_difference_is_caught(rlgraph_backend):
     assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)
 
 
+def test_a_component_that_builds_only_for_its_case_space_is_caught(rlgraph_backend):
+    case = attrs.evolve(
+        _case("flattens-three-features", FlattensThreeFeatures),
+        sampled_spaces=lambda: ranked(box_spaces(2, 4, ("float",))).map(lambda space: {"inputs": space}),
+    )
+    failure = _failure(case, [rlgraph_backend])
+    assert (failure.case, failure.property) == ("flattens-three-features", "sampled_spaces")
+    # The space Hypothesis shrank to: a batch of scalars, whose rows cannot make rows of 3.
+    assert "built for inputs=FloatBox(shape=(), " in str(failure)
+
+
+def test_a_method_that_runs_op_by_op_is_caught(rlgraph_backend):
+    if rlgraph_backend != "jax":
+        pytest.skip("only JAX falls back to running a method op by op")
+    failure = _failure(_case("keeps-rows-of-numbers", KeepsRowsOfNumbers), [rlgraph_backend])
+    assert (failure.case, failure.method, failure.property) == (
+        "keeps-rows-of-numbers",
+        "call",
+        "compiled",
+    )
+    assert "ran op by op, not as one compiled program" in str(failure)
+
+
 def test_a_difference_between_installed_backends_is_caught():
     """The same between two real backends (run by the parity session, which installs all three)."""
     backends = installed_backends()
@@ -131,7 +174,7 @@ def test_certify_prints_a_certificate_and_exits_0_or_1(rlgraph_backend, register
     assert main([*certify, "entropy_of_probabilities"]) == 0
     out = capsys.readouterr().out
     assert "RLgraph certificate: component entropy_of_probabilities" in out
-    assert "profile:    ci: 1 cases, 3 examples (batch sizes 1, 5, time sizes 3)" in out
+    assert "profile:    ci: 1 cases, 3 examples (batch sizes 1, 5, time sizes 3; 2 spaces drawn" in out
     assert "CERTIFIED: component entropy_of_probabilities" in out and "NOT CERTIFIED" not in out
 
     assert main([*certify, "squeezes_single_rows"]) == 1

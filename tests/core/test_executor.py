@@ -80,11 +80,11 @@ def test_backends_for_another_plugin_api_are_refused(declared, message):
 
 
 def test_device_map_places_components_and_is_inherited():
-    numpy_backend.register()  # the device names are only labels to the NumPy backend
     outer = Outer()
     device_map = {"outer/two-layers/second": "cuda:1", "": "cpu"}
-    executor = GraphExecutor(outer, {"inputs": SPACE}, backend="numpy", device_map=device_map)
-    executor.build()
+    with numpy_backend.registered():  # the device names are only labels to the NumPy backend
+        executor = GraphExecutor(outer, {"inputs": SPACE}, backend="numpy", device_map=device_map)
+        executor.build()
     assert outer.device == "cpu"
     assert outer.net.first.device == "cpu"
     assert outer.net.second.device == "cuda:1"

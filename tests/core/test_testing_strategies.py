@@ -31,7 +31,7 @@ def test_values_lie_in_their_space_with_its_ranks(data):
 @SETTINGS
 @given(st.data())
 def test_values_outside_a_space_are_not_in_it(data):
-    space = data.draw(strategies.spaces(strategies.box_spaces(text=True)), label="space")
+    space = data.draw(strategies.spaces(strategies.box_spaces()), label="space")
     mistake, value = data.draw(strategies.outside_values(space, 2, 2), label="outside")
     with pytest.raises(APICallError):  # the checks every API call runs
         InputCheck(space)("call", "inputs", value)
@@ -61,6 +61,28 @@ def test_unbounded_boxes_draw_moderate_values_and_unsigned_ones_stay_non_negativ
         floats, ints = value
         assert np.abs(floats).max() <= strategies.UNBOUNDED and floats.dtype == np.float32
         assert ints.dtype == np.uint8 and ints.max() <= 2 * strategies.UNBOUNDED
+
+    check()
+
+
+def test_no_tiny_magnitudes_but_zero_are_drawn():
+    """Their products would be subnormal, which TF and XLA flush to zero and PyTorch does not."""
+    spaces = (
+        FloatBox(shape=(4,), add_batch_rank=True),
+        FloatBox(low=[-1e-3, 0.0], high=[1e-3, 1e-9], add_batch_rank=True),
+        FloatBox(low=1e-12, high=1e-11, add_batch_rank=True),  # no zero within: tiny values stay
+    )
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(
+        st.sampled_from(spaces).flatmap(lambda space: st.tuples(st.just(space), strategies.values(space, 3)))
+    )
+    def check(drawn):
+        space, value = drawn
+        assert space.contains(value)
+        magnitudes = np.abs(value)
+        if space.low.min() <= 0.0:
+            assert not ((magnitudes > 0.0) & (magnitudes < strategies.TINY)).any(), value
 
     check()
 

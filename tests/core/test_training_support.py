@@ -57,16 +57,12 @@ def run_spec(**changes) -> dict:
 @contextlib.contextmanager
 def tabular_agent_registered():
     """The NumPy backend and the tabular agent (as plugin "tabular_q") registered in this process meanwhile."""
-    added_backend = numpy_backend.NAME not in plugins.names("rlgraph.backends")
-    if added_backend:
-        numpy_backend.register()
-    plugins.register("rlgraph.agents", AGENT, TabularQAgent)
-    try:
-        yield
-    finally:
-        plugins.unregister("rlgraph.agents", AGENT)
-        if added_backend:
-            plugins.unregister("rlgraph.backends", numpy_backend.NAME)
+    with numpy_backend.registered():
+        plugins.register("rlgraph.agents", AGENT, TabularQAgent)
+        try:
+            yield
+        finally:
+            plugins.unregister("rlgraph.agents", AGENT)
 
 
 class Recorder:

@@ -13,11 +13,14 @@ build a small wrapper component and declare the optimizer's or synchronizer's cl
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
-from rlgraph.testing.parity import Call, ParityCase, Sampled
+from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
+from rlgraph.testing.strategies import box_spaces, ranked
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
@@ -682,3 +685,56 @@ CASES = [
         "adagrad-clipped", lambda: Adagrad(0.1, initial_accumulator_value=0.1, clip_grad_norm=0.1)
     ),
 ]
+
+
+# -- drawn spaces: these cases also build for the action counts, layouts and ranks Hypothesis draws ---------
+_ACTION_COUNTS = st.integers(1, 6)
+
+
+def _sampled_dqn_loss_spaces() -> st.SearchStrategy[dict]:
+    return st.builds(
+        _loss_spaces,
+        _ACTION_COUNTS,
+        hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
+        st.sampled_from(["int32", "int64"]),
+    )
+
+
+def _sampled_categorical_spaces() -> st.SearchStrategy[dict]:
+    def spaces(actions: int) -> dict:
+        return {
+            **CATEGORICAL_SPACES,
+            "logits": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
+            "actions": IntBox(actions, **B),
+            "next_logits_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
+            "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
+        }
+
+    return st.builds(spaces, _ACTION_COUNTS)
+
+
+def _sampled_margin_spaces() -> st.SearchStrategy[dict]:
+    def spaces(actions: int) -> dict:
+        return {
+            "q_values": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
+            "expert_actions": IntBox(actions, **B),
+        }
+
+    return st.builds(spaces, _ACTION_COUNTS)
+
+
+def _sampled_rescaling_spaces() -> st.SearchStrategy[dict]:
+    values = box_spaces(2, 3, ("float",)).map(
+        lambda box: FloatBox(-20.0, 20.0, shape=box.shape, dtype=box.dtype)
+    )
+    return ranked(values, time=None).map(lambda space: {"values": space})
+
+
+#: The cases that also build for drawn spaces, by id.
+SAMPLED_SPACES = {
+    "algo-dqn-loss-multi-dim-actions": _sampled_dqn_loss_spaces,
+    "algo-categorical-dqn-loss-symmetric": _sampled_categorical_spaces,
+    "algo-large-margin-loss-paper": _sampled_margin_spaces,
+    "algo-value-rescaling-paper": _sampled_rescaling_spaces,
+}
+CASES = with_sampled_spaces(CASES, SAMPLED_SPACES)

@@ -47,6 +47,8 @@ class CompiledAPIMethod:
         self.spaces = spaces
         self.device = device
         self.programs: dict[tuple, _Program] = {}
+        #: Whether the last call ran as one XLA program (False: op by op).
+        self.last_call_compiled: bool | None = None
 
     def __call__(self, *args: Any) -> Any:
         spaces = self.spaces
@@ -56,7 +58,9 @@ class CompiledAPIMethod:
         if program is None:
             program = self.programs[key] = _Program(self, dict(constants), len(args))
         tensors = [convert(args[i], spaces[i], self.device) for i in program.positions]
-        return program(tensors)
+        result = program(tensors)
+        self.last_call_compiled = not program.eager
+        return result
 
     @property
     def trace_count(self) -> int:

@@ -135,7 +135,7 @@ def split(x: Any, num_or_sizes: Any, axis: int = 0) -> list[Array]:
 
 def flatten(x: Any, start_axis: int = 1) -> Array:
     x = _a(x)
-    start_axis %= max(x.ndim, 1)
+    start_axis += x.ndim if start_axis < 0 else 0
     return jnp.reshape(
         x, (*x.shape[:start_axis], math.prod(x.shape[start_axis:]))
     )  # -1 is ambiguous for 0 rows

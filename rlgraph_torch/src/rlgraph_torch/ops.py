@@ -125,6 +125,13 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 # -- shapes ---------------------------------------------------------------------------------------
+def _flatten(x: Tensor, start_axis: int = 1) -> Tensor:
+    """The axes from ``start_axis`` on as one (of size 1 where none is left: ``torch.flatten`` refuses)."""
+    if start_axis < x.dim():
+        return torch.flatten(x, start_axis)
+    return x.reshape(*x.shape, 1)
+
+
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
     return x.permute(*(axes if axes is not None else reversed(range(x.dim()))))
 
@@ -588,7 +595,7 @@ OPS = types.SimpleNamespace(
     stack=lambda xs, axis=0: torch.stack(list(xs), axis),
     unstack=unstack,
     tile=lambda x, reps: torch.tile(x, tuple(reps)),
-    flatten=lambda x, start_axis=1: torch.flatten(x, start_axis),
+    flatten=_flatten,
     gather=gather,
     take_along_axis=lambda x, indices, axis: torch.take_along_dim(x, indices, dim=axis),
     one_hot=one_hot,

@@ -34,9 +34,8 @@ class InputCheck:
 
     def __init__(self, space: Any) -> None:
         self.space = space
-        from rlgraph.spaces import ContainerSpace
 
-        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+        flat = space.flatten()
         self.leaves = [(key, self._expectation(leaf)) for key, leaf in flat.items()]
         #: Signatures (dtype and shape of an array, or the type of a number) that passed; one-leaf spaces.
         self.passed: set[Any] | None = set() if list(flat) == [""] else None
@@ -109,9 +108,9 @@ class BoundsCheck:
     __slots__ = ("leaves",)
 
     def __init__(self, space: Any) -> None:
-        from rlgraph.spaces import ContainerSpace, IntBox
+        from rlgraph.spaces import IntBox
 
-        flat = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+        flat = space.flatten()
         self.leaves = [
             (key, leaf, *_common_bounds(leaf))
             for key, leaf in flat.items()

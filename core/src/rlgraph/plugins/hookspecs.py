@@ -119,6 +119,10 @@ class BackendHooks:
         ``function`` and returns its results as NumPy (nested as returned). A static-graph
         backend compiles here (one compiled function per API method). ``device`` is the root's
         device: where converted inputs go (None: the backend's default).
+
+        A compiling backend's callable has the attribute ``last_call_compiled``: whether its last call
+        ran as one compiled program (False: it ran op by op, as a method whose output shapes depend on
+        tensor values must). The property tests hold every call to it.
         """
 
     @hookspec(firstresult=True)

@@ -83,7 +83,7 @@ class _Entry:
 
     @property
     def key(self) -> tuple[str, str, str]:
-        return self.group, _normalize_distribution(self.distribution), self.name
+        return self.group, normalize_distribution(self.distribution), self.name
 
     @property
     def origin(self) -> str:
@@ -161,7 +161,7 @@ def register(group: str, name: str, obj: Any, distribution: str = RUNTIME) -> No
     """
     full_group = _full_group(group)
     entry = _Entry(full_group, name, _describe(obj), distribution, obj=obj)
-    _state.runtime[(full_group, normalize_name(name), _normalize_distribution(distribution))] = entry
+    _state.runtime[(full_group, normalize_name(name), normalize_distribution(distribution))] = entry
 
 
 def unregister(group: str, name: str) -> None:
@@ -225,7 +225,8 @@ def _full_group(group: str) -> str:
     return full
 
 
-def _normalize_distribution(name: str) -> str:
+def normalize_distribution(name: str) -> str:
+    """A distribution's name as pip compares it (``rlgraph_networks``, ``RLgraph-Networks``: the same)."""
     return normalize_name(name).replace(".", "")
 
 
@@ -245,9 +246,9 @@ def _discover() -> dict[str, list[_Entry]]:
             continue
         metadata = dist.metadata
         name = metadata["Name"]
-        if not name or _normalize_distribution(name) in seen:
+        if not name or normalize_distribution(name) in seen:
             continue
-        seen.add(_normalize_distribution(name))
+        seen.add(normalize_distribution(name))
         requires = tuple(dist.requires or ())
         for ep in dist.entry_points:
             if ep.group in found:
@@ -287,7 +288,7 @@ def _disable_rules() -> list[tuple[str | None, str]]:
 
 def _is_disabled(entry: _Entry, rules: Iterable[tuple[str | None, str]]) -> bool:
     name = normalize_name(entry.name)
-    distribution = _normalize_distribution(entry.distribution)
+    distribution = normalize_distribution(entry.distribution)
     for group, token in rules:
         if group is not None:
             if group == entry.group and token == name:
@@ -305,7 +306,7 @@ def _conflicts(entries: Iterable[_Entry]) -> dict[tuple[str, str], list[_Entry]]
     return {
         key: found
         for key, found in claims.items()
-        if len({_normalize_distribution(e.distribution) for e in found}) > 1
+        if len({normalize_distribution(e.distribution) for e in found}) > 1
     }
 
 
@@ -361,7 +362,7 @@ def _resolve(group: str, name: str) -> _Entry:
             f"{matches[0].label} is disabled by {DISABLE_VARIABLE}={os.environ.get(DISABLE_VARIABLE, '')!r}; "
             f"remove {name!r} (or its group:name, or its distribution) from that variable to re-enable it"
         )
-    if len({_normalize_distribution(e.distribution) for e in enabled}) > 1:
+    if len({normalize_distribution(e.distribution) for e in enabled}) > 1:
         raise _conflict_error(group, name, enabled)
     return next((e for e in enabled if e.name == name), enabled[0])
 
@@ -424,7 +425,7 @@ def _not_found(group: str, name: str, entries: list[_Entry]) -> PluginNotFoundEr
         message += "none is installed."
     provider = provider_of(group, name)
     if provider:
-        if _normalize_distribution(provider) in _installed_distributions():
+        if normalize_distribution(provider) in _installed_distributions():
             message += (
                 f" {provider} is installed but has no {name!r}; upgrade it: pip install --upgrade {provider}"
             )
@@ -434,7 +435,7 @@ def _not_found(group: str, name: str, entries: list[_Entry]) -> PluginNotFoundEr
 
 
 def _installed_distributions() -> set[str]:
-    return {_normalize_distribution(e.distribution) for found in _installed().values() for e in found}
+    return {normalize_distribution(e.distribution) for found in _installed().values() for e in found}
 
 
 def _conflict_error(group: str, name: str, entries: list[_Entry]) -> PluginConflictError:
@@ -521,7 +522,7 @@ def _core_specifier(requirement: str) -> str | None:
     """The version specifier of a Requires-Dist line on rlgraph (not an extra's), or None."""
     text, _, marker = requirement.partition(";")
     match = _REQUIREMENT.fullmatch(text)
-    if match is None or "extra" in marker or _normalize_distribution(match[1]) != "rlgraph":
+    if match is None or "extra" in marker or normalize_distribution(match[1]) != "rlgraph":
         return None
     return match[2].strip() or None
 

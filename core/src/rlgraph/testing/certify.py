@@ -15,6 +15,7 @@ import attrs
 
 from rlgraph import plugins
 from rlgraph.errors import PluginError
+from rlgraph.plugins.registry import normalize_distribution
 from rlgraph.testing import numpy_backend
 from rlgraph.testing.parity import ParityCase
 from rlgraph.testing.properties import (
@@ -24,7 +25,6 @@ from rlgraph.testing.properties import (
     Report,
     check_properties,
     get_profile,
-    registered_numpy_reference,
 )
 from rlgraph.utils.naming import normalize_name, suggestion_text
 
@@ -52,7 +52,8 @@ class Certificate:
         examples = sum(report.examples for report in self.reports)
         columns = [*self.backends, "numpy"]
         sizes = (
-            f"batch sizes {_sizes(self.profile.batch_sizes)}, time sizes {_sizes(self.profile.time_sizes)}"
+            f"batch sizes {_sizes(self.profile.batch_sizes)}, time sizes {_sizes(self.profile.time_sizes)}; "
+            f"{self.profile.space_examples} spaces drawn per case that draws them"
         )
         cases = len(self.reports) + len(self.failures)
         lines = [
@@ -111,7 +112,7 @@ def certify(name: str, backends: Sequence[str] | None = None, profile: str | Non
     chosen = get_profile(profile)
     certificate = Certificate(subject, components, backends, chosen)
     certificate.uncovered = _uncovered(components, cases)
-    with registered_numpy_reference(numpy_backend.NAME in backends):
+    with numpy_backend.registered(numpy_backend.NAME in backends):
         _check_cases(certificate, cases)
     return certificate
 
@@ -139,14 +140,16 @@ def load_cases(entry_name: str) -> list[ParityCase]:
 # -- internals -------------------------------------------------------------------------------------
 def _cases_for(name: str) -> tuple[str, list[str], list[ParityCase]]:
     """``(subject, component names, cases)`` of distribution ``name``, else of component ``name``."""
-    wanted = _distribution_key(name)
+    wanted = normalize_distribution(name)
     entries = [
-        info for info in plugins.list_plugins(CASES_GROUP) if _distribution_key(info.distribution) == wanted
+        info
+        for info in plugins.list_plugins(CASES_GROUP)
+        if normalize_distribution(info.distribution) == wanted
     ]
     registered = [
         info
         for info in plugins.list_plugins("rlgraph.components")
-        if _distribution_key(info.distribution) == wanted
+        if normalize_distribution(info.distribution) == wanted
     ]
     if entries or registered:
         first = (entries or registered)[0]
@@ -168,10 +171,6 @@ def _cases_for(name: str) -> tuple[str, list[str], list[ParityCase]]:
 def _uncovered(components: list[str], cases: list[ParityCase]) -> list[str]:
     covered = {cls for case in cases for cls in (type(case.make()), *case.covers)}
     return [name for name in components if plugins.load("rlgraph.components", name) not in covered]
-
-
-def _distribution_key(name: str) -> str:
-    return normalize_name(name).replace(".", "")
 
 
 def _failure_text(error: BaseException) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -367,3 +368,21 @@ def register() -> str:
     if NAME not in plugins.names("rlgraph.backends"):
         plugins.register("rlgraph.backends", NAME, sys.modules[__name__], distribution="rlgraph (testing)")
     return NAME
+
+
+@contextlib.contextmanager
+def registered(wanted: bool = True) -> Iterator[str | None]:
+    """This backend registered for the duration (unless it already is; then it stays); yields its name,
+    or None (and registers nothing) if not ``wanted``."""
+    from rlgraph import plugins
+
+    if not wanted:
+        yield None
+        return
+    registered_here = NAME not in plugins.names("rlgraph.backends")
+    register()
+    try:
+        yield NAME
+    finally:
+        if registered_here:
+            plugins.unregister("rlgraph.backends", NAME)

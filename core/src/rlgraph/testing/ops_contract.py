@@ -77,6 +77,11 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     # Zero rows (a -1 in the new shape is ambiguous then; found by the property tests' empty batches).
     ("flatten-zero-rows", "flatten", (np.zeros((0, 3, 4), np.float32),), {}),
     ("flatten-2-zero-rows", "flatten", (np.zeros((2, 0, 3, 4), np.float32),), {"start_axis": 2}),
+    # From the last axis on: one trailing axis of size 1 (a batch of scalar samples; found by the property
+    # tests' sampled spaces), and from an axis counted from the end.
+    ("flatten-past-last-axis", "flatten", (_f(4),), {"start_axis": 1}),
+    ("flatten-2-past-last-axis", "flatten", (_f(2, 3),), {"start_axis": 2}),
+    ("flatten-negative-start", "flatten", (_f(2, 3, 4, 5),), {"start_axis": -2}),
     ("gather-1d", "gather", (_X, _i(3, 5)), {}),
     ("gather-2d-indices", "gather", (_CUBE, _i(3, 2, 2)), {"axis": 1}),
     ("take_along_axis", "take_along_axis", (_X, _i(4, 3, 1)), {"axis": 1}),

@@ -16,7 +16,7 @@ test suite can fail when a component arrives without one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -68,6 +68,10 @@ class ParityCase:
             their classes here, and :func:`components_without_parity_case` counts them as covered.
         exemptions: Properties (:mod:`rlgraph.testing.properties`) that do not apply to this case, with
             the reason: ``{"property": reason}`` or ``{"api_method:property": reason}``.
+        sampled_spaces: For a component that builds for many input spaces: a function returning a
+            Hypothesis strategy of input spaces (a dict by parameter name; parameters it leaves out
+            keep ``input_spaces``), or of whole cases (for a component made for its spaces, as a
+            policy is for its action space). The properties also build and run the case for each draw.
     """
 
     id: str
@@ -78,6 +82,20 @@ class ParityCase:
     compare_variables: bool = True
     covers: tuple[type, ...] = ()
     exemptions: dict[str, str] = attrs.field(factory=dict)
+    sampled_spaces: Callable[[], Any] | None = None
+
+
+def with_sampled_spaces(
+    cases: Iterable[ParityCase], sampled: Mapping[str, Callable[[], Any]]
+) -> list[ParityCase]:
+    """``cases``, each one ``sampled`` names by id given those ``sampled_spaces``."""
+    cases = list(cases)
+    unknown = set(sampled) - {case.id for case in cases}
+    if unknown:
+        raise ValueError(f"sampled spaces for cases that do not exist: {sorted(unknown)}")
+    return [
+        attrs.evolve(case, sampled_spaces=sampled[case.id]) if case.id in sampled else case for case in cases
+    ]
 
 
 def check_parity(
@@ -207,7 +225,7 @@ def _zip_leaves(expected: Any, actual: Any, label: str, compare: Callable[[Any, 
 
 def _same_shape(expected: Any, actual: Any, where: str) -> None:
     expected, actual = np.asarray(expected), np.asarray(actual)
-    if expected.shape != actual.shape or _kind(expected) != _kind(actual):
+    if expected.shape != actual.shape or dtype_kind(expected.dtype) != dtype_kind(actual.dtype):
         raise AssertionError(
             f"{where}: {expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}"
         )
@@ -216,12 +234,13 @@ def _same_shape(expected: Any, actual: Any, where: str) -> None:
 def _close(expected: Any, actual: Any, where: str, rtol: float, atol: float) -> None:
     _same_shape(expected, actual, where)
     expected, actual = np.asarray(expected), np.asarray(actual)
-    if _kind(expected) == "f":
+    if dtype_kind(expected.dtype) == "f":
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, err_msg=where)
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=where)
 
 
-def _kind(array: np.ndarray) -> str:
+def dtype_kind(dtype: Any) -> str:
     """Float, integer (signed or not), bool or other: what must agree between backends."""
-    return {"u": "i"}.get(array.dtype.kind, array.dtype.kind)
+    kind = np.dtype(dtype).kind
+    return {"u": "i"}.get(kind, kind)

@@ -7,6 +7,10 @@ inputs. Each time, Hypothesis draws the batch size, the time size and every samp
 its space (edge values among them, see :mod:`rlgraph.testing.strategies`). The properties:
 
 * ``builds``: the component builds on the backend, and every call runs;
+* ``sampled_spaces``: where the case draws input spaces (``ParityCase.sampled_spaces``), the component
+  builds for each space drawn, and every other property holds there too;
+* ``compiled``: on a backend that compiles API methods (TensorFlow, JAX), every call runs as one
+  compiled program, not op by op (which JAX falls back to where output shapes depend on values);
 * ``parity``: with the case's own inputs (:func:`~rlgraph.testing.parity.run_parity_calls`: unit-scale
   samples, the parity tolerances, the case's checks), the backends agree;
 * ``declared_spaces``: every output has the structure, dtype kind, rank and inner shape of the space
@@ -29,9 +33,8 @@ property, API method and backend, and the inputs of the minimal example Hypothes
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -40,9 +43,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rlgraph.errors import APICallError
+from rlgraph.execution.checks import first_non_finite
 from rlgraph.execution.executor import GraphExecutor
-from rlgraph.spaces import ContainerSpace, Space
-from rlgraph.testing import strategies
+from rlgraph.spaces import Space
+from rlgraph.testing import numpy_backend, strategies
 from rlgraph.testing.parity import (
     ATOL,
     RTOL,
@@ -51,12 +55,15 @@ from rlgraph.testing.parity import (
     Sampled,
     assert_close,
     assert_same_structure,
+    dtype_kind,
     run_parity_calls,
 )
 from rlgraph.utils import nested
 
 PROPERTIES = (
     "builds",
+    "sampled_spaces",
+    "compiled",
     "parity",
     "declared_spaces",
     "finite",
@@ -70,20 +77,23 @@ PROPERTIES = (
 
 @attrs.frozen
 class Profile:
-    """How hard the properties look: examples per case, whether they are the same every run, the batch
-    and time sizes drawn (the first of each is where a failure shrinks to), and whether to shrink."""
+    """How hard the properties look: examples per case, input spaces drawn per case that draws them
+    (each built on every backend, and run for one example), whether they are the same every run, the
+    batch and time sizes drawn (the first of each is where a failure shrinks to), and whether to
+    shrink."""
 
     name: str
     max_examples: int
+    space_examples: int
     derandomize: bool = False
     batch_sizes: tuple[int, ...] = tuple(range(1, 9))
     time_sizes: tuple[int, ...] = (1, 2, 3, 4)
     shrink: bool = True
 
-    def settings(self) -> settings:
+    def settings(self, max_examples: int | None = None) -> settings:
         phases = [Phase.explicit, Phase.reuse, Phase.generate, *([Phase.shrink] if self.shrink else [])]
         return settings(
-            max_examples=self.max_examples,
+            max_examples=max_examples or self.max_examples,
             derandomize=self.derandomize,
             phases=phases,
             deadline=None,
@@ -95,14 +105,16 @@ class Profile:
 
 
 #: ``ci``: the same 3 examples every run, at batch sizes 1 and 5 and 3 time steps: a compiling backend
-#: (JAX) compiles each call once per shape, and these are the shapes of the parity calls too;
-#: ``default``: 20 fresh examples; ``deep`` (``nox -s properties``): 100.
+#: (JAX) compiles each call once per shape, and these are the shapes of the parity calls too; 2 drawn
+#: input spaces per case that draws them; ``default``: 20 fresh examples, 5 spaces; ``deep``
+#: (``nox -s properties``): 100 examples, 20 spaces, over 15 shapes (one row, a few, odd, many: not
+#: every size, which JAX would compile each of).
 PROFILES = {
     profile.name: profile
     for profile in (
-        Profile("ci", 3, derandomize=True, batch_sizes=(1, 5), time_sizes=(3,)),
-        Profile("default", 20),
-        Profile("deep", 100, batch_sizes=tuple(range(1, 17)), time_sizes=tuple(range(1, 7))),
+        Profile("ci", 3, 2, derandomize=True, batch_sizes=(1, 5), time_sizes=(3,)),
+        Profile("default", 20, 5),
+        Profile("deep", 100, 20, batch_sizes=(1, 2, 3, 7, 16), time_sizes=(1, 2, 5)),
     )
 }
 PROFILE_ENV = "RLGRAPH_PROPERTIES_PROFILE"
@@ -120,7 +132,7 @@ class PropertyFailure(AssertionError):
     """A property did not hold: which, for which case, API method and backend, and why."""
 
     def __init__(self, case: str, prop: str, backend: str, detail: str, method: str | None = None) -> None:
-        self.case, self.property, self.backend, self.method = case, prop, backend, method
+        self.case, self.property, self.backend, self.method, self.detail = case, prop, backend, method, detail
         where = f"{case}.{method}" if method else case
         super().__init__(f"{where} on {backend}: property {prop!r} fails: {detail}")
 
@@ -182,7 +194,7 @@ def check_properties(
     report = Report(case.id, backends, exempt=exemptions(case))
     chosen = get_profile(profile)
     runner = _Runner(case, report, seed, chosen)
-    with registered_numpy_reference(numpy_reference and "numpy" not in backends) as reference:
+    with numpy_backend.registered(numpy_reference and numpy_backend.NAME not in backends) as reference:
         try:
             runner.build(backends, reference)
 
@@ -195,29 +207,67 @@ def check_properties(
             runner.run_parity_calls(backends)
         finally:
             runner.terminate()
+        if case.sampled_spaces and "sampled_spaces" not in report.exempt:
+            _check_sampled_spaces(case, backends, reference, report, chosen, seed)
     return report
 
 
+def _check_sampled_spaces(
+    case: ParityCase,
+    backends: tuple[str, ...],
+    reference: str | None,
+    report: Report,
+    profile: Profile,
+    seed: int,
+) -> None:
+    """Build ``case`` for input spaces it draws, on every backend, and run one example's properties there;
+    a failure names the spaces it was built for (after shrinking: the simplest that fail)."""
+
+    @profile.settings(profile.space_examples)
+    @given(data=st.data())
+    def example(data: st.DataObject) -> None:
+        variant = data.draw(sampled_variants(case), label="spaces")
+        runner = _Runner(variant, report, seed, profile)
+        try:
+            runner.build(backends, reference)
+            runner.run_example(data)
+        except PropertyFailure as failure:
+            prop = "sampled_spaces" if failure.property == "builds" else failure.property
+            detail = f"{failure.detail}\n  built for {describe_spaces(variant)}"
+            raise PropertyFailure(case.id, prop, failure.backend, detail, failure.method) from failure
+        finally:
+            runner.terminate()
+        for backend in runner.executors:
+            report.count("sampled_spaces", backend)
+
+    example()
+
+
+def sampled_variants(case: ParityCase) -> st.SearchStrategy[ParityCase]:
+    """``case`` built for what its ``sampled_spaces`` draws: input spaces in place of its own, or a whole
+    case (which keeps the id)."""
+
+    def variant(drawn: Mapping[str, Space] | ParityCase) -> ParityCase:
+        if isinstance(drawn, ParityCase):
+            return attrs.evolve(drawn, id=case.id, sampled_spaces=None)
+        unknown = set(drawn) - set(case.input_spaces)
+        if unknown:
+            raise ValueError(
+                f"{case.id}: sampled_spaces drew spaces for {sorted(unknown)}, which are not among its "
+                f"input_spaces {sorted(case.input_spaces)}"
+            )
+        return attrs.evolve(case, input_spaces={**case.input_spaces, **drawn}, sampled_spaces=None)
+
+    return case.sampled_spaces().map(variant)
+
+
+def describe_spaces(case: ParityCase) -> str:
+    """The input spaces (and action space) of ``case``, as text."""
+    text = ", ".join(f"{name}={space}" for name, space in case.input_spaces.items())
+    return text + (f"; action_space={case.action_space}" if case.action_space is not None else "")
+
+
 # -- internals -------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def registered_numpy_reference(wanted: bool = True) -> Iterator[str | None]:
-    """The core's NumPy reference backend registered for the duration (unless it already is); yields its
-    name, or None if not ``wanted``."""
-    if not wanted:
-        yield None
-        return
-    from rlgraph import plugins
-    from rlgraph.testing import numpy_backend
-
-    registered_here = numpy_backend.NAME not in plugins.names("rlgraph.backends")
-    numpy_backend.register()
-    try:
-        yield numpy_backend.NAME
-    finally:
-        if registered_here:
-            plugins.unregister("rlgraph.backends", numpy_backend.NAME)
-
-
 class _Runner:
     """The built executors of one case, and one example's run of its calls on all of them."""
 
@@ -331,13 +381,21 @@ class _Runner:
         )
 
     def _execute(self, backend: str, call: Call, args: tuple) -> Any:
+        executor = self.executors[backend]
         try:
-            return self.executors[backend].execute(call.method, *args)
+            output = executor.execute(call.method, *args)
         except Exception as error:
             prop = "numpy_reference" if backend == self.reference else "builds"
             raise self._failure(
                 prop, backend, call, args, f"the call raised {type(error).__name__}: {error}"
             ) from error
+        compiled = executor.ran_compiled(call.method)
+        if compiled is not None and self._applies("compiled", call.method):
+            if not compiled:
+                detail = "the call ran op by op, not as one compiled program"
+                raise self._failure("compiled", backend, call, args, detail)
+            self.report.count("compiled", backend)
+        return output
 
     def _failure(self, prop: str, backend: str, call: Call, args: tuple, detail: str) -> PropertyFailure:
         return PropertyFailure(
@@ -447,17 +505,19 @@ class _Runner:
                 raise self._failure("empty_batch", backend, call, empty, problem)
             self.report.count("empty_batch", backend)
 
+    def _arg_spaces(self, call: Call) -> list[Space | None]:
+        """The space of each of ``call``'s arguments (None for a literal one)."""
+        return [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
+
     def _batch_size(self, call: Call, args: tuple) -> int | None:
         """The one batch size of ``call``'s drawn, batched arguments (None if it has none, or several)."""
-        spaces = [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
-        sizes = {_batch_size(arg, space) for arg, space in zip(args, spaces) if _batched(space)}
+        pairs = zip(args, self._arg_spaces(call))
+        sizes = {_batch_size(arg, space) for arg, space in pairs if _batched(space)}
         return sizes.pop() if len(sizes) == 1 else None
 
     def _rows_of_args(self, call: Call, args: tuple, rows: list[int]) -> tuple:
-        spaces = [self.case.input_spaces[arg.name] if isinstance(arg, Sampled) else None for arg in call.args]
-        return tuple(
-            _take_rows(arg, space, rows) if _batched(space) else arg for arg, space in zip(args, spaces)
-        )
+        pairs = zip(args, self._arg_spaces(call))
+        return tuple(_take_rows(arg, space, rows) if _batched(space) else arg for arg, space in pairs)
 
     def _check_input_errors(self, data: st.DataObject, batch_size: int, time_size: int) -> None:
         """One call's input replaced by a value outside its space must raise the clear input error."""
@@ -509,7 +569,7 @@ def _space_mismatch(output: Any, space: Any) -> str | None:
     """Why ``output`` does not fit the declared output ``space`` (None if it does)."""
     if space is None:
         return None
-    expected = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    expected = space.flatten()
     actual = nested.flatten_with_paths(output)
     if set(expected) != set(actual):
         return f"output structure {sorted(actual)} differs from the declared {sorted(expected)}"
@@ -517,25 +577,18 @@ def _space_mismatch(output: Any, space: Any) -> str | None:
         array = np.asarray(actual[path])
         ranks = int(leaf.has_batch_rank) + int(leaf.has_time_rank)
         shape = tuple(leaf.shape)
-        kinds = {"u": "i"}
         if array.ndim != len(shape) + ranks or array.shape[ranks:] != shape:
             return f"output {path or ''!s} has shape {array.shape}, declared {leaf}".replace(
                 "output  ", "output "
             )
-        if kinds.get(array.dtype.kind, array.dtype.kind) != kinds.get(
-            np.dtype(leaf.dtype).kind, np.dtype(leaf.dtype).kind
-        ):
+        if dtype_kind(array.dtype) != dtype_kind(leaf.dtype):
             return f"output {path!s} has dtype {array.dtype}, declared {leaf}"
     return None
 
 
 def _non_finite(output: Any) -> str | None:
-    for path, value in nested.flatten_with_paths(output).items():
-        array = np.asarray(value)
-        if array.dtype.kind == "f" and not np.isfinite(array).all():
-            index = int(np.flatnonzero(~np.isfinite(array))[0])
-            return f"output {path or ''}entry {index} is {array.flat[index]} for finite inputs"
-    return None
+    found = first_non_finite({"output": output})
+    return found and f"{found[0]} entry {found[1]} is {found[2]} for finite inputs"
 
 
 def _batch_axis(space: Space) -> int:
@@ -543,7 +596,7 @@ def _batch_axis(space: Space) -> int:
 
 
 def _batch_size(value: Any, space: Space) -> int:
-    leaf = next(iter(space.flatten().values())) if isinstance(space, ContainerSpace) else space
+    leaf = next(iter(space.flatten().values()))
     first = next(iter(nested.flatten_with_paths(value).values()))
     return np.shape(first)[_batch_axis(leaf)]
 
@@ -553,7 +606,7 @@ def _batched(space: Space | None) -> bool:
 
 
 def _take_rows(value: Any, space: Space, rows: list[int]) -> Any:
-    leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    leaves = space.flatten()
     axis = _batch_axis(next(iter(leaves.values())))
     indices = np.asarray(rows, np.int64)
     return nested.map_structure(lambda leaf: np.take(np.asarray(leaf), indices, axis=axis), value)
@@ -561,7 +614,7 @@ def _take_rows(value: Any, space: Space, rows: list[int]) -> Any:
 
 def _rows_mismatch(output: Any, space: Any, rows: int) -> str | None:
     """Why a batched leaf of ``output`` does not have ``rows`` rows (None if every one has)."""
-    leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    leaves = space.flatten()
     values = nested.flatten_with_paths(output)
     for path, leaf in leaves.items():
         shape = np.shape(values[path])
@@ -576,7 +629,7 @@ def _row_of(output: Any, space: Any, row: int, size: int) -> Any:
     """Row ``row`` of every batched leaf of ``output`` (None where no leaf has ``size`` rows)."""
     if space is None:
         return None
-    leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    leaves = space.flatten()
     values = nested.flatten_with_paths(output)
     rows = {}
     for path, leaf in leaves.items():

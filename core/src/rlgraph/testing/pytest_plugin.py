@@ -70,16 +70,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.fixture
 def rlgraph_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The name of the backend this test runs on (the NumPy reference is registered only meanwhile)."""
-    from rlgraph import plugins
     from rlgraph.testing import numpy_backend
 
     name = request.param
-    registered_here = name == numpy_backend.NAME and name not in plugins.names("rlgraph.backends")
-    if registered_here:
-        numpy_backend.register()
-    yield name
-    if registered_here:
-        plugins.unregister("rlgraph.backends", name)
+    with numpy_backend.registered(name == numpy_backend.NAME):
+        yield name
 
 
 @pytest.fixture
@@ -101,7 +96,7 @@ def component_test(rlgraph_backend: str) -> Iterator[Callable[..., Any]]:
 @pytest.fixture
 def rlgraph_properties(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     from rlgraph.testing import numpy_backend
-    from rlgraph.testing.properties import check_properties, registered_numpy_reference
+    from rlgraph.testing.properties import check_properties
 
     backends = selected_backends(request.config)
     profile = request.config.getoption("--rlgraph-properties-profile")
@@ -110,7 +105,7 @@ def rlgraph_properties(request: pytest.FixtureRequest) -> Iterator[Callable[...,
         kwargs.setdefault("profile", profile)
         return check_properties(case, backends, **kwargs)
 
-    with registered_numpy_reference(numpy_backend.NAME in backends):
+    with numpy_backend.registered(numpy_backend.NAME in backends):
         yield check
 
 

@@ -12,6 +12,7 @@ Needs Hypothesis (``pip install "rlgraph[test]"``).
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,14 @@ from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox, Spac
 #: Magnitude of the values drawn where a box has no bound: large enough to saturate activations,
 #: small enough that ``exp`` of it stays finite in float32.
 UNBOUNDED = 10.0
+
+#: No value of a magnitude below this is drawn, except zero (where the bounds hold it): a product of a few
+#: such values is subnormal, and TF's and XLA's CPU kernels flush subnormals to zero, PyTorch's do not
+#: (a policy's greedy action on inputs of 1.2e-38 broke an argmax tie differently).
+TINY = 1e-10
+
+#: The kinds of leaf space :func:`box_spaces` draws.
+KINDS = ("float", "int", "bool", "text")
 
 #: Batch sizes drawn by default: 1 (a single row) and the sizes around the build's.
 BATCH_SIZES = st.integers(min_value=1, max_value=8)
@@ -86,10 +95,20 @@ def spaces(
     )
 
 
-def box_spaces(max_rank: int = 3, max_dim: int = 4, text: bool = True) -> st.SearchStrategy[Space]:
-    """Leaf spaces of every type: float boxes (bounded, half-bounded or unbounded), int boxes (bounded,
-    with per-entry bounds, or unbounded), bool boxes and (with ``text``) text boxes."""
-    shapes = hnp.array_shapes(min_dims=0, max_dims=max_rank, min_side=1, max_side=max_dim)
+def box_spaces(
+    max_rank: int = 3,
+    max_dim: int = 4,
+    kinds: Sequence[str] = KINDS,
+    min_rank: int = 0,
+    min_dim: int = 1,
+) -> st.SearchStrategy[Space]:
+    """Leaf spaces of the ``kinds`` asked for (default: every one): float boxes (bounded, half-bounded or
+    unbounded, float32 or float64), int boxes (bounded, with per-entry bounds, or unbounded), bool
+    boxes and text boxes; of rank ``min_rank``-``max_rank``, each dimension ``min_dim``-``max_dim``."""
+    unknown = set(kinds) - set(KINDS)
+    if unknown or not kinds:
+        raise ValueError(f"box_spaces: kinds must be some of {KINDS}, got {list(kinds)}")
+    shapes = hnp.array_shapes(min_dims=min_rank, max_dims=max_rank, min_side=min_dim, max_side=max_dim)
     bounds = st.floats(-UNBOUNDED, UNBOUNDED, allow_nan=False, width=32)
     floats = st.builds(
         lambda shape, low, width, lower, upper, dtype: FloatBox(
@@ -109,16 +128,33 @@ def box_spaces(max_rank: int = 3, max_dim: int = 4, text: bool = True) -> st.Sea
         st.integers(1, 10),
         st.sampled_from([np.int32, np.int64]),
     ) | st.builds(lambda shape: IntBox(shape=shape), shapes)
-    boxes = [floats, ints, st.builds(BoolBox, shapes)]
-    if text:
-        boxes.append(st.builds(TextBox, shapes, st.integers(0, 6)))
-    return st.one_of(*boxes)
+    boxes = {
+        "float": floats,
+        "int": ints,
+        "bool": st.builds(BoolBox, shapes),
+        "text": st.builds(TextBox, shapes, st.integers(0, 6)),
+    }
+    return st.one_of(*(boxes[kind] for kind in kinds))
+
+
+def ranked(
+    spaces: st.SearchStrategy[Space], time: bool | None = False, time_major: bool | None = None
+) -> st.SearchStrategy[Space]:
+    """``spaces`` with a batch rank, and a time rank where ``time`` (``None``: drawn), time-major where
+    ``time_major`` (``None``: drawn)."""
+    flags = st.tuples(
+        st.booleans() if time is None else st.just(time),
+        st.booleans() if time_major is None else st.just(time_major),
+    )
+    return st.tuples(spaces, flags).map(
+        lambda drawn: drawn[0]._with_ranks(True, drawn[1][0], drawn[1][0] and drawn[1][1])
+    )
 
 
 def outside_values(space: Space, batch_size: int, time_size: int) -> st.SearchStrategy[tuple[str, Any]]:
     """``(what is wrong, value)`` pairs that ``space`` does not hold and an API call must refuse:
     a wrong dtype kind, a missing or extra dimension, a wrong inner size, an int beyond its bounds."""
-    leaves = space.flatten() if isinstance(space, ContainerSpace) else {"": space}
+    leaves = space.flatten()
     choices = [(path, leaf, mistake) for path, leaf in leaves.items() for mistake in _mistakes(leaf)]
     if not choices:
         return st.nothing()
@@ -168,6 +204,8 @@ def _uniform_bounds(space: Space, shape: tuple[int, ...], low: float, high: floa
         any_value = st.floats(
             low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width
         )
+        if low <= 0.0 <= high:
+            any_value = any_value.map(_no_tiny)
         edges = sorted({low, high, *([0.0] if low <= 0.0 <= high else [])})
     elements = any_value | st.sampled_from(edges)
     at_an_edge = st.sampled_from(edges).map(lambda edge: np.full(shape, edge, dtype))
@@ -186,9 +224,15 @@ def _entrywise_bounds(
         value = low + position * (high - low)
         if isinstance(space, IntBox):
             value = np.floor(value + 0.5 * (position == 1.0))
+        value = np.where((np.abs(value) < TINY) & (low <= 0.0) & (high >= 0.0), 0.0, value)
         return np.clip(value, low, high).astype(dtype)
 
     return positions.map(place)
+
+
+def _no_tiny(value: float) -> float:
+    """``value``, or zero where its magnitude is below :data:`TINY`."""
+    return value if abs(value) >= TINY else 0.0
 
 
 def _representable(bound: float, dtype: np.dtype, up: bool) -> float:

@@ -4,10 +4,14 @@ are checked to be rows of what was inserted."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from hypothesis import strategies as st
 
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
-from rlgraph.testing.parity import Call, ParityCase
+from rlgraph.testing.parity import Call, ParityCase, Sampled
+from rlgraph.testing.strategies import box_spaces, spaces
 from rlgraph.utils import nested
 from rlgraph_memories import FIFOQueue, FrameReplay, PrioritizedReplay, ReplayMemory, RingBuffer
 
@@ -307,4 +311,54 @@ CASES += [
             ("insert_records", (_frame_steps(4, 23),)),  # a fresh ring after the clear
         ],
     )
+]
+
+
+# -- any records: the memories store and return records of whatever space is drawn ---------------------
+R = Sampled("records")
+
+
+def _any_records(terminals: bool = False) -> Callable[[], st.SearchStrategy]:
+    """Sampled ``records``: a box of any shape and dtype, or nested Dict/Tuple of them, with a batch
+    rank (under a ``terminals`` flag where ``terminals``: the ring buffer's episodes end there)."""
+    drawn = spaces(box_spaces(3, 4, ("float", "int", "bool")), ranks=False)
+    if terminals:
+        drawn = drawn.map(lambda space: Dict(data=space, terminals=BoolBox()))
+    return lambda: drawn.map(lambda space: {"records": space.with_batch_rank()})
+
+
+CASES += [
+    ParityCase(
+        "replay-any-records",
+        lambda: ReplayMemory(capacity=20),
+        {"records": RECORDS},
+        [
+            ("insert_records", (R,)),
+            ("get_size", ()),
+            ("insert_records", (R,)),
+            Call("get_records", (3,), random=True),
+        ],
+        sampled_spaces=_any_records(),
+    ),
+    ParityCase(
+        "prioritized-replay-any-records",
+        lambda: PrioritizedReplay(capacity=20, alpha=0.6, beta=0.4),
+        {**PRIORITY_SPACES, "indices": IntBox(20, dtype="int64", add_batch_rank=True)},
+        [("insert_records", (R,)), ("insert_records", (R,)), Call("get_records", (3,), random=True)],
+        sampled_spaces=_any_records(),
+    ),
+    ParityCase(
+        "fifo-queue-any-records",
+        lambda: FIFOQueue(capacity=40),
+        {"records": RECORDS},
+        [("insert_records", (R,)), ("insert_records", (R,)), ("get_size", ()), ("get_records", (1,))],
+        sampled_spaces=_any_records(),
+    ),
+    ParityCase(
+        "ring-buffer-any-records",
+        lambda: RingBuffer(capacity=20),
+        {"records": RECORDS},
+        [("insert_records", (R,)), ("get_records", (1,)), ("get_episodes", (1,))],
+        sampled_spaces=_any_records(terminals=True),
+    ),
 ]

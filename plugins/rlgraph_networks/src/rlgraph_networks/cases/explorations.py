@@ -10,9 +10,12 @@ otherwise marked random, with checks that the draws are well-formed and in range
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
-from rlgraph.testing.parity import Call, ParityCase, Sampled
+from rlgraph.testing import strategies
+from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
 from rlgraph.utils import nested
 from rlgraph_networks.decays import ConstantDecay, ExponentialDecay, LinearDecay, PolynomialDecay
 from rlgraph_networks.explorations import (
@@ -402,4 +405,30 @@ NOISE_CASES = [
     ),
 ]
 
-CASES = [*DECAY_CASES, *EPSILON_CASES, *EXPLORATION_CASES, *NOISE_CASES]
+
+# -- drawn action spaces: discrete (int64), boolean and float leaves, and nested containers of them ----------
+def _sampled_actions() -> st.SearchStrategy[dict]:
+    shapes = hnp.array_shapes(min_dims=0, max_dims=2, max_side=3)
+    leaves = st.one_of(
+        st.builds(
+            lambda low, n, shape: IntBox(low, low + n, shape=shape, dtype=np.int64),
+            st.integers(-3, 3),
+            st.integers(1, 5),
+            shapes,
+        ),
+        st.builds(BoolBox, shapes),
+        st.builds(lambda shape: FloatBox(-1.0, 2.0, shape=shape), shapes),
+        st.builds(lambda shape: FloatBox(shape=shape), shapes),
+    )
+    return strategies.spaces(leaves, max_leaves=3, ranks=False).map(
+        lambda space: {"actions": space.with_batch_rank()}
+    )
+
+
+#: The cases that also build for drawn spaces, by id.
+SAMPLED_SPACES = {
+    "exploration-dict-epsilon-zero": _sampled_actions,
+    "exploration-dict-epsilon-one": _sampled_actions,
+}
+
+CASES = with_sampled_spaces((*DECAY_CASES, *EPSILON_CASES, *EXPLORATION_CASES, *NOISE_CASES), SAMPLED_SPACES)

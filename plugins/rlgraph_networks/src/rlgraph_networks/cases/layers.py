@@ -9,10 +9,13 @@ recurrent networks with their internal states)."""
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph.testing.strategies import box_spaces, ranked, spaces
 from rlgraph_networks.activations import ACTIVATIONS
 from rlgraph_networks.layers import (
     LSTM,
@@ -28,6 +31,17 @@ from rlgraph_networks.layers import (
 from rlgraph_networks.neural_network import NeuralNetwork
 
 X = Sampled("inputs")
+
+
+def _inputs(drawn: st.SearchStrategy) -> st.SearchStrategy[dict]:
+    """Drawn spaces of the parameter ``inputs``."""
+    return drawn.map(lambda space: {"inputs": space})
+
+
+def _images(min_side: int) -> st.SearchStrategy:
+    """Float or int images ``(height, width, channels)`` of sides from ``min_side``, with a batch rank
+    and maybe a time rank."""
+    return ranked(box_spaces(3, 6, ("float", "int"), min_rank=3, min_dim=min_side), time=None)
 
 
 def _box(*shape: int, time: bool = False, time_major: bool = False, **kwargs) -> FloatBox:
@@ -63,7 +77,13 @@ _ABC = (Sampled("a"), Sampled("b"), Sampled("c"))
 
 # -- Dense --------------------------------------------------------------------------------------------
 DENSE_CASES = [
-    ParityCase("layer-dense-linear", lambda: Dense(4), {"inputs": _box(3)}, _call()),
+    ParityCase(
+        "layer-dense-linear",
+        lambda: Dense(4),
+        {"inputs": _box(3)},
+        _call(),
+        sampled_spaces=lambda: _inputs(ranked(box_spaces(3, 5, ("float", "int"), min_rank=1), time=None)),
+    ),
     *(
         ParityCase(
             f"layer-dense-{name}",
@@ -127,12 +147,14 @@ CONV_CASES = [
         lambda: Conv2D(4, 3, activation="relu"),
         {"inputs": _box(6, 5, 2)},
         _call(),
+        sampled_spaces=lambda: _inputs(_images(min_side=3)),
     ),
     ParityCase(
         "layer-conv2d-same-stride2-odd-sizes",
         lambda: Conv2D(3, 3, strides=2, padding="same", activation="tanh"),
         {"inputs": _box(7, 6, 2)},
         _call(),
+        sampled_spaces=lambda: _inputs(_images(min_side=1)),
     ),
     ParityCase(
         "layer-conv2d-same-even-rect-kernel",
@@ -168,7 +190,13 @@ CONV_CASES = [
 
 # -- MaxPool2D ----------------------------------------------------------------------------------------
 POOL_CASES = [
-    ParityCase("layer-max-pool2d-default", lambda: MaxPool2D(), {"inputs": _box(6, 4, 3)}, _call()),
+    ParityCase(
+        "layer-max-pool2d-default",
+        lambda: MaxPool2D(),
+        {"inputs": _box(6, 4, 3)},
+        _call(),
+        sampled_spaces=lambda: _inputs(_images(min_side=2)),
+    ),
     ParityCase(
         "layer-max-pool2d-valid-odd-sizes",
         lambda: MaxPool2D(3, strides=2),
@@ -181,6 +209,7 @@ POOL_CASES = [
         lambda: MaxPool2D((3, 2), strides=(2, 3), padding="same"),
         {"inputs": _box(7, 5, 2, low=-5.0, high=-1.0)},
         _call(),
+        sampled_spaces=lambda: _inputs(_images(min_side=1)),
     ),
     ParityCase(
         "layer-max-pool2d-same-stride1",
@@ -211,7 +240,13 @@ def _resets(time_major: bool = False) -> BoolBox:
 _STATE4 = Tuple(FloatBox(shape=(4,)), FloatBox(shape=(4,)), add_batch_rank=True)
 
 LSTM_CASES = [
-    ParityCase("layer-lstm-zero-state", lambda: LSTM(4), {"inputs": _box(3, time=True)}, _call()),
+    ParityCase(
+        "layer-lstm-zero-state",
+        lambda: LSTM(4),
+        {"inputs": _box(3, time=True)},
+        _call(),
+        sampled_spaces=lambda: _inputs(ranked(box_spaces(2, 4, ("float", "int"), min_rank=1), time=True)),
+    ),
     ParityCase(
         "layer-lstm-given-state",
         lambda: LSTM(4, forget_bias=0.0),
@@ -275,6 +310,9 @@ CONCAT_CASES = [
             )
         },
         _call(),
+        sampled_spaces=lambda: _inputs(
+            ranked(spaces(box_spaces(1, 4, ("float",), min_rank=1), ranks=False), time=None)
+        ),
     ),
     ParityCase(
         "layer-concat-container-batch-time",
@@ -350,7 +388,13 @@ RESIDUAL_CASES = [
 
 # -- Activation -----------------------------------------------------------------------------------------
 ACTIVATION_CASES = [
-    ParityCase("layer-activation-relu", lambda: Activation("relu"), {"inputs": _box(4)}, _call()),
+    ParityCase(
+        "layer-activation-relu",
+        lambda: Activation("relu"),
+        {"inputs": _box(4)},
+        _call(),
+        sampled_spaces=lambda: _inputs(ranked(box_spaces(3, 4, ("float",)), time=None)),
+    ),
     ParityCase(
         "layer-activation-leaky-relu-batch-time",
         lambda: Activation("leaky_relu", [0.2]),
@@ -378,6 +422,7 @@ RESHAPE_CASES = [
         lambda: Reshape.from_spec({"type": "reshape", "flatten": True}),
         {"inputs": _box(2, 3, 2, time=True, time_major=True)},
         _call(),
+        sampled_spaces=lambda: _inputs(ranked(box_spaces(3, 4, ("float", "int", "bool")), time=None)),
     ),
     ParityCase(
         "layer-reshape-flatten-categories",
@@ -400,7 +445,15 @@ RESHAPE_CASES = [
 ]
 
 FLATTEN_CASES = [
-    ParityCase("layer-flatten-float", lambda: Flatten(), {"inputs": _box(2, 3, 4)}, _call()),
+    ParityCase(
+        "layer-flatten-float",
+        lambda: Flatten(),
+        {"inputs": _box(2, 3, 4)},
+        _call(),
+        sampled_spaces=lambda: _inputs(
+            ranked(spaces(box_spaces(3, 4, ("float", "int", "bool")), ranks=False), time=None)
+        ),
+    ),
     ParityCase("layer-flatten-batch-time", lambda: Flatten(), {"inputs": _box(2, 2, time=True)}, _call()),
     ParityCase(
         "layer-flatten-categories-from-space",

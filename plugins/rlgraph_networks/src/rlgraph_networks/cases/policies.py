@@ -9,10 +9,15 @@ log-likelihoods).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Space, Tuple
-from rlgraph.testing.parity import Call, ParityCase, Sampled
+from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
+from rlgraph.testing.strategies import spaces
 from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
 from rlgraph_networks.policies import ActionAdapter, DeterministicPolicy, DuelingPolicy, Policy
@@ -475,4 +480,103 @@ VALUE_FUNCTION_CASES = [
     _value_function_case("batch-major-time", NETWORK, SEQUENCES),
 ]
 
-CASES = [*DISTRIBUTION_CASES, *ADAPTER_CASES, *POLICY_CASES, *CATEGORICAL_Q_CASES, *VALUE_FUNCTION_CASES]
+
+# -- drawn spaces: each case below also builds for the spaces Hypothesis draws -----------------------------
+_SHAPES = hnp.array_shapes(min_dims=0, max_dims=2, max_side=3)
+_TIME = st.booleans()
+_FEATURES = st.integers(1, 5)
+_BOUNDED_FLOATS = st.builds(
+    lambda shape, low, width: FloatBox(low, low + width, shape=shape),
+    _SHAPES,
+    st.integers(-3, 3),
+    st.integers(1, 4),
+)
+#: Action spaces: discrete, boolean, unbounded and bounded float leaves, and nested containers of them.
+_ACTIONS = spaces(
+    st.one_of(
+        st.builds(lambda n, shape: IntBox(n, shape=shape), st.integers(2, 5), _SHAPES),
+        st.builds(BoolBox, _SHAPES),
+        st.builds(lambda shape: FloatBox(shape=shape), _SHAPES),
+        _BOUNDED_FLOATS,
+    ),
+    max_leaves=3,
+    ranks=False,
+)
+
+
+def _states(features: int, time: bool, time_major: bool = False) -> FloatBox:
+    return FloatBox(
+        shape=(features,), add_batch_rank=True, add_time_rank=time, time_major=time and time_major
+    )
+
+
+def _sampled_categoricals() -> st.SearchStrategy[ParityCase]:
+    def case(shape: tuple[int, ...], categories: int, time: bool) -> ParityCase:
+        parameters = FloatBox(-3.0, 3.0, shape=(*shape, categories), add_batch_rank=True, add_time_rank=time)
+        values = IntBox(categories, shape=shape, add_batch_rank=True, add_time_rank=time)
+        return _distribution_case("sampled", Categorical, parameters, values)
+
+    return st.builds(case, _SHAPES, st.integers(2, 5), _TIME)
+
+
+def _sampled_normals() -> st.SearchStrategy[ParityCase]:
+    def case(shape: tuple[int, ...], time: bool) -> ParityCase:
+        parameters = _pair(FloatBox(-2.0, 2.0, shape=shape), FloatBox(-1.0, 0.7, shape=shape), time=time)
+        values = FloatBox(-3.0, 3.0, shape=shape, add_batch_rank=True, add_time_rank=time)
+        draws = FloatBox(shape=shape, add_batch_rank=True, add_time_rank=time)
+        return _distribution_case("sampled", Normal, parameters, values, draws)
+
+    return st.builds(case, _SHAPES, _TIME)
+
+
+def _sampled_policies(dueling: int | None = None) -> Callable[[], st.SearchStrategy[ParityCase]]:
+    """Policies for drawn action spaces (IntBox ones for a dueling policy) and state sizes."""
+    actions = st.builds(lambda n, shape: IntBox(n, shape=shape), st.integers(2, 5), _SHAPES)
+    actions = _ACTIONS if dueling is None else actions
+    return lambda: st.builds(
+        lambda actions, features, time: _policy_case(
+            "sampled", actions, _states(features, time), time=time, dueling=dueling
+        ),
+        actions,
+        _FEATURES,
+        _TIME,
+    )
+
+
+def _sampled_deterministic_policies() -> st.SearchStrategy[ParityCase]:
+    floats = st.one_of(st.builds(lambda shape: FloatBox(shape=shape), _SHAPES), _BOUNDED_FLOATS)
+    return st.builds(
+        lambda actions, features, time, major: _deterministic_policy_case(
+            "sampled", NETWORK, actions, _states(features, time, major)
+        ),
+        spaces(floats, max_leaves=3, ranks=False),
+        _FEATURES,
+        _TIME,
+        _TIME,
+    )
+
+
+def _sampled_value_function_states() -> st.SearchStrategy[dict]:
+    return st.builds(lambda *drawn: {"nn_inputs": _states(*drawn)}, _FEATURES, _TIME, _TIME)
+
+
+#: The cases that also build for drawn spaces, by id.
+SAMPLED_SPACES = {
+    "distribution-categorical": _sampled_categoricals,
+    "distribution-normal": _sampled_normals,
+    "policy-intbox": _sampled_policies(),
+    "policy-dueling": _sampled_policies(dueling=5),
+    "deterministic-policy-bounded": _sampled_deterministic_policies,
+    "value-function-network": _sampled_value_function_states,
+}
+
+CASES = with_sampled_spaces(
+    (
+        *DISTRIBUTION_CASES,
+        *ADAPTER_CASES,
+        *POLICY_CASES,
+        *CATEGORICAL_Q_CASES,
+        *VALUE_FUNCTION_CASES,
+    ),
+    SAMPLED_SPACES,
+)
