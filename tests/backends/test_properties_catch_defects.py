@@ -174,7 +174,9 @@ def test_certify_prints_a_certificate_and_exits_0_or_1(rlgraph_backend, register
     assert main([*certify, "entropy_of_probabilities"]) == 0
     out = capsys.readouterr().out
     assert "RLgraph certificate: component entropy_of_probabilities" in out
-    assert "profile:    ci: 1 cases, 3 examples (batch sizes 1, 5, time sizes 3; 2 spaces drawn" in out
+    assert (
+        "profile:    ci: 1 cases, 3 examples (batch sizes 1, 5, time sizes 3; spaces drawn: 1 per case" in out
+    )
     assert "CERTIFIED: component entropy_of_probabilities" in out and "NOT CERTIFIED" not in out
 
     assert main([*certify, "squeezes_single_rows"]) == 1

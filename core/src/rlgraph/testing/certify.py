@@ -53,7 +53,7 @@ class Certificate:
         columns = [*self.backends, "numpy"]
         sizes = (
             f"batch sizes {_sizes(self.profile.batch_sizes)}, time sizes {_sizes(self.profile.time_sizes)}; "
-            f"{self.profile.space_examples} spaces drawn per case that draws them"
+            f"spaces drawn: {self.profile.space_examples} per case that draws them"
         )
         cases = len(self.reports) + len(self.failures)
         lines = [

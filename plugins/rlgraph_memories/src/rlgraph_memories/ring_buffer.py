@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import rlgraph
 from rlgraph.errors import BuildError
 from rlgraph.spaces import BoolBox, Dict
 from rlgraph_memories.memory import Memory, check_count, check_positive_int, record_leaves
+
+#: Why JAX cannot compile the reads (it runs them op by op).
+VALUE_DEPENDENT_SHAPE = (
+    "it returns as many records as the buffer holds (up to n) or as the episodes have: its output shape "
+    "depends on values, so JAX runs it op by op"
+)
 
 
 class RingBuffer(Memory):
@@ -36,6 +42,11 @@ class RingBuffer(Memory):
         num_environments: How many environments feed the buffer (a positive int).
         scope: The component's name within its parent.
     """
+
+    property_exemptions: ClassVar[dict[str, str]] = {
+        "get_records:compiled": VALUE_DEPENDENT_SHAPE,
+        "get_episodes:compiled": VALUE_DEPENDENT_SHAPE,
+    }
 
     def __init__(
         self, capacity: int = 1000, num_environments: int = 1, scope: str = "ring-buffer", **kwargs: Any
