@@ -61,6 +61,17 @@ def test_bounds_checks_name_the_first_value_outside_a_discrete_space():
     assert not BoundsCheck(FloatBox(shape=(2,)))  # nothing to check: it costs nothing
 
 
+@pytest.mark.parametrize("value", [np.array([-1]), np.array([500]), np.int64(500)])
+def test_one_value_is_checked_without_reductions_and_still_refused_outside(value):
+    """One environment's discrete state takes the fast path (no array reductions) but is checked all
+    the same."""
+    check = BoundsCheck(IntBox(500, add_batch_rank=True))
+    check("get_action", "states", np.array([499]))
+    check("get_action", "states", 7)
+    with pytest.raises(APICallError, match=r"'states' holds (-1|500) \(entry 0\), outside IntBox"):
+        check("get_action", "states", value)
+
+
 class Embed(Component):
     """Reads rows of a table by index: an index beyond the table would be a backend error."""
 

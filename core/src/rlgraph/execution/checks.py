@@ -123,6 +123,8 @@ class BoundsCheck:
     def __call__(self, api_method: str, param: str, value: Any) -> None:
         for key, leaf, low, high in self.leaves:
             array = np.asarray(_get_path(value, key, api_method, param))
+            if array.size == 1 and low is not None and low <= array.item() < high:
+                continue  # one value (one environment's state): no array reductions
             if not array.size or (low is not None and array.min() >= low and array.max() < high):
                 continue  # bounds shared by every entry: two reductions
             outside = (array < leaf.low) | (array >= leaf.high)
