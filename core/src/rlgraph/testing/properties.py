@@ -106,9 +106,9 @@ class Profile:
 
 #: ``ci``: the same 3 examples every run, at batch sizes 1 and 5 and 3 time steps: a compiling backend
 #: (JAX) compiles each call once per shape, and these are the shapes of the parity calls too; 1 drawn
-#: input space per case that draws them (each is a build on every backend); ``default``: 20 fresh examples, 5 spaces; ``deep``
-#: (``nox -s properties``): 100 examples, 20 spaces, over 15 shapes (one row, a few, odd, many: not
-#: every size, which JAX would compile each of).
+#: input space per case that draws them (each is a build on every backend). ``default``: 20 fresh
+#: examples, 5 spaces. ``deep`` (``nox -s properties``): 100 examples, 20 spaces, over 15 shapes (one
+#: row, a few, odd, many: not every size, which JAX would compile each of).
 PROFILES = {
     profile.name: profile
     for profile in (
