@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -153,7 +154,9 @@ def test_generated_plugin_is_certified_with_one_command(scale_plugin: Path) -> N
     result = rlgraph_cli("certify", "rlgraph-guide-scale", "--profile", "ci")
     assert "RLgraph certificate: rlgraph-guide-scale 0.1.0" in result.stdout
     assert "components: guide_scale" in result.stdout
-    assert "profile:    ci: 2 cases, 6 examples" in result.stdout
+    # 3 examples a case, and one more for the space the first case draws (built anew)
+    assert "profile:    ci: 2 cases, 7 examples" in result.stdout
+    assert re.search(r"sampled_spaces +1\n", result.stdout), result.stdout
     assert "CERTIFIED: rlgraph-guide-scale 0.1.0 on numpy" in result.stdout
 
 

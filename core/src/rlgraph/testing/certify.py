@@ -50,7 +50,9 @@ class Certificate:
     def format(self) -> str:
         """The certificate as text: the properties by backend, exemptions, failures and the verdict."""
         examples = sum(report.examples for report in self.reports)
-        columns = [*self.backends, "numpy"]
+        alone = numpy_backend.NAME in self.backends  # the reference is one of the backends
+        columns = [*self.backends, *([] if alone else [numpy_backend.NAME])]
+        reference = "" if alone else " (and the NumPy reference where it builds a case)"
         sizes = (
             f"batch sizes {_sizes(self.profile.batch_sizes)}, time sizes {_sizes(self.profile.time_sizes)}; "
             f"spaces drawn: {self.profile.space_examples} per case that draws them"
@@ -59,7 +61,7 @@ class Certificate:
         lines = [
             f"RLgraph certificate: {self.subject}",
             f"  components: {', '.join(self.components) or '-'}",
-            f"  backends:   {', '.join(_versioned(self.backends))} (and the NumPy reference where it builds a case)",
+            f"  backends:   {', '.join(_versioned(self.backends))}{reference}",
             f"  profile:    {self.profile.name}: {cases} cases, {examples} examples ({sizes})",
             "",
             "  " + "property".ljust(20) + "".join(column.rjust(10) for column in columns),
