@@ -47,8 +47,6 @@ class CompiledAPIMethod:
         self.spaces = spaces
         self.device = device
         self.programs: dict[tuple, _Program] = {}
-        #: Whether the last call ran as one XLA program (False: op by op).
-        self.last_call_compiled: bool | None = None
 
     def __call__(self, *args: Any) -> Any:
         spaces = self.spaces
@@ -58,9 +56,12 @@ class CompiledAPIMethod:
         if program is None:
             program = self.programs[key] = _Program(self, dict(constants), len(args))
         tensors = [convert(args[i], spaces[i], self.device) for i in program.positions]
-        result = program(tensors)
-        self.last_call_compiled = not program.eager
-        return result
+        return program(tensors)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether every call so far ran as one XLA program (False once one ran op by op)."""
+        return not any(program.eager for program in self.programs.values())
 
     @property
     def trace_count(self) -> int:

@@ -169,7 +169,7 @@ class CompiledAPIMethod:
         #: How often the Python function was traced (once per key of ``traces``, never per batch size).
         self.trace_count = 0
         #: Every call runs as a traced TensorFlow graph (there is no op-by-op fallback).
-        self.last_call_compiled = True
+        self.compiled = True
 
     def __call__(self, *args: Any) -> Any:
         constants = tuple(

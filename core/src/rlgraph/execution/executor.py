@@ -123,13 +123,13 @@ class GraphExecutor:
         theirs = registry[second].components
         return any(related(mine, other) for mine in registry[first].components for other in theirs)
 
-    def ran_compiled(self, api_method: str) -> bool | None:
-        """Whether ``api_method``'s last call ran as one compiled program: False where it ran op by op
-        (its output shapes depend on tensor values), None where the backend compiles nothing."""
+    def runs_compiled(self, api_method: str) -> bool | None:
+        """Whether every call of ``api_method`` so far ran as one compiled program: False once one ran op
+        by op (its output shapes depend on tensor values), None where the backend compiles nothing."""
         function = self._functions.get(api_method)
         if function is None:
             self._unknown(api_method)
-        return getattr(function, "last_call_compiled", None)
+        return getattr(function, "compiled", None)
 
     def _built(self) -> Builder:
         if self.builder is None:

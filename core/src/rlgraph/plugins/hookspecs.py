@@ -120,9 +120,9 @@ class BackendHooks:
         backend compiles here (one compiled function per API method). ``device`` is the root's
         device: where converted inputs go (None: the backend's default).
 
-        A compiling backend's callable has the attribute ``last_call_compiled``: whether its last call
-        ran as one compiled program (False: it ran op by op, as a method whose output shapes depend on
-        tensor values must). The property tests hold every call to it.
+        A compiling backend's callable has the attribute ``compiled``: whether every call so far ran as
+        one compiled program (False once one ran op by op, as a method whose output shapes depend on
+        tensor values must). The property tests read it after every call.
         """
 
     @hookspec(firstresult=True)

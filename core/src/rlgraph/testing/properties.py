@@ -389,7 +389,7 @@ class _Runner:
             raise self._failure(
                 prop, backend, call, args, f"the call raised {type(error).__name__}: {error}"
             ) from error
-        compiled = executor.ran_compiled(call.method)
+        compiled = executor.runs_compiled(call.method)  # read after every call: this one if False
         if compiled is not None and self._applies("compiled", call.method):
             if not compiled:
                 detail = "the call ran op by op, not as one compiled program"
