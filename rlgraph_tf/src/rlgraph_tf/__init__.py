@@ -1,1 +1,46 @@
-"""RLgraph TensorFlow backend."""
+"""RLgraph TensorFlow backend.
+
+Importing the package imports TensorFlow once, quietly: TensorFlow's C++ start-up messages (absl writes
+them to standard error before any log level applies, whatever ``TF_CPP_MIN_LOG_LEVEL`` says) are
+held back, and shown only if the import fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import IO
+
+
+def _import_tensorflow_quietly() -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if "tensorflow" in sys.modules:
+        return
+    with tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        stderr = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401
+        except ImportError as error:
+            _show_held(held, stderr)
+            raise ImportError(
+                "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
+            ) from error
+        except BaseException:
+            _show_held(held, stderr)
+            raise
+        finally:
+            os.dup2(stderr, 2)
+            os.close(stderr)
+
+
+def _show_held(held: IO[bytes], stderr: int) -> None:
+    """What TensorFlow wrote while its import failed, on standard error after all."""
+    os.dup2(stderr, 2)
+    held.seek(0)
+    sys.stderr.write(held.read().decode(errors="replace"))
+
+
+_import_tensorflow_quietly()

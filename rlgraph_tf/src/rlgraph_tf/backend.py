@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.py)
 
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import ContainerSpace
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
-try:
-    import tensorflow as tf
-except ImportError as error:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
-    ) from error
-
 from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
