@@ -72,6 +72,22 @@ def test_one_value_is_checked_without_reductions_and_still_refused_outside(value
         check("get_action", "states", value)
 
 
+def test_a_value_of_a_wider_dtype_is_checked_where_the_spaces_own_dtype_needs_no_check():
+    """``IntBox(256, dtype=uint8)`` holds every uint8: uint8 pixels cost no check, but int64 values of 256
+    or -1 (which a cast to uint8 would wrap to 0 and 255) are refused; an unbounded int32 box refuses
+    int64 values beyond int32."""
+    pixels = BoundsCheck(IntBox(256, dtype=np.uint8, shape=(2,), add_batch_rank=True))
+    pixels("get_action", "states", np.full((3, 2), 255, np.uint8))
+    pixels("get_action", "states", np.full((3, 2), 255, np.int64))
+    for wrapped in (256, -1):
+        with pytest.raises(APICallError, match=rf"'states' holds {wrapped} \(entry 0\), outside IntBox"):
+            pixels("get_action", "states", np.full((3, 2), wrapped, np.int64))
+    counts = BoundsCheck(IntBox(dtype=np.int32, add_batch_rank=True))
+    counts("update", "steps", np.array([2**31 - 1, -(2**31)], np.int64))
+    with pytest.raises(APICallError, match=r"'steps' holds 2147483648"):
+        counts("update", "steps", np.array([2**31], np.int64))
+
+
 class Embed(Component):
     """Reads rows of a table by index: an index beyond the table would be a backend error."""
 

@@ -102,27 +102,31 @@ def _get_path(value: Any, key: str, api_method: str, param: str) -> Any:
 
 
 class BoundsCheck:
-    """The values of a space's bounded int leaves (discrete actions) within their bounds. Values vary per
-    call, so this runs in full (a few array operations per leaf); a space without such leaves costs nothing."""
+    """The values of a space's int leaves (discrete actions, categories, pixels) within their bounds. Values
+    vary per call, so this runs in full (a few array operations per leaf), except for values whose dtype
+    holds nothing outside the bounds (uint8 pixels of ``IntBox(256, dtype=uint8)``, any int64 of
+    ``IntBox()``): a value of a wider dtype is checked all the same, since a backend's cast to the space's
+    dtype would wrap it. A space without int leaves costs nothing."""
 
     __slots__ = ("leaves",)
 
     def __init__(self, space: Any) -> None:
         from rlgraph.spaces import IntBox
 
-        flat = space.flatten()
         self.leaves = [
-            (key, leaf, *_common_bounds(leaf))
-            for key, leaf in flat.items()
-            if isinstance(leaf, IntBox) and leaf.bounded
+            (key, leaf, *_common_bounds(leaf), _dtypes_within(leaf))
+            for key, leaf in space.flatten().items()
+            if isinstance(leaf, IntBox)
         ]
 
     def __bool__(self) -> bool:
         return bool(self.leaves)
 
     def __call__(self, api_method: str, param: str, value: Any) -> None:
-        for key, leaf, low, high in self.leaves:
+        for key, leaf, low, high, within in self.leaves:
             array = np.asarray(_get_path(value, key, api_method, param))
+            if array.dtype in within:
+                continue  # its dtype holds no value outside the bounds
             if array.size == 1 and low is not None and low <= array.item() < high:
                 continue  # one value (one environment's state): no array reductions
             if not array.size or (low is not None and array.min() >= low and array.max() < high):
@@ -136,12 +140,29 @@ class BoundsCheck:
                 )
 
 
+#: The integer dtypes a value may come in.
+_INT_DTYPES = tuple(
+    np.dtype(name) for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+)
+
+
 def _common_bounds(leaf: Any) -> tuple[int | None, int | None]:
     """``(low, high)`` as ints where every entry of ``leaf`` shares them, else ``(None, None)``."""
     low, high = leaf.low, leaf.high
     if (low == low.flat[0]).all() and (high == high.flat[0]).all():
         return int(low.flat[0]), int(high.flat[0])
     return None, None
+
+
+def _dtypes_within(leaf: Any) -> frozenset[np.dtype]:
+    """The integer dtypes all of whose values lie within every entry's bounds of ``leaf`` (an unbounded
+    leaf holds every value of its dtype, whose ``high`` is capped to fit int64)."""
+    low, high = int(leaf.low.max()), int(leaf.high.min())
+    if not leaf.bounded:
+        high = int(np.iinfo(leaf.dtype).max) + 1
+    return frozenset(
+        dtype for dtype in _INT_DTYPES if int(np.iinfo(dtype).min) >= low and int(np.iinfo(dtype).max) < high
+    )
 
 
 def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
