@@ -16,6 +16,10 @@ builds the documentation site with ``--strict``. Long learning runs are marked `
 test keeps one representative case unmarked, so CI still trains), and ``nox -s learning`` runs
 them all.
 
+The backend, parity and properties sessions run their tests in parallel processes (pytest-xdist, one per
+core up to 4: each test pins its framework to one thread, so the workers do not oversubscribe the cores);
+``nox -s torch -- -n 0`` runs them in one process.
+
 Virtualenvs are reused between runs (``reuse_venv = "yes"``: recreated when the interpreter or
 backend changes; ``nox --reuse-venv=no`` recreates them all); every run reinstalls the local
 packages, so a reused venv runs the current code.
@@ -58,6 +62,8 @@ TORCH_PACKAGES = ("./rlgraph_torch[test]", *COMPONENT_PACKAGES)
 TF_PACKAGES = ("./rlgraph_tf[cpu]", *COMPONENT_PACKAGES)
 JAX_PACKAGES = ("./rlgraph_jax", *COMPONENT_PACKAGES)
 RUFF = "ruff==0.17.6"
+#: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
+PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
 
 
 def install_local(session: nox.Session, *requirements: str) -> None:
@@ -134,10 +140,11 @@ def run_backend_session(session: nox.Session, backend: str) -> None:
     need no second backend."""
     packages, absent = BACKENDS[backend]
     install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
+    session.install(*CONSTRAINTS, "pytest-xdist")
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
-    session.run("pytest", *tests, "-q", "-m", marks, *session.posargs, env=test_env(session))
+    session.run("pytest", *tests, "-q", *PARALLEL, "-m", marks, *session.posargs, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -166,10 +173,11 @@ def parity(session: nox.Session) -> None:
     """All three backends: every component's outputs agree between them; models move across them; every
     component keeps the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
     install_local(session, *ALL_BACKEND_PACKAGES)
+    session.install(*CONSTRAINTS, "pytest-xdist")
     # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
-    session.run("pytest", "tests/parity", defects, "-q", *session.posargs, env=env)
+    session.run("pytest", "tests/parity", defects, "-q", *PARALLEL, *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -178,9 +186,10 @@ def properties(session: nox.Session) -> None:
     fresh examples a case, 20 drawn spaces where a case draws them, batch sizes up to 16): long, not
     part of the default sessions."""
     install_local(session, *ALL_BACKEND_PACKAGES)
+    session.install(*CONSTRAINTS, "pytest-xdist")
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
     tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")
-    session.run("pytest", *tests, "-q", *session.posargs, env=env)
+    session.run("pytest", *tests, "-q", *PARALLEL, *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -254,4 +263,7 @@ def envpool(session: nox.Session) -> None:
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
     install_local(session, "./core[test,atari]", *BACKENDS[backend][0])
-    session.run("pytest", "tests/algos", "-q", "-m", "learning", *session.posargs, env=test_env(session))
+    session.install(*CONSTRAINTS, "pytest-xdist")
+    session.run(
+        "pytest", "tests/algos", "-q", *PARALLEL, "-m", "learning", *session.posargs, env=test_env(session)
+    )
