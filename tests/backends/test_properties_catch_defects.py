@@ -14,7 +14,7 @@ from rlgraph.cli import main
 from rlgraph.components import Component
 from rlgraph.config import installed_backends
 from rlgraph.spaces import FloatBox
-from rlgraph.testing.parity import ParityCase, Sampled
+from rlgraph.testing.parity import Call, ParityCase, Sampled
 from rlgraph.testing.properties import PropertyFailure, check_properties
 from rlgraph.testing.strategies import box_spaces, ranked
 
@@ -67,6 +67,33 @@ class KeepsRowsOfNumbers(Component):
     def call(self, inputs):
         count = self.ops.sum(self.ops.cast(inputs[:, 0] == inputs[:, 0], "int64"))
         return self.ops.gather(inputs, self.ops.arange(0, count))
+
+
+class PicksTheLargest(Component):
+    """``values`` and their argmax ``pick``. On backend ``leans_on`` the pick leans towards entry 1 by 1e-7
+    (as rounding would between near-equal values); on backend ``wrong_on`` it picks the smallest value
+    (a real defect)."""
+
+    def __init__(self, equal_values: bool, leans_on: str = "", wrong_on: str = "") -> None:
+        super().__init__(scope="picks-the-largest")
+        self.equal_values, self.leans_on, self.wrong_on = equal_values, leans_on, wrong_on
+
+    @rlgraph.graph_fn(api=True)
+    def values(self, inputs):
+        return self.ops.ones_like(inputs) if self.equal_values else inputs
+
+    @rlgraph.graph_fn(api=True)
+    def pick(self, inputs):
+        values = self.ops.ones_like(inputs) if self.equal_values else inputs
+        if self.backend.name == self.wrong_on:
+            return self.ops.argmin(values, -1)
+        lean = [0.0, 1e-7, 0.0] if self.backend.name == self.leans_on else [0.0, 0.0, 0.0]
+        return self.ops.argmax(values + self.ops.constant(np.array(lean, np.float32)), -1)
+
+
+def _argmax_case(id: str, make, declared: bool = True) -> ParityCase:
+    pick = Call("pick", (X,), argmax_of=Call("values", (X,)) if declared else None)
+    return ParityCase(id, make, {"inputs": FloatBox(-1.0, 1.0, shape=(3,), add_batch_rank=True)}, [pick])
 
 
 def _case(id: str, make, low: float = -np.inf, high: float = np.inf) -> ParityCase:
@@ -145,6 +172,24 @@ def test_a_difference_between_installed_backends_is_caught():
     assert (failure.method, failure.property, failure.backend) == ("call", "backend_agreement", backends[-1])
     assert f"outputs ({backends[0]} vs {backends[-1]})" in str(failure)
     assert "inputs: arg=float32[1, 3] [[0. 0. 0.]]" in str(failure)
+
+
+def test_an_argmax_may_break_near_ties_either_way_but_not_pick_a_smaller_value(rlgraph_backend):
+    """A declared argmax (``Call.argmax_of``) agrees across backends where the picks differ only among
+    equal values; undeclared, the same picks fail; a pick of a smaller value fails either way."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("a difference needs a second backend: the NumPy reference is this session's only one")
+    ties = lambda: PicksTheLargest(equal_values=True, leans_on="numpy")
+    check_properties(_argmax_case("picks-among-ties", ties), [rlgraph_backend], profile="ci")
+    undeclared = _failure(_argmax_case("picks-among-ties", ties, declared=False), [rlgraph_backend])
+    assert (undeclared.method, undeclared.property) == ("pick", "numpy_reference")
+
+    wrong = _failure(
+        _argmax_case("picks-the-smallest", lambda: PicksTheLargest(equal_values=False, wrong_on="numpy")),
+        [rlgraph_backend],
+    )
+    assert (wrong.case, wrong.method, wrong.backend) == ("picks-the-smallest", "pick", "numpy")
+    assert wrong.property == "numpy_reference"
 
 
 @pytest.fixture

@@ -54,6 +54,7 @@ from rlgraph.testing.parity import (
     ParityCase,
     Sampled,
     assert_close,
+    assert_outputs_agree,
     assert_same_structure,
     dtype_kind,
     run_parity_calls,
@@ -425,7 +426,10 @@ class _Runner:
                 if call.random:
                     assert_same_structure(outputs[first], outputs[backend], label)
                 else:
-                    assert_close(outputs[first], outputs[backend], label, AGREEMENT_RTOL, AGREEMENT_ATOL)
+                    reference = self.executors[first]
+                    expected, actual = outputs[first], outputs[backend]
+                    tolerances = AGREEMENT_RTOL, AGREEMENT_ATOL
+                    assert_outputs_agree(call, args, expected, actual, label, *tolerances, reference)
             except AssertionError as error:
                 raise self._failure(prop, backend, call, args, str(error)) from None
             self.report.count(prop, backend)
