@@ -75,6 +75,12 @@ def install_local(session: nox.Session, *requirements: str) -> None:
     session.install(*CONSTRAINTS, *requirements)
 
 
+def run_tests_in_parallel(session: nox.Session, *args: str, env: dict[str, str]) -> None:
+    """pytest ``args`` on :data:`PARALLEL` workers (pytest-xdist, installed under the constraints)."""
+    session.install(*CONSTRAINTS, "pytest-xdist")
+    session.run("pytest", *args, "-q", *PARALLEL, *session.posargs, env=env)
+
+
 def test_env(session: nox.Session, **extra: str) -> dict[str, str]:
     """Environment for test runs: caches, configuration and RLgraph's files in the session's tmp."""
     home = Path(session.create_tmp()) / "home"
@@ -140,11 +146,10 @@ def run_backend_session(session: nox.Session, backend: str) -> None:
     need no second backend."""
     packages, absent = BACKENDS[backend]
     install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
-    session.install(*CONSTRAINTS, "pytest-xdist")
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
-    session.run("pytest", *tests, "-q", *PARALLEL, "-m", marks, *session.posargs, env=test_env(session))
+    run_tests_in_parallel(session, *tests, "-m", marks, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -173,11 +178,10 @@ def parity(session: nox.Session) -> None:
     """All three backends: every component's outputs agree between them; models move across them; every
     component keeps the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
     install_local(session, *ALL_BACKEND_PACKAGES)
-    session.install(*CONSTRAINTS, "pytest-xdist")
     # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
-    session.run("pytest", "tests/parity", defects, "-q", *PARALLEL, *session.posargs, env=env)
+    run_tests_in_parallel(session, "tests/parity", defects, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -186,10 +190,9 @@ def properties(session: nox.Session) -> None:
     fresh examples a case, 20 drawn spaces where a case draws them, batch sizes up to 16): long, not
     part of the default sessions."""
     install_local(session, *ALL_BACKEND_PACKAGES)
-    session.install(*CONSTRAINTS, "pytest-xdist")
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
     tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")
-    session.run("pytest", *tests, "-q", *PARALLEL, *session.posargs, env=env)
+    run_tests_in_parallel(session, *tests, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -263,7 +266,4 @@ def envpool(session: nox.Session) -> None:
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
     install_local(session, "./core[test,atari]", *BACKENDS[backend][0])
-    session.install(*CONSTRAINTS, "pytest-xdist")
-    session.run(
-        "pytest", "tests/algos", "-q", *PARALLEL, "-m", "learning", *session.posargs, env=test_env(session)
-    )
+    run_tests_in_parallel(session, "tests/algos", "-m", "learning", env=test_env(session))
