@@ -136,6 +136,20 @@ def test_evaluations_do_not_change_what_training_does(tabular):
     assert not (tabular / "b" / "checkpoints" / "best.npz").exists()
 
 
+def test_a_run_whose_environments_step_past_its_total_ends_with_a_summary(tabular):
+    # 4 environments step as one batch: 2,002 steps end at 2,004, past the total, with no checkpoint
+    # interval (the default) and none between evaluations.
+    _, summary = train(tabular / "run", timesteps=2002, evaluation={"interval": 10_000})
+    assert summary.timesteps == 2004 and not summary.interrupted
+    stored = json.loads((tabular / "run" / "summary.json").read_text())
+    assert stored["timesteps"] == 2004 and stored["last_eval_mean_return"] is not None
+    assert int(read_progress(tabular / "run")[-1]["timesteps"]) == 2004
+    assert sorted(p.name for p in (tabular / "run" / "checkpoints").iterdir()) == [
+        "best.npz",
+        "model-2004.npz",
+    ]
+
+
 def test_checkpoints_at_intervals_keep_the_newest(tabular):
     train(tabular / "run", checkpoint_interval=300, keep_checkpoints=3, timesteps=1500)
     names = sorted(p.name for p in (tabular / "run" / "checkpoints").iterdir())
@@ -224,6 +238,34 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_its_curve_goes_on(tabular
     with pytest.raises(RLGraphError, match="has trained its 2,000 steps; give more"):
         Trainer.resume(tabular / "run")
     assert Trainer.resume(tabular / "run", timesteps=2500).run().timesteps == 2500
+
+
+def folder_contents(folder):
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_second_resume_of_a_run_in_use_fails_clearly_and_writes_nothing(tabular):
+    from rlgraph.errors import RunFolderInUseError
+
+    interrupted_run(tabular / "run")
+    first = Trainer.resume(tabular / "run")  # holds the run folder until it closes
+    before = folder_contents(tabular / "run")
+    with pytest.raises(RunFolderInUseError, match=r"run folder '.*run' is in use: another process trains"):
+        Trainer.resume(tabular / "run")
+    assert folder_contents(tabular / "run") == before
+    assert first.run().timesteps == 2000  # the first goes on undisturbed
+    assert Trainer.resume(tabular / "run", timesteps=2400).run().timesteps == 2400  # free once it ended
+
+
+def test_a_new_run_holds_its_folder_until_it_ends(tabular):
+    from rlgraph.errors import RunFolderInUseError
+
+    trainer = Trainer(load_run_spec(run_spec()), tabular / "other")
+    with pytest.raises(RunFolderInUseError):
+        Trainer.resume(tabular / "other")
+    trainer.close()
+    with pytest.raises(CheckpointError, match="no checkpoint"):  # free again: now it says why it cannot go on
+        Trainer.resume(tabular / "other")
 
 
 def test_resuming_twice_from_one_checkpoint_trains_the_same(tabular):

@@ -89,3 +89,7 @@ class CheckpointError(RLGraphError):
 class NonFiniteError(RLGraphError, FloatingPointError):
     """A NaN or infinite loss (or input, with ``execution_spec.check_numerics``): the message names the
     update and the first non-finite input found, and where it is."""
+
+
+class RunFolderInUseError(RLGraphError):
+    """Another process trains in the run folder (it holds the folder's lock)."""

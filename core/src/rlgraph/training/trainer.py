@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import math
 import os
 import shlex
 import signal
@@ -23,6 +24,7 @@ from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.backend import EventBus
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
+from rlgraph.training.run_lock import RunFolderLock
 from rlgraph.training.spec import RunSpec, agent_label, environment_label
 from rlgraph.training.tensorboard import TensorBoardWriter
 
@@ -138,20 +140,30 @@ class Trainer:
         observers: Sequence[Any] = (),
         display: ProgressDisplay | None = None,
         resume_from: str | os.PathLike | None = None,
+        lock: RunFolderLock | None = None,
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
         callbacks = load_callbacks(spec.callbacks)
         self.events = EventBus((*callbacks, *observers))
-        steps = self._step_done if self.events.listens("after_step") else None
-        self.executor = make_executor(spec, self._episode_finished, steps)
+        # A resumed run's folder is claimed before anything is built or written; a new one once created.
+        self._lock = (lock or RunFolderLock(run_dir)).acquire() if resume_from else None
+        try:
+            steps = self._step_done if self.events.listens("after_step") else None
+            self.executor = make_executor(spec, self._episode_finished, steps)
+        except BaseException:
+            self._release_lock()
+            raise
         self.agent = self.executor.agent
         try:
             self.evaluator = self._evaluator()
-            self.run_dir = Path(run_dir) if resume_from else create_run_dir(run_dir)
+            if not resume_from:
+                self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
+            self.run_dir = Path(run_dir)
             saved = self._restore(Path(resume_from)) if resume_from else {}
         except BaseException:
             self.executor.terminate()
+            self._release_lock()
             raise
         self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
         (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
@@ -192,14 +204,20 @@ class Trainer:
         variables (memories and optimizer state among them), counters and random streams, the
         executor's and the trainer's counts and evaluations. Episodes under way when it stopped start
         anew; ``progress.csv`` continues (rows after the checkpoint, from a run killed without one,
-        are dropped). ``timesteps`` extends the run's total."""
+        are dropped). ``timesteps`` extends the run's total. The run folder is held until :meth:`close`:
+        a second claimant gets a :class:`~rlgraph.errors.RunFolderInUseError`."""
         from rlgraph.training.runs import read_run_spec
 
         spec = read_run_spec(run_dir)
         if timesteps is not None:
             spec = attrs.evolve(spec, timesteps=timesteps)
-        checkpoint = newest_checkpoint(run_dir)
-        return cls(spec, run_dir, observers=observers, display=display, resume_from=checkpoint)
+        lock = RunFolderLock(run_dir).acquire()  # before reading a checkpoint another process may write
+        try:
+            checkpoint = newest_checkpoint(run_dir)
+        except BaseException:
+            lock.release()
+            raise
+        return cls(spec, run_dir, observers=observers, display=display, resume_from=checkpoint, lock=lock)
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
@@ -291,9 +309,9 @@ class Trainer:
     def _train(self) -> None:
         spec, executor = self.spec, self.executor
         total, eval_interval = spec.timesteps, spec.evaluation_interval
-        next_evaluation = (executor.timesteps // eval_interval + 1) * eval_interval
+        next_evaluation = _next_multiple(executor.timesteps, eval_interval)
         interval = spec.checkpoint_interval
-        next_checkpoint = (executor.timesteps // interval + 1) * interval if interval else total + 1
+        next_checkpoint = _next_multiple(executor.timesteps, interval)
         while executor.timesteps < total and self._stop_signal is None:
             updates = executor.updates
             stop = min(total, executor.timesteps + spec.progress_interval, next_checkpoint)
@@ -306,10 +324,10 @@ class Trainer:
                 break
             if self.evaluator is not None and (done >= next_evaluation or done >= total):
                 self._evaluate(row)
-                next_evaluation = (done // eval_interval + 1) * eval_interval
+                next_evaluation = _next_multiple(done, eval_interval)
             if done >= next_checkpoint:
                 self._store_checkpoint()
-                next_checkpoint = (done // interval + 1) * interval
+                next_checkpoint = _next_multiple(done, interval)
             self._emit(row, updated=executor.updates > updates)
             if self.target is not None:
                 break
@@ -450,12 +468,17 @@ class Trainer:
         )
 
     def close(self) -> None:
-        """Close environments and output files (the agent stays usable)."""
+        """Close environments and output files, and release the run folder (the agent stays usable)."""
         self.executor.terminate()
         if self.evaluator is not None:
             self.evaluator.close()
         self.tensorboard.close()
         self.log.close()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
 
 
 def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callback: Any = None) -> Any:
@@ -543,6 +566,12 @@ def newest_checkpoint(run_dir: str | os.PathLike) -> Path:
     if not stored:
         raise CheckpointError(f"no checkpoint in {str(folder)!r} (model-<timesteps>.npz files)")
     return stored[-1]
+
+
+def _next_multiple(done: int, interval: int | None) -> float:
+    """The first multiple of ``interval`` after ``done`` time steps; infinity where there is no interval
+    (an executor may step past any boundary: its environments step as one batch)."""
+    return (done // interval + 1) * interval if interval else math.inf
 
 
 def _checkpoint_timesteps(path: Path) -> int:
