@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -439,38 +438,116 @@ def test_actions_outside_the_action_space_are_the_same_clear_error_on_every_back
     assert agent.staged_records.rows == 0 and agent.updates == 0  # nothing was kept or learned
 
 
-def test_a_nan_reward_stops_the_update_it_poisons_and_check_numerics_refuses_it_at_once(rlgraph_backend):
+def test_a_nan_reward_is_kept_out_of_memory_and_a_batch_holding_one_teaches_nothing(rlgraph_backend):
     from rlgraph.errors import NonFiniteError
 
     spec = {
         "type": "dqn",
         "network_spec": [{"type": "dense", "units": 8}],
-        "memory_spec": {"type": "replay", "capacity": 64},
+        "memory_spec": {"type": "replay", "capacity": 128},
         "update_spec": {"batch_size": 64},
     }
     rng = np.random.default_rng(0)
     states = rng.normal(size=(64, 4)).astype(np.float32)
     rewards = np.ones(64, np.float32)
-    rewards[7] = np.nan
-    step = (states, rng.integers(0, 2, 64), None, rewards, states, np.zeros(64, bool))
+    good = (states, rng.integers(0, 2, 64), None, rewards.copy(), states, np.zeros(64, bool))
     agent = make(spec, rlgraph_backend)
-    agent.observe(*step, env_id=list(range(64)))
-    with pytest.raises(NonFiniteError) as raised:
-        for _ in range(30):  # each update draws row 7 with probability 0.63
-            agent.update()
-    message = (
-        rf"^update {agent.updates + 1}: the loss is nan.*'dqn-agent/replay-memory/records/rewards' holds nan"
-    )
-    assert re.match(message + r" at entry 7\.", str(raised.value))
+    agent.observe(*good, env_id=list(range(64)))
+    agent.update()
+    weights, actions = agent.executor.get_weights(), agent.get_action(states, use_exploration=False)
+
+    rewards[7] = np.nan
+    bad = (*good[:3], rewards, *good[4:])
+    with pytest.raises(
+        NonFiniteError, match=r"^observe: 'rewards' holds nan at entry 7; nothing of it was kept"
+    ):
+        agent.observe(*bad, env_id=list(range(64)))
+    infinite = states.copy()
+    infinite[3, 2] = np.inf
+    with pytest.raises(NonFiniteError, match=r"^observe: 'next_states' holds inf at entry 14"):
+        agent.observe(*good[:4], infinite, good[5], env_id=list(range(64)))
     names = ("preprocessed_states", "actions", "rewards", "next_states", "terminals")
-    batch = dict(zip(names, step[:2] + step[3:], strict=True))
-    with pytest.raises(NonFiniteError, match=r"the batch given: 'rewards' holds nan at entry 7"):
-        make(spec, rlgraph_backend).update(batch)
+    batch = dict(zip(names, bad[:2] + bad[3:], strict=True))
+    with pytest.raises(
+        NonFiniteError, match=r"^update: the batch given: 'rewards' holds nan at entry 7; nothing"
+    ):
+        agent.update(batch)
+    assert agent.updates == 1
+    after = agent.executor.get_weights()  # memory, weights and optimizer state as they were
+    for name, value in weights.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=name)
+    np.testing.assert_array_equal(agent.get_action(states, use_exploration=False), actions)
+    for _ in range(5):  # what the memory holds is finite: updates go on
+        assert np.isfinite(agent.update().loss)
 
     checking = make({**spec, "execution_spec": {"check_numerics": True}}, rlgraph_backend)
-    with pytest.raises(NonFiniteError, match=r"^observe: 'rewards' holds nan at entry 7; execution_spec"):
-        checking.observe(*step, env_id=list(range(64)))
-    states[3, 2] = np.inf
     with pytest.raises(NonFiniteError, match=r"^get_action: 'states' holds inf at entry 14"):
-        checking.get_action(states)
+        checking.get_action(infinite)
     assert checking.get_action(states[:3]).shape == (3,)
+
+
+def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_backend):
+    from rlgraph.errors import NonFiniteError
+
+    # Finite rewards whose squared TD errors overflow float32: the loss is inf, its step is skipped.
+    spec = {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8}],
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "update_spec": {"batch_size": 64},
+        "huber_loss": False,
+    }
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(64, 4)).astype(np.float32)
+    agent = make(spec, rlgraph_backend)
+    huge = np.full(64, 3e38, np.float32)
+    agent.observe(
+        states, rng.integers(0, 2, 64), None, huge, states, np.zeros(64, bool), env_id=list(range(64))
+    )
+    weights = agent.executor.get_weights()
+    with pytest.raises(
+        NonFiniteError, match=r"^update 1: the loss is inf; the optimizer steps of the non-finite"
+    ):
+        agent.update()
+    after = agent.executor.get_weights()
+    for name in agent.executor.variables(trainable_only=True):
+        np.testing.assert_array_equal(after[name], weights[name], err_msg=name)
+    assert all(np.isfinite(value).all() for name, value in after.items() if value.dtype.kind == "f")
+
+
+@pytest.mark.parametrize("kind", ["dqn", "sac"])
+def test_bad_observations_and_batches_are_clear_errors_that_keep_nothing(rlgraph_backend, kind):
+    spec = {"type": kind, "network_spec": [{"type": "dense", "units": 8}], "update_spec": {"batch_size": 4}}
+    agent = make(spec, rlgraph_backend)
+    with pytest.raises(
+        APICallError, match=rf"^update: '{kind}-agent' has no record to learn from yet .*memory empty"
+    ):
+        agent.update()
+    assert agent.updates == 0
+    states = np.zeros((2, 4), np.float32)
+    step = {"preprocessed_states": states, "actions": np.zeros(2, int), "rewards": np.ones(2, np.float32)}
+    step |= {"next_states": states, "terminals": np.zeros(2, bool)}
+    for field, value, message in (
+        (
+            "terminals",
+            np.array(["no", "false"]),
+            r"'terminals' expects booleans \(True/False, or 0/1\); got dtype <U5",
+        ),
+        ("terminals", np.array([0, 2]), r"'terminals' expects booleans"),
+        ("rewards", np.array(["1", "b"]), r"'rewards' expects numbers; got dtype <U1"),
+        ("rewards", np.ones(3, np.float32), r"the fields differ in their rows: .*actions 2, rewards 3,"),
+    ):
+        with pytest.raises(APICallError, match=rf"^observe: {message}"):
+            agent.observe(**{**step, field: value}, env_id=[0, 1])
+    assert agent.episodes == 0 and agent.staged_records.rows == 0
+    agent.observe(**{**step, "terminals": np.array([0, 1])}, env_id=[0, 1])  # 0/1 flags are booleans
+    assert agent.episodes == 1
+
+    batch = {**step, "actions": np.zeros(3, int)}
+    with pytest.raises(APICallError, match=r"^update: the fields differ in their rows: .*actions 3"):
+        agent.update(batch)
+    empty = {name: value[:0] for name, value in step.items()}
+    with pytest.raises(APICallError, match=r"^update: the batch holds no rows"):
+        agent.update(empty)
+    assert agent.updates == 0
+    assert np.isfinite(agent.update().loss) and agent.updates == 1  # the stored steps are learned from

@@ -106,6 +106,42 @@ def test_three_steps_follow_the_rule(rlgraph_backend, cls, hyperparameters):
     np.testing.assert_allclose(after["regression/model/bias"], bias, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize(("cls", "hyperparameters"), OPTIMIZERS, ids=lambda v: getattr(v, "kind", str(v)))
+def test_a_step_of_a_non_finite_loss_changes_neither_the_variables_nor_the_optimizer_state(
+    rlgraph_backend, cls, hyperparameters
+):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)}
+    test = ComponentTest(Regression(cls(**hyperparameters)), spaces, backend=rlgraph_backend)
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    test.test(("update", [x, y]))  # optimizer state that a skipped step must keep
+    before = test.variable_values()
+    for bad in (np.nan, np.inf):
+        y[2, 1] = bad
+        assert not np.isfinite(test.test(("update", [x, y])))
+        for name, value in test.variable_values().items():
+            np.testing.assert_array_equal(value, before[name], err_msg=name)
+    y[2, 1] = 0.0
+    test.test(("update", [x, y]))  # a finite loss steps again
+    assert not np.array_equal(
+        test.variable_values("regression/model/weight"), before["regression/model/weight"]
+    )
+
+
+def test_non_finite_hyperparameters_are_spec_errors():
+    for spec, key in (
+        ({"type": "adam", "learning_rate": float("nan")}, "learning_rate"),
+        ({"type": "sgd", "learning_rate": float("inf")}, "learning_rate"),
+        ({"type": "adam", "learning_rate": ["linear", float("nan"), 1e-4]}, "learning_rate.from"),
+        ({"type": "adam", "beta1": float("nan")}, "beta1"),
+        ({"type": "rmsprop", "epsilon": float("inf")}, "epsilon"),
+        ({"type": "sgd", "clip_grad_norm": float("inf")}, "clip_grad_norm"),
+    ):
+        with pytest.raises(SpecError, match=rf"^{key}: must be a finite number, got (nan|inf)"):
+            Optimizer.from_spec(spec)
+
+
 def _rule_hyperparameters(hyperparameters):
     return {k: v for k, v in hyperparameters.items() if k != "clip_grad_norm"}
 

@@ -42,7 +42,7 @@ from rlgraph_jax.ops import create_ops as ops_for_graph
 from rlgraph_jax.optimizers import JaxOptimizer
 from rlgraph_jax.variables import Variable, tracking
 
-RLGRAPH_PLUGIN_API = "2.3"
+RLGRAPH_PLUGIN_API = "2.4"
 
 
 def resolve_device(device: str | None) -> Any:
@@ -205,6 +205,8 @@ def create_optimizer(
 
 @hookimpl
 def apply_gradients(
-    optimizer: JaxOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any
+    optimizer: JaxOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any, loss: Any = None
 ) -> Any:
-    return optimizer.step(gradients, learning_rate)
+    if loss is None:
+        return optimizer.step(gradients, learning_rate)
+    return optimizer.step_if_finite(loss, gradients, learning_rate)

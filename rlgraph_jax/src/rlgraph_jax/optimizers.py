@@ -42,6 +42,18 @@ class JaxOptimizer:
             self._apply(i, grad, lr)
         return norm
 
+    def step_if_finite(self, loss: Any, gradients: list[Any], learning_rate: Any = None) -> None:
+        """:meth:`step` where ``loss`` is finite; else every variable and slot keeps its value (a select
+        per array that XLA fuses into the step)."""
+        state = [self.variables, *self.slots.values()]
+        before = [[variable.value for variable in group] for group in state]
+        self.step(gradients, learning_rate)
+        finite = jnp.isfinite(unwrap(loss))
+        for group, values in zip(state, before, strict=True):
+            for variable, old in zip(group, values, strict=True):
+                if variable._value is not old:  # stepped (a variable without a gradient is left alone)
+                    variable.value = jnp.where(finite, variable._value, old)
+
     def _slot(self, name: str, index: int) -> Variable:
         return self.slots[name][index]
 

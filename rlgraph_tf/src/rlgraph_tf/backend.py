@@ -25,7 +25,7 @@ from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
-RLGRAPH_PLUGIN_API = "2.2"
+RLGRAPH_PLUGIN_API = "2.4"
 
 tf.get_logger().setLevel("ERROR")
 
@@ -135,9 +135,11 @@ def create_optimizer(
 
 @hookimpl
 def apply_gradients(
-    optimizer: TFOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any
+    optimizer: TFOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any, loss: Any = None
 ) -> Any:
-    return optimizer.step(gradients, learning_rate)
+    if loss is None:
+        return optimizer.step(gradients, learning_rate)
+    return optimizer.step_if_finite(loss, gradients, learning_rate)
 
 
 class CompiledAPIMethod:

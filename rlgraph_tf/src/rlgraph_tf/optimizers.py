@@ -40,6 +40,15 @@ class TFOptimizer:
             self._apply(i, grad, lr)
         return norm
 
+    def step_if_finite(self, loss: Any, gradients: list[Any], learning_rate: Any = None) -> None:
+        """:meth:`step` where ``loss`` is finite; else nothing changes (the variables and slots stay)."""
+
+        def apply() -> Any:
+            self.step(gradients, learning_rate)
+            return tf.constant(True)
+
+        tf.cond(tf.math.is_finite(loss), apply, lambda: tf.constant(False))
+
     def _slot(self, name: str, index: int) -> tf.Variable:
         return self.slots[name][index]
 

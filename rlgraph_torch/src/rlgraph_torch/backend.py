@@ -22,7 +22,7 @@ from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.2"
+RLGRAPH_PLUGIN_API = "2.4"
 
 Converter = Callable[[Any], Any]
 
@@ -148,8 +148,14 @@ def create_optimizer(
 
 @hookimpl
 def apply_gradients(
-    optimizer: TorchOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any
+    optimizer: TorchOptimizer,
+    gradients: list[Any],
+    variables: list[Any],
+    learning_rate: Any,
+    loss: Any = None,
 ) -> Any:
+    if loss is not None and not bool(torch.isfinite(loss)):  # the agent reads the loss anyway: no extra sync
+        return None
     return optimizer.step(gradients, learning_rate)
 
 

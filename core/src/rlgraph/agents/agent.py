@@ -18,6 +18,7 @@ from rlgraph.agents.records import (
     RecordCheck,
     RecordStage,
     UpdateResult,
+    check_rows,
     environment_record,
     record_batch_space,
 )
@@ -42,7 +43,7 @@ from rlgraph.errors import (
     RLGraphError,
     SpecError,
 )
-from rlgraph.execution.checks import first_non_finite
+from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
@@ -148,6 +149,8 @@ class Agent(Specifiable):
         self.episodes = 0
         self.updates = 0
         self.last_loss: Any = None
+        #: Whether a memory of the graph was seen holding records (an update from storage needs one).
+        self._storage_filled = False
         #: Randomness drawn outside the graph (minibatch orders, say), seeded from ``execution_spec.seed``;
         #: checkpoints hold its state as they hold the graph's streams.
         self.rng = np.random.default_rng(self.execution_spec.seed)
@@ -472,7 +475,7 @@ class Agent(Specifiable):
         """``record`` checked against the record space (and for non-finite values, where asked), and
         which of its rows end an episode."""
         record = self._built_record_check()(method, dict(record))
-        if self.execution_spec.check_numerics:
+        if not all_finite(record):  # a NaN kept in a memory would poison every update that draws it
             _refuse_non_finite(method, record)
         return self.learning_record(record), record["terminals"] | record["truncateds"]
 
@@ -553,12 +556,10 @@ class Agent(Specifiable):
         ``loss, loss_per_item``.
         """
         if batch is None:
+            self.check_storage()
             result = self.update_from_storage()
         else:
-            actions = dict(getattr(batch, "records", batch)).get("actions")
-            bounds = self._built_record_check().action_bounds
-            if actions is not None and bounds:  # discrete actions out of range: the record check's error
-                bounds("update", "actions", actions)
+            self._check_batch(dict(getattr(batch, "records", batch)))
             result = self.update_from_batch(batch)
         if not math.isfinite(result.loss):
             raise NonFiniteError(self._non_finite_loss(result.loss, batch))
@@ -566,25 +567,70 @@ class Agent(Specifiable):
         self.last_loss = result.loss
         return result
 
+    def _check_batch(self, records: dict[str, Any]) -> None:
+        """An APICallError for an external batch whose fields differ in their rows (time steps and rows
+        for rollouts), that holds no rows, or whose discrete actions are out of range."""
+        ranks = 2 if self.update_batch_layout == "rollouts" else 1
+        if check_rows("update", records, ranks) == 0:
+            raise APICallError("update: the batch holds no rows: give at least one step to learn from.")
+        found = None if all_finite(records) else first_non_finite(records)
+        if found is not None:
+            path, index, value = found
+            raise NonFiniteError(
+                f"update: the batch given: {path!r} holds {value} at entry {index}; nothing was learned from it."
+            )
+        actions = records.get("actions")
+        bounds = self._built_record_check().action_bounds
+        if actions is not None and bounds:  # discrete actions out of range: the record check's error
+            bounds("update", "actions", actions)
+
+    def check_storage(self) -> None:
+        """An APICallError where the agent's memories hold no record to learn from yet (looked at until
+        they hold one: a memory, once filled, is not emptied by training). An agent may say more (which
+        memory it needs filled, and how)."""
+        if self._storage_filled or self.staged_records.rows:
+            return
+        sizes = self._memory_sizes()
+        if sizes and not any(sizes.values()):
+            raise APICallError(
+                f"update: {self.name!r} has no record to learn from yet ({', '.join(sizes)} empty): observe "
+                "steps first, or give update a batch."
+            )
+        self._storage_filled = True
+
+    def _memory_sizes(self) -> dict[str, int]:
+        """The number of records each memory of the graph holds, by scope (components with a
+        ``get_size`` API method counting what they hold in an ``inserted`` variable)."""
+        executor = self._built_executor()
+        variables = executor.variables()
+        counters = {
+            component.global_scope: variables[f"{component.global_scope}/inserted"]
+            for component in self.root.walk()
+            if "get_size" in type(component).api_methods()
+            and f"{component.global_scope}/inserted" in variables
+        }
+        values = executor.backend.read_variables(counters) if counters else {}
+        return {scope: int(np.asarray(value)) for scope, value in values.items()}
+
     def _non_finite_loss(self, loss: float, batch: Any) -> str:
-        """What to say about a non-finite loss: the update, and the first non-finite input found."""
-        where = f"update {self.updates + 1}: the loss is {loss}, and the weights this update changed are not finite"
-        if batch is not None:
-            found = first_non_finite(dict(getattr(batch, "records", batch)))
-            source = "the batch given"
+        """What to say about a non-finite loss: the update, what it left alone, and the first non-finite
+        value found in what it learned from."""
+        where = (
+            f"update {self.updates + 1}: the loss is {loss}; the optimizer steps of the non-finite losses were "
+            "skipped (their weights and optimizer state are as they were)"
+        )
+        if batch is not None:  # refused before the update where the batch itself holds the value
+            source, found = "the batch given", first_non_finite(dict(getattr(batch, "records", batch)))
         else:
-            found = first_non_finite(self._stored_values())
             source = "what the agent stored (its variables other than weights and optimizer state)"
+            found = first_non_finite(self._stored_values())
         if found is None:
             return (
                 f"{where}. No value in {source} is NaN or infinite: the loss diverged (a lower learning "
                 "rate or gradient clipping may help)."
             )
         path, index, value = found
-        return (
-            f"{where}. The first non-finite value in {source}: {path!r} holds {value} at entry {index}. "
-            "execution_spec.check_numerics refuses such values where they are observed."
-        )
+        return f"{where}. The first non-finite value in {source}: {path!r} holds {value} at entry {index}."
 
     def _stored_values(self) -> dict[str, np.ndarray]:
         """The values of the variables that hold what the agent stored (memories, counters): neither
@@ -692,6 +738,7 @@ class Agent(Specifiable):
         self.timesteps = int(metadata.get("timesteps", self.timesteps))
         self.episodes = int(metadata.get("episodes", self.episodes))
         self.updates = int(metadata.get("updates", self.updates))
+        self._storage_filled = False  # the memories hold what the checkpoint held
         host = metadata.get("random_state", {}).get(HOST_RANDOM)
         if host is not None:
             set_generator_state(self.rng, host)
@@ -791,10 +838,10 @@ def _refuse_non_finite(method: str, fields: Mapping[str, Any]) -> None:
     found = first_non_finite(dict(fields))
     if found is not None:
         path, index, value = found
-        raise NonFiniteError(
-            f"{method}: {path!r} holds {value} at entry {index}; execution_spec.check_numerics refuses "
-            "NaN and infinite values."
+        refused = (
+            "nothing of it was kept" if method != "get_action" else "execution_spec.check_numerics refuses it"
         )
+        raise NonFiniteError(f"{method}: {path!r} holds {value} at entry {index}; {refused}.")
 
 
 def _discount(value: Any) -> float:

@@ -9,6 +9,7 @@ whatever its algorithm adds (the behaviour policy's log-probabilities, say), whi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,14 +105,61 @@ class RecordCheck:
         for name, value in record.items():
             dtype = _DTYPES.get(name)
             if dtype is not None and (type(value) is not np.ndarray or value.dtype != dtype):
-                value = np.asarray(value, dtype=dtype)
+                value = _as_environment_values(method, name, value, dtype)
             elif type(value) is not np.ndarray:  # Python lists where the field's leaves are arrays
                 value = self.fields[name].as_arrays(value)
             checks[name](method, name, value)
             checked[name] = value
+        check_rows(method, checked)
         if self.action_bounds:
             self.action_bounds(method, "actions", checked["actions"])
         return checked
+
+
+def _as_environment_values(method: str, name: str, value: Any, dtype: type) -> np.ndarray:
+    """Rewards as float32, or flags as bool; an APICallError naming the field for anything else (NumPy
+    would read any non-empty string as True, and a string reward fails deep in its conversion)."""
+    array = np.asarray(value)
+    if dtype is bool:
+        flags = array.dtype.kind == "b" or (array.dtype.kind in "iuf" and ((array == 0) | (array == 1)).all())
+        if not flags:
+            raise APICallError(
+                f"{method}: {name!r} expects booleans (True/False, or 0/1); got {_sample(array)}."
+            )
+    elif array.dtype.kind not in "biuf":
+        raise APICallError(f"{method}: {name!r} expects numbers; got {_sample(array)}.")
+    return array.astype(dtype, copy=False)
+
+
+def _sample(array: np.ndarray) -> str:
+    """A short description of a value: its dtype and first entries."""
+    more = "..." if array.size > 4 else ""
+    return f"dtype {array.dtype} ({np.array2string(array.ravel()[:4])}{more})"
+
+
+def check_rows(method: str, fields: Mapping[str, Any], ranks: int = 1) -> int:
+    """The number of rows of a batch of fields (their ``ranks`` leading dimensions, alike in every leaf:
+    the batch rank, or the time and batch ranks of time-major rollouts); an APICallError naming every
+    field's where they differ."""
+    sizes = set()
+    for value in fields.values():
+        if type(value) is np.ndarray:
+            sizes.add(value.shape[:ranks])
+        elif value is not None:
+            sizes.update(np.shape(leaf)[:ranks] for leaf in nested.flatten(value))
+    if len(sizes) > 1:
+        leading = {
+            path: " x ".join(map(str, np.shape(leaf)[:ranks])) or "none"
+            for name, value in fields.items()
+            if value is not None
+            for path, leaf in nested.flatten_with_paths({name: value}).items()
+        }
+        listed = ", ".join(f"{path} {size}" for path, size in leading.items())
+        what = "time steps x rows" if ranks == 2 else "rows"
+        raise APICallError(
+            f"{method}: the fields differ in their {what}: {listed}; every field needs one per step."
+        )
+    return math.prod(sizes.pop()) if sizes else 0
 
 
 class RecordStage:

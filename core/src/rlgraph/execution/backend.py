@@ -119,10 +119,19 @@ class Backend:
         )
 
     def apply_gradients(
-        self, optimizer: Any, gradients: list[Any], variables: list[Any], learning_rate: Any = None
+        self,
+        optimizer: Any,
+        gradients: list[Any],
+        variables: list[Any],
+        learning_rate: Any = None,
+        loss: Any = None,
     ) -> Any:
         return self.hook.apply_gradients(
-            optimizer=optimizer, gradients=gradients, variables=variables, learning_rate=learning_rate
+            optimizer=optimizer,
+            gradients=gradients,
+            variables=variables,
+            learning_rate=learning_rate,
+            loss=loss,
         )
 
     def export_formats(self) -> dict[str, str]:

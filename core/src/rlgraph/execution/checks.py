@@ -165,6 +165,19 @@ def _dtypes_within(leaf: Any) -> frozenset[np.dtype]:
     )
 
 
+def all_finite(value: Any) -> bool:
+    """Whether every float entry of a dict of (nested) values is finite (a fast path of
+    :func:`first_non_finite` for values that are: a dict of arrays costs about a microsecond a field)."""
+    isfinite = np.isfinite
+    for field in value.values():
+        if type(field) is np.ndarray:
+            if field.dtype.kind == "f" and not isfinite(field).all():
+                return False
+        elif first_non_finite({"": field}) is not None:
+            return False
+    return True
+
+
 def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
     """The first NaN or infinite entry of a dict of (nested) float values: ``(path, flat index, value)``;
     None if every entry is finite (non-float leaves are skipped)."""

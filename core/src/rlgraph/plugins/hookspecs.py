@@ -24,7 +24,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 3)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 4)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -169,11 +169,14 @@ class BackendHooks:
 
     @hookspec(firstresult=True)
     def apply_gradients(
-        self, optimizer: Any, gradients: list[Any], variables: list[Any], learning_rate: Any
+        self, optimizer: Any, gradients: list[Any], variables: list[Any], learning_rate: Any, loss: Any
     ) -> Any:
         """Apply one optimizer step with ``gradients`` to ``variables``; return the gradients' global
         norm before clipping (or None). ``learning_rate`` (a scalar tensor, a number, or None for the
-        optimizer's own) is this step's learning rate: a decaying one."""
+        optimizer's own) is this step's learning rate: a decaying one. ``loss`` (added in plugin API
+        2.4; None where the gradients were given) is the scalar loss the gradients are of: a step
+        whose loss is not finite must change nothing, neither the variables nor the optimizer's state
+        (a NaN reward must not reach the weights before the update that met it fails)."""
 
     @hookspec(firstresult=True)
     def export_formats(self) -> dict[str, str]:

@@ -8,6 +8,8 @@ build, and moves between backends like any weight.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -34,6 +36,14 @@ def _decay(learning_rate: Any) -> Decay | None:
     return decay
 
 
+def _check_finite(value: Any, key: str) -> float:
+    """``value`` if it is a finite number, else a SpecError naming ``key`` (a NaN or infinite
+    hyperparameter would pass every comparison and fail only once training ran)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise SpecError(f"must be a finite number, got {value!r}", key)
+    return float(value)
+
+
 class Optimizer(Component):
     """Base class: ``attach(*components)``, then the API method ``step(loss_fn)`` descends on the loss
     that the function ``loss_fn`` computes from the attached components' variables.
@@ -55,12 +65,15 @@ class Optimizer(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope or self.kind or "optimizer", **kwargs)
-        self.learning_rate_decay = _decay(learning_rate)
-        if self.learning_rate_decay is not None:
-            learning_rate = max(self.learning_rate_decay.from_, self.learning_rate_decay.to_)
+        self.learning_rate_decay = decay = _decay(learning_rate)
+        if decay is not None:
+            _check_finite(decay.from_, "learning_rate.from")
+            _check_finite(decay.to_, "learning_rate.to")
+            learning_rate = max(decay.from_, decay.to_)
+        _check_finite(learning_rate, "learning_rate")
         if learning_rate <= 0:
             raise SpecError(f"must be > 0, got {learning_rate}", "learning_rate")
-        if clip_grad_norm is not None and clip_grad_norm <= 0:
+        if clip_grad_norm is not None and (_check_finite(clip_grad_norm, "clip_grad_norm") <= 0):
             raise SpecError(f"must be > 0 (or None for no clipping), got {clip_grad_norm}", "clip_grad_norm")
         self.hyperparameters: dict[str, Any] = {
             "learning_rate": learning_rate,
@@ -69,6 +82,13 @@ class Optimizer(Component):
         self.targets: tuple[Component, ...] = ()
         self._optimizer: Any = None
         self._variables: list[Any] = []
+
+    def _add_hyperparameters(self, **values: Any) -> None:
+        """A kind's own hyperparameters; each number must be finite (flags are bools)."""
+        for key, value in values.items():
+            if not isinstance(value, bool):
+                _check_finite(value, key)
+        self.hyperparameters.update(values)
 
     def attach(self, *components: Component) -> Optimizer:
         """Optimize the trainable variables of ``components`` (and their sub-components); returns self."""
@@ -113,7 +133,8 @@ class Optimizer(Component):
         """One descent step on the loss *function* ``loss_fn``: it takes no arguments and returns the
         scalar loss, or ``(loss, extras)`` with values computed alongside that need no gradient.
 
-        Returns ``(loss, extras)`` as computed before the step (``extras`` None if there are none).
+        Returns ``(loss, extras)`` as computed before the step (``extras`` None if there are none). Where
+        the loss is not finite, the step changes nothing: neither the variables nor the optimizer's state.
         The backend differentiates the function itself (see the ``compute_gradients`` hook). A decaying
         learning rate takes its value at ``time_step`` (the agent's time steps).
         """
@@ -142,7 +163,9 @@ class Optimizer(Component):
     @rlgraph.graph_fn(returns=2)
     def _graph_fn_step(self, loss_fn: Callable[[], Any], learning_rate: Any) -> Any:
         loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
-        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
+        # A step of a non-finite loss changes nothing (the backend skips it): the update that met a NaN
+        # fails with the weights and optimizer state as they were.
+        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate, loss)
         return loss, extras
 
     @rlgraph.graph_fn
@@ -184,7 +207,7 @@ class Adam(Optimizer):
         scope: str = "adam",
     ) -> None:
         super().__init__(learning_rate, clip_grad_norm, scope)
-        self.hyperparameters.update(beta1=beta1, beta2=beta2, epsilon=epsilon)
+        self._add_hyperparameters(beta1=beta1, beta2=beta2, epsilon=epsilon)
 
 
 class SGD(Optimizer):
@@ -202,7 +225,7 @@ class SGD(Optimizer):
         scope: str = "sgd",
     ) -> None:
         super().__init__(learning_rate, clip_grad_norm, scope)
-        self.hyperparameters.update(momentum=momentum, nesterov=nesterov)
+        self._add_hyperparameters(momentum=momentum, nesterov=nesterov)
 
 
 class RMSProp(Optimizer):
@@ -222,7 +245,7 @@ class RMSProp(Optimizer):
         scope: str = "rmsprop",
     ) -> None:
         super().__init__(learning_rate, clip_grad_norm, scope)
-        self.hyperparameters.update(decay=decay, momentum=momentum, epsilon=epsilon, centered=centered)
+        self._add_hyperparameters(decay=decay, momentum=momentum, epsilon=epsilon, centered=centered)
 
 
 class Adagrad(Optimizer):
@@ -240,4 +263,4 @@ class Adagrad(Optimizer):
         scope: str = "adagrad",
     ) -> None:
         super().__init__(learning_rate, clip_grad_norm, scope)
-        self.hyperparameters.update(initial_accumulator_value=initial_accumulator_value, epsilon=epsilon)
+        self._add_hyperparameters(initial_accumulator_value=initial_accumulator_value, epsilon=epsilon)

@@ -276,12 +276,15 @@ class DQFDAgent(DQNAgent):
         return result
 
     # -- learning ---------------------------------------------------------------------------------------------
-    def update_from_storage(self) -> UpdateResult:
+    def check_storage(self) -> None:
         if not self.demo_count:
             raise APICallError(
                 f"update: {self.name!r} has no demonstrations: import_demonstrations, load_demonstrations or "
                 "the 'demonstrations' key first"
             )
+        super().check_storage()
+
+    def update_from_storage(self) -> UpdateResult:
         if not self.pretrained and not self.updates:  # a resumed run was pre-trained before
             self.pretrain(self.pretrain_updates)
         return super().update_from_storage()
