@@ -359,6 +359,31 @@ def test_a_callback_that_cannot_be_imported_is_a_spec_error_before_anything_runs
     assert not (tabular / "run").exists()
 
 
+class NeedsArguments:
+    def __init__(self, path):
+        self.path = path
+
+    @hookimpl
+    def after_run(self, summary):
+        pass
+
+
+def test_a_callback_must_be_a_class_observing_an_event_checked_before_anything_runs(tabular, capsys):
+    from rlgraph.errors import SpecError
+
+    for reference, message in (
+        ("subprocess:Popen", r"'subprocess:Popen' observes no event: a callback is a class with methods"),
+        ("collections:OrderedDict", r"'collections:OrderedDict' observes no event"),
+        ("os:path", r"'os:path' is .*module.*, not a class"),
+        ("this:Nothing", r"module 'this' has no 'Nothing'"),  # refused without running the module
+        ("test_training_trainer:NeedsArguments", r"NeedsArguments cannot be created without arguments"),
+    ):
+        with pytest.raises(SpecError, match=rf"^callbacks.1: {message}"):
+            train(tabular / "run", callbacks=["test_training_support:RunEvents", reference])
+        assert not (tabular / "run").exists()
+    assert "Zen of Python" not in capsys.readouterr().out
+
+
 def test_after_step_observers_see_every_step_of_the_environments(tabular):
     class Steps:
         def __init__(self):

@@ -123,8 +123,9 @@ class ExecutionSpec(GivenKeys):
     GPU options configured TensorFlow 1 sessions and are refused). RLgraph's ``session_config``,
     ``disable_monitoring``, ``trace_enabled`` and ``ray_spec`` do nothing in an agent: the agent
     warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics``: refuse NaN and
-    infinite values in observed records and in the states acted on (a clear error at once, for a
-    little time per call); without it, a non-finite loss still stops the update that made it.
+    infinite values in the states acted on too (a clear error at once, for a little time per call);
+    observed records and external batches are always checked (a NaN kept in a memory would poison
+    every update that draws it), and a non-finite loss stops its update without changing the weights.
     """
 
     seed: int | None = attrs.field(default=None, metadata=at_least(0))

@@ -6,11 +6,15 @@ or an explicit ``"package.module:ClassName"``; nothing else in a spec is importe
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib
+import importlib.util
 import inspect
 import os
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from rlgraph.errors import PluginNotFoundError, SpecError
@@ -192,6 +196,8 @@ def import_class(reference: str, path: str = "") -> type:
     parts = [*module_name.split("."), *qualname.split(".")]
     if not all(part.isidentifier() for part in parts):
         raise SpecError(f"expected 'package.module:ClassName', got {reference!r}", path)
+    if not _may_define(module_name, qualname.split(".")[0]):  # refused without running the module
+        raise SpecError(f"module {module_name!r} has no {qualname!r} (from {reference!r})", path)
     try:
         found: Any = importlib.import_module(module_name)
     except ImportError as error:
@@ -205,6 +211,44 @@ def import_class(reference: str, path: str = "") -> type:
     if not isinstance(found, type):
         raise SpecError(f"{reference!r} is {describe(found)}, not a class", path)
     return found
+
+
+def _may_define(module_name: str, name: str) -> bool:
+    """Whether module ``module_name`` may define ``name`` at its top level, told from its source (any
+    class, function, assignment or import of the name outside functions and classes; a star import or a
+    module ``__getattr__`` may define anything), so that a reference to a name it lacks is refused without
+    importing it: importing runs the module's code. True where there is no source to read, or the
+    module is imported already."""
+    if module_name in sys.modules:
+        return True
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return True  # import_module gives the error
+    origin = getattr(found, "origin", None)
+    if found is None or not origin or not origin.endswith(".py"):
+        return True
+    try:
+        tree = ast.parse(Path(origin).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return True
+    defined = _top_level_names(tree)
+    return name in defined or "*" in defined or "__getattr__" in defined
+
+
+def _top_level_names(node: ast.AST) -> set[str]:
+    """The names a module's code binds outside function and class bodies (``*`` for a star import)."""
+    names: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(child.name)
+            continue
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in child.names)
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.add(child.id)
+        names |= _top_level_names(child)
+    return names
 
 
 def _group_of(name: str, path: str) -> str:

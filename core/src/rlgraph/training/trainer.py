@@ -532,16 +532,47 @@ def load_callbacks(references: Sequence[str]) -> list[Any]:
     from rlgraph.specs.specifiable import import_class
     from rlgraph.specs.validation import rebase
 
-    observers = []
+    classes = []
     for index, reference in enumerate(references):
+        path = f"callbacks.{index}"
+        if not isinstance(reference, str):
+            raise SpecError(
+                f"expected 'package.module:ClassName' or a plugin's name, got {reference!r}", path
+            )
         if ":" in reference:
-            observers.append(import_class(reference, f"callbacks.{index}")())
-            continue
-        try:
-            observers.append(plugins.load("rlgraph.callbacks", reference)())
-        except PluginNotFoundError as error:
-            raise rebase(error, f"callbacks.{index}") from None
-    return observers
+            found = import_class(reference, path)
+        else:
+            try:
+                found = plugins.load("rlgraph.callbacks", reference)
+            except PluginNotFoundError as error:
+                raise rebase(error, path) from None
+        classes.append((check_observer_class(found, reference, path), path))
+    return [_instantiate(cls, path) for cls, path in classes]
+
+
+def check_observer_class(found: Any, reference: str, path: str) -> type:
+    """``found`` if it is a class that observes at least one event (a method marked
+    ``@rlgraph.hookimpl`` named after one of :class:`~rlgraph.plugins.hookspecs.EventHooks`); else a
+    SpecError at ``path`` saying what a callback is."""
+    from rlgraph.plugins.hookspecs import PROJECT_NAME, EventHooks
+
+    events = [name for name in vars(EventHooks) if not name.startswith("_")]
+    if not isinstance(found, type):
+        raise SpecError(f"{reference!r} is not a class: a callback is a class observing events", path)
+    if not any(hasattr(getattr(found, event, None), f"{PROJECT_NAME}_impl") for event in events):
+        raise SpecError(
+            f"{reference!r} observes no event: a callback is a class with methods marked "
+            f"@rlgraph.hookimpl named after events ({', '.join(events)})",
+            path,
+        )
+    return found
+
+
+def _instantiate(cls: type, path: str) -> Any:
+    try:
+        return cls()
+    except TypeError as error:
+        raise SpecError(f"{cls.__qualname__} cannot be created without arguments: {error}", path) from None
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:
