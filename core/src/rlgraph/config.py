@@ -50,10 +50,14 @@ def load_config() -> dict[str, str | None]:
         return {}
     except OSError as error:
         raise SpecError(f"cannot read {path}: {error}") from error
+    from rlgraph.specs.loading import unique_keys
+
     try:
-        settings = json.loads(text)
+        settings = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as error:
         raise SpecError(f"{path} is not valid JSON: {error}") from error
+    except SpecError as error:
+        raise SpecError(f"{path}: {error}") from None
     if not isinstance(settings, dict):
         raise SpecError(f"{path} must hold a JSON object, not {type(settings).__name__}")
     for key, value in settings.items():

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a key and its values to sweep (values read as YAML; repeatable: every combination runs)",
     )
     parser.add_argument(
-        "--parallel", metavar="N", type=int, help="runs at once (default: the number of cores)"
+        "--parallel", metavar="N", type=_positive, help="runs at once (default: the number of cores)"
     )
     parser.add_argument(
         "--launcher",
@@ -48,8 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a line per finished run and a table per setting; 0 if every run finished."""
     from rlgraph import plugins
-    from rlgraph.training.spec import default_run_dir, load_run_spec
-    from rlgraph.training.sweep import SWEEPS_ROOT, Sweep, parse_grid, parse_seeds, plan_trials, summarize
+    from rlgraph.training.spec import default_run_dir
+    from rlgraph.training.sweep import (
+        SWEEPS_ROOT,
+        Sweep,
+        check_trials,
+        parse_grid,
+        parse_seeds,
+        plan_trials,
+        summarize,
+    )
 
     grid = parse_grid(args.set)
     trials = plan_trials(grid, parse_seeds(args.seeds))
@@ -58,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, option) is not None:
             options += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
     given = {option: getattr(args, option) for option in TRAIN_OPTIONS}
-    for settings in dict.fromkeys(trial.settings for trial in trials):  # a wrong key or value fails here
-        spec = load_run_spec(args.spec, settings, given)
+    spec = check_trials(args.spec, trials, given)  # a wrong key or value fails here, before any folder
     launcher_name = args.launcher or default_launcher()
     launcher = plugins.load("rlgraph.sweep_launchers", launcher_name)()
     sweep_dir = args.sweep_dir or default_run_dir(spec, SWEEPS_ROOT)
@@ -82,6 +89,13 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(str(line[key]).ljust(width) for key, width in widths.items()).rstrip())
     print(f"Plot: rlgraph plot {sweep_dir}")
     return 0 if all(row["status"] == "done" for row in rows) else 1
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def default_launcher() -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlgraph.errors import RLGraphError
+from rlgraph.errors import RLGraphError, SpecError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -158,10 +158,14 @@ def _yaml_value(text: str) -> Any:
     """A command-line value read as YAML (``'{type: grid_world}'`` is a dict), else the text itself."""
     import yaml
 
+    from rlgraph.specs.loading import load_yaml
+
     try:
-        value = yaml.safe_load(text)
+        value = load_yaml(text)
     except yaml.YAMLError:
         return text
+    except SpecError as error:  # a key given twice
+        raise argparse.ArgumentTypeError(str(error)) from None
     return value if isinstance(value, str | dict) else text
 
 

@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from rlgraph.errors import CheckpointError
 FORMAT = "rlgraph-weights"
 FORMAT_VERSION = 1
 _HEADER = "__rlgraph__"
+_ZIP_SIGNATURE = b"PK"
 RANDOM_PREFIX = "#random/"
 """Arrays named with this prefix hold random generators' states, not variables."""
 
@@ -55,16 +57,10 @@ def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[s
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"No checkpoint at {str(path)!r}.")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            if _HEADER not in archive.files:
-                raise CheckpointError(f"{str(path)!r} is not an RLgraph checkpoint (no {_HEADER!r} header).")
-            header = json.loads(archive[_HEADER].tobytes().decode())
-            weights = {name: archive[name] for name in archive.files if name != _HEADER}
-    except CheckpointError:
-        raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as error:
-        raise CheckpointError(f"{str(path)!r} is truncated or corrupt: {error}") from error
+    weights = _read_arrays(path)
+    if _HEADER not in weights:
+        raise CheckpointError(f"{str(path)!r} is not an RLgraph checkpoint (no {_HEADER!r} header).")
+    header = _read_header(path, weights.pop(_HEADER))
     if header.get("format") != FORMAT:
         raise CheckpointError(
             f"{str(path)!r} is not an RLgraph checkpoint (format {header.get('format')!r})."
@@ -75,6 +71,56 @@ def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[s
             f"this one reads version {FORMAT_VERSION}."
         )
     return weights, header.get("metadata", {})
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array in the ``.npz`` archive at ``path``, read without unpickling anything; a file that is
+    no archive, a damaged one, or one holding Python objects is a CheckpointError in RLgraph's words."""
+    with open(path, "rb") as file:
+        if file.read(len(_ZIP_SIGNATURE)) != _ZIP_SIGNATURE:
+            raise CheckpointError(
+                f"{str(path)!r} is not an RLgraph checkpoint: it is not a NumPy .npz archive (a zip file)."
+            )
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: _numeric_array(archive, name, path) for name in archive.files}
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, OSError, ValueError, EOFError, KeyError) as error:
+        raise CheckpointError(f"{str(path)!r} is truncated or corrupt: {error}") from error
+
+
+def _numeric_array(archive: Any, name: str, path: Path) -> np.ndarray:
+    """The array ``name`` of an open ``.npz`` archive; CheckpointError if it holds Python objects (whose
+    loading would run code: RLgraph never writes them)."""
+    member = f"{name}.npy" if f"{name}.npy" in archive.zip.namelist() else name
+    with archive.zip.open(member) as file:
+        version = np.lib.format.read_magic(file)
+        read_header = (
+            np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        )
+        dtype = read_header(file)[2]
+    if dtype.hasobject:
+        raise CheckpointError(
+            f"{str(path)!r} is not an RLgraph checkpoint: its array {name!r} holds Python objects, which "
+            "RLgraph never stores and does not load."
+        )
+    return archive[name]
+
+
+def _read_header(path: Path, array: np.ndarray) -> dict[str, Any]:
+    """The JSON header of a checkpoint, from its bytes."""
+    try:
+        header = json.loads(array.tobytes().decode())
+    except ValueError as error:
+        raise CheckpointError(
+            f"{str(path)!r} is truncated or corrupt: its header is not JSON ({error})."
+        ) from None
+    if not isinstance(header, dict):
+        raise CheckpointError(
+            f"{str(path)!r} is not an RLgraph checkpoint (its header is not a JSON object)."
+        )
+    return header
 
 
 def check_compatible(

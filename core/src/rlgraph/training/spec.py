@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from rlgraph.errors import SpecError
-from rlgraph.specs.loading import load_spec_file
+from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
 
 
@@ -186,9 +186,11 @@ def parse_assignment(text: str) -> tuple[tuple[str, ...], Any]:
     if not separator or not all(path):
         raise SpecError(f"--set expects KEY.PATH=VALUE (e.g. evaluation.episodes=5), got {text!r}")
     try:
-        value = yaml.safe_load(raw)
+        value = load_yaml(raw)
     except yaml.YAMLError:
         value = raw
+    except SpecError as error:
+        raise SpecError(f"--set {text!r}: {error}") from None
     return path, value
 
 

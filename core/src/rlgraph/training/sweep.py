@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.training.spec import parse_assignment
+from rlgraph.training.spec import RunSpec, load_run_spec, parse_assignment
 
 SWEEP_FILE = "sweep.yaml"
 RESULTS_FILE = "sweep.csv"
@@ -39,16 +39,20 @@ class Trial:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"1-5"``, ``"1,3,7"`` or ``"1-3,10"`` as a list of seeds."""
+    """``"1-5"``, ``"1,3,7"`` or ``"1-3,10"`` as a list of seeds (at least one, each >= 0)."""
     seeds: list[int] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         match = re.fullmatch(r"(-?\d+)(?:-(-?\d+))?", part)
         if match is None:
             raise SpecError(f"--seeds expects numbers and ranges such as 1-5 or 1,3,7, got {text!r}")
         low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        if low < 0:
+            raise SpecError(f"--seeds: a seed must be >= 0, got {part!r} in {text!r}")
         if high < low:
             raise SpecError(f"--seeds: the range {part!r} is empty")
         seeds += range(low, high + 1)
+    if not seeds:
+        raise SpecError(f"--seeds names no seed: got {text!r}; give numbers and ranges such as 1-5 or 1,3,7")
     if len(set(seeds)) != len(seeds):
         raise SpecError(f"--seeds names a seed twice: {text!r}")
     return seeds
@@ -82,6 +86,50 @@ def plan_trials(grid: Sequence[Sequence[str]], seeds: Sequence[int | None]) -> l
     if len({trial.name for trial in trials}) != len(trials):
         raise SpecError("the sweep's settings repeat: give each --set key once, and each value once")
     return trials
+
+
+def check_trials(
+    spec_file: str | os.PathLike, trials: Sequence[Trial], options: Mapping[str, Any] | None = None
+) -> RunSpec:
+    """The run spec of each of ``trials``' settings checked as ``rlgraph train`` checks it, its agent spec
+    included (constructed unbuilt for the environment's spaces: no backend, no graph); the first one.
+
+    A SpecError names the key path and the settings of the run it belongs to.
+    """
+    if not trials:
+        raise SpecError("the sweep has no runs: give at least one seed")
+    specs = []
+    for settings in dict.fromkeys(trial.settings for trial in trials):
+        try:
+            spec = load_run_spec(spec_file, settings, options)
+            check_agent_spec(spec)
+        except SpecError as error:
+            message = str(error).removeprefix(f"{error.path}: ")
+            where = (
+                f"the sweep's run with --set {' --set '.join(settings)}" if settings else "the sweep's runs"
+            )
+            raise SpecError(f"{message} (in {where})", error.path) from error
+        specs.append(spec)
+    return specs[0]
+
+
+def check_agent_spec(spec: RunSpec) -> None:
+    """Construct ``spec``'s agent without building its graph (one environment gives the spaces), so that
+    its constructor checks every key and value; errors name key paths under ``agent``."""
+    from rlgraph.agents import Agent
+    from rlgraph.environments.vector_env import make_environments
+
+    env = make_environments(spec.environment, 1)
+    try:
+        Agent.from_spec(
+            spec.agent_spec(),
+            path="agent",
+            state_space=env.state_space,
+            action_space=env.action_space,
+            auto_build=False,
+        )
+    finally:
+        env.terminate()
 
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -124,7 +172,9 @@ class Sweep:
         self.spec_file = Path(spec_file)
         self.trials = list(trials)
         self.sweep_dir = Path(sweep_dir)
-        self.parallel = max(1, parallel)
+        if parallel < 1:
+            raise SpecError(f"--parallel: runs at once must be >= 1, got {parallel}")
+        self.parallel = parallel
         self.train_options = list(train_options)
         self.launcher = launcher or LocalProcesses()
 

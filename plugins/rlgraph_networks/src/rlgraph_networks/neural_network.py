@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any, Self
 
 import rlgraph
 from rlgraph.errors import SpecError
 from rlgraph.specs import load_spec_file
-from rlgraph.specs.loading import is_spec_file
+from rlgraph.specs.loading import is_spec_file, read_spec_file
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.layers.layer import Layer, number_scopes
 
@@ -92,14 +90,10 @@ def _as_layer(spec: Any, index: int) -> Layer:
 
 def _read_spec_file(file: str | os.PathLike[str], path: str) -> Any:
     """The list of layer specs in a JSON file, or the mapping in a JSON/YAML spec file."""
-    if str(file).lower().endswith(".json"):
-        try:
-            data = json.loads(Path(file).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None  # load_spec_file below says what is wrong
-        if isinstance(data, list):
-            return data
     try:
+        data = read_spec_file(file)
+        if isinstance(data, list) and str(file).lower().endswith(".json"):
+            return data
         return load_spec_file(file)
     except SpecError as error:
         raise rebase(error, path) from None
