@@ -8,7 +8,7 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph_memories.memory import check_count, check_positive_int
+from rlgraph_memories.memory import check_count, check_positive_int, check_storage_size, row_bytes
 from rlgraph_memories.segment_tree import last_occurrence
 
 #: The fields of the one-step records it takes (plus ``env_indices``).
@@ -104,6 +104,9 @@ class FrameReplay(Component):
         self.channels = state.shape[-1] // self.frames_per_state
         frame_shape = (*state.shape[:-1], self.channels)
         rows = self.per_env * self.num_environments
+        fields = [(frame_shape, state.dtype)] * 2 + [(records["actions"].shape, records["actions"].dtype)]
+        fields += [((), "float32"), ((), "bool"), ((), "bool"), ((), "int64")]
+        check_storage_size(self, rows, row_bytes(fields))
 
         def storage(name: str, shape: tuple, dtype: Any) -> Any:
             return self.get_variable(name, shape=shape, dtype=dtype, add_batch_rank=rows, trainable=False)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import numbers
-from typing import Any
+import os
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import numpy as np
 
 import rlgraph
 from rlgraph.components import Component
@@ -33,6 +38,34 @@ def record_leaves(space: Any) -> dict[str, Any]:
     return {"": space}
 
 
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows), or no such name
+        return None
+
+
+def row_bytes(fields: Iterable[tuple[tuple[int, ...], Any]]) -> int:
+    """The bytes of one stored row of ``fields``: ``(shape, dtype)`` per variable."""
+    return sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in fields)
+
+
+def check_storage_size(component: Component, rows: int, bytes_per_row: int) -> None:
+    """A BuildError when ``rows`` stored rows of ``bytes_per_row`` bytes exceed this machine's physical
+    memory: a memory calls it before it creates its variables, instead of failing in an allocation."""
+    available, needed = physical_memory(), rows * bytes_per_row
+    if available is None or needed <= available:
+        return
+    raise BuildError(
+        f"{component.global_scope!r} would take {needed / 2**30:,.1f} GiB ({rows:,} records of "
+        f"{bytes_per_row:,} bytes each), more than this machine's {available / 2**30:,.1f} GiB of memory: "
+        "lower its capacity (an agent's memory_spec.capacity).",
+        component=component.global_scope,
+        api_method="insert_records",
+    )
+
+
 class Memory(Component):
     """Stores up to ``capacity`` records of the space its ``insert_records`` input has.
 
@@ -54,6 +87,9 @@ class Memory(Component):
         scope: The component's name within its parent.
     """
 
+    #: Bytes per record that a subclass stores beside the records (its own per-row variables).
+    extra_bytes_per_record: ClassVar[int] = 0
+
     def __init__(self, capacity: int = 1000, scope: str = "memory", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
         self.capacity = check_positive_int(capacity, "capacity")
@@ -68,6 +104,8 @@ class Memory(Component):
         leaves = record_leaves(space)
         for path, leaf in leaves.items():
             self._check_time_rank(path or "records", leaf)
+        stored = row_bytes((self._row_shape(leaf), leaf.dtype) for leaf in leaves.values())
+        check_storage_size(self, self.capacity, stored + self.extra_bytes_per_record)
         variables = {
             path: self.get_variable(
                 f"records/{path}" if path else "records",

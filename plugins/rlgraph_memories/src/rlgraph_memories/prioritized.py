@@ -50,6 +50,10 @@ class PrioritizedReplay(Memory):
         scope: The component's name within its parent.
     """
 
+    extra_bytes_per_record = (
+        8  # about: a leaf (float32) of each segment tree, with their inner nodes a few more
+    )
+
     def __init__(
         self,
         capacity: int = 1000,

@@ -48,6 +48,8 @@ class RingBuffer(Memory):
         "get_episodes:compiled": VALUE_DEPENDENT_SHAPE,
     }
 
+    extra_bytes_per_record = 9  # env-indices (int64) and episode-starts (bool)
+
     def __init__(
         self, capacity: int = 1000, num_environments: int = 1, scope: str = "ring-buffer", **kwargs: Any
     ) -> None:
