@@ -111,7 +111,12 @@ def test_train_an_agent_spec_with_env_and_options_into_the_default_run_folder(ta
     stored = yaml.safe_load((run / "run.yaml").read_text())
     assert stored["environment"] == {"type": "grid_world", "world": "4x4"}
     assert (stored["timesteps"], stored["num_environments"], stored["seed"]) == (400, 2, 3)
-    assert stored["evaluation"] == {"interval": 200, "episodes": 2, "target_return": None, "seed": None}
+    assert stored["evaluation"] == {
+        "interval": 200,
+        "episodes": 2,
+        "target_return": None,
+        "seed": 3 + 1_000_000,
+    }
     assert stored["max_episode_steps"] == 30 and stored["agent"]["learning_rate"] == 0.25
     rows = read_progress(run)
     assert [int(r["timesteps"]) for r in rows if r["eval_mean_return"]] == [200, 400]

@@ -129,9 +129,10 @@ def test_several_backends_and_no_choice_take_the_default_order_and_say_so_once(s
     install(site, "rlgraph-torch", ["torch"])
     install(site, "rlgraph-tf", ["tf"])
     monkeypatch.setattr(rlgraph.config, "_announced", set())
-    with caplog.at_level(logging.WARNING, logger="rlgraph"):
+    with caplog.at_level(logging.INFO, logger="rlgraph"):
         assert resolve_backend() == "torch" and resolve_backend() == "torch"
-    (record,) = caplog.records  # one line per process, not one per agent
+    (record,) = caplog.records  # one line per process, not one per agent, and no warning
+    assert record.levelno == logging.INFO
     message = record.getMessage()
     assert "several backends are installed (tf, torch); using torch" in message
     assert "--backend tf" in message and '"backend": "tf"' in message and "RLGRAPH_BACKEND=tf" in message

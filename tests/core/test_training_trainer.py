@@ -57,9 +57,10 @@ def test_run_folder_holds_spec_progress_checkpoints_and_summary(tabular):
     trainer, summary = train(tabular / "run", observers=[recorder])
     run = tabular / "run"
 
-    # run.yaml rebuilds the same run spec, with the backend that was used.
-    assert read_run_spec(run) == load_run_spec(run_spec())
-    assert yaml.safe_load((run / "run.yaml").read_text())["backend"] == "numpy"
+    # run.yaml rebuilds the same run spec, with the backend and the evaluations' seed that were used.
+    assert read_run_spec(run) == load_run_spec(run_spec(evaluation={"seed": 1_000_001}))
+    stored = yaml.safe_load((run / "run.yaml").read_text())
+    assert stored["backend"] == "numpy" and stored["evaluation"]["seed"] == 1 + 1_000_000
 
     rows = read_progress(run)
     steps = [int(row["timesteps"]) for row in rows]
@@ -178,6 +179,7 @@ def test_keyboard_interrupt_stops_cleanly_with_a_final_checkpoint(tabular):
 
     trainer, summary = train(tabular / "run", [Interrupter()])
     assert summary.interrupted and "Interrupted" in summary.format()
+    assert summary.format().endswith(f"Go on with it: rlgraph train --resume {tabular / 'run'}")
     assert 600 <= summary.timesteps < 2000
     stored = json.loads((tabular / "run" / "summary.json").read_text())
     assert stored["interrupted"] and stored["timesteps"] == summary.timesteps

@@ -133,7 +133,8 @@ def _choice(explicit: str | None, variable: str, key: str) -> tuple[str | None, 
 
 
 def _default_backend() -> str:
-    """The installed backend, or the first of :data:`DEFAULT_BACKEND_ORDER` among several (said once)."""
+    """The installed backend, or the first of :data:`DEFAULT_BACKEND_ORDER` among several (logged once at
+    INFO level: the choice is no warning, and a run's display and summary name the backend it used)."""
     installed = names(_BACKENDS)
     if len(installed) == 1:
         return installed[0]
@@ -146,7 +147,7 @@ def _default_backend() -> str:
     chosen, other = ranked[0], ranked[1]
     if chosen not in _announced:
         _announced.add(chosen)
-        _log.warning(
+        _log.info(
             "rlgraph: several backends are installed (%s); using %s (the default order: %s, then others by "
             'name). Choose another with --backend %s, "backend": "%s" in the agent spec, %s=%s, or '
             '{"BACKEND": "%s"} in %s.',

@@ -103,6 +103,8 @@ class TrainingSummary:
         elif self.target_return is not None:
             lines.append(f"Target return {self.target_return:g} not reached.")
         lines.append(f"Run folder: {self.run_dir} (evaluate: rlgraph evaluate {shlex.quote(self.run_dir)})")
+        if self.interrupted and self.checkpoint is not None:
+            lines.append(f"Go on with it: rlgraph train --resume {shlex.quote(self.run_dir)}")
         return "\n".join(lines)
 
 
@@ -166,7 +168,9 @@ class Trainer:
             self._release_lock()
             raise
         self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
-        (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**spec.to_dict(), "backend": self.agent.backend}))
+        stored = spec.to_dict()  # with what was chosen: the backend, the evaluations' seed
+        stored["evaluation"]["seed"] = evaluation_seed(spec)
+        (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": self.agent.backend}))
         self.tensorboard = TensorBoardWriter(self.run_dir)
         self.log = ProgressLog(
             self.run_dir / PROGRESS_FILE,
