@@ -59,3 +59,19 @@ def test_an_unknown_name_is_the_registry_error(registered_catalog):
 
         catalog.describe("rlgraph.agents", "no_such_agent")
     assert main(["agents", "no_such_agent"]) == 2
+
+
+def test_summaries_are_plain_text_cut_to_the_terminal_width(monkeypatch, capsys):
+    from rlgraph.cli.catalog import format_table, plain_text
+
+    marked = (
+        "Adds ``units`` to :class:`~rlgraph.spaces.FloatBox` and :func:`numpy.sum`, as :mod:`numpy` does."
+    )
+    assert plain_text(marked) == "Adds units to FloatBox and numpy.sum, as numpy does."
+    rows = [{"name": "dense", "distribution": "rlgraph-networks", "summary": "word " * 60}]
+    lines = format_table(rows, "rlgraph.components", width=80).splitlines()
+    assert all(len(line) <= 80 for line in lines) and lines[1].endswith("word…")
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["components"]) == 0
+    out = capsys.readouterr().out
+    assert all(len(line) <= 100 for line in out.splitlines()) and "``" not in out and ":class:" not in out

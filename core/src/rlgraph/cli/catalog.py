@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
+import shutil
+import textwrap
 from typing import Any
 
 import attrs
@@ -94,22 +97,33 @@ def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def format_table(rows: list[dict[str, str]], group: str) -> str:
+def format_table(rows: list[dict[str, str]], group: str, width: int | None = None) -> str:
+    """One line per entry, each summary cut to the terminal's ``width`` (``rlgraph agents NAME`` shows it whole)."""
     if not rows:
         return f"No {group.removeprefix('rlgraph.')} installed."
     columns = ("name", "distribution", "summary")
     table = [[column.upper() for column in columns], *[[row[column] for column in columns] for row in rows]]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
+    room = max(20, (width or shutil.get_terminal_size().columns) - sum(widths) - 2 * len(widths))
     return "\n".join(
         "  ".join(
-            [*(cell.ljust(width) for cell, width in zip(line, widths, strict=False)), line[-1]]
+            [*(cell.ljust(width) for cell, width in zip(line, widths, strict=False)), _cut(line[-1], room)]
         ).rstrip()
         for line in table
     )
 
 
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut at a word with an ellipsis where it is longer."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rsplit(" ", 1)[0].rstrip(" ,;:(") + "…"
+
+
 def format_keys(info: dict[str, Any]) -> str:
-    lines = [f"{info['name']}: {info['class']}", f"  {info['summary']}", ""]
+    width = max(40, shutil.get_terminal_size().columns - 2)
+    summary = textwrap.wrap(info["summary"], width, initial_indent="  ", subsequent_indent="  ")
+    lines = [f"{info['name']}: {info['class']}", *summary, ""]
     table = [["KEY", "TYPE", "DEFAULT"]]
     table += [
         [k["key"], k["type"], "(required)" if k["required"] else repr(k["default"])] for k in info["keys"]
@@ -125,9 +139,20 @@ def format_keys(info: dict[str, Any]) -> str:
 
 
 def _identity(name: str, cls: type) -> dict[str, str]:
-    """An entry's name, class reference and summary (its docstring's first paragraph)."""
+    """An entry's name, class reference and summary (its docstring's first paragraph, as plain text)."""
     summary = (inspect.getdoc(cls) or "").strip().split("\n\n")[0].replace("\n", " ")
-    return {"name": name, "class": f"{cls.__module__}:{cls.__qualname__}", "summary": summary}
+    return {"name": name, "class": f"{cls.__module__}:{cls.__qualname__}", "summary": plain_text(summary)}
+
+
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """reStructuredText's inline markup as the text it shows: ``:class:`~a.b.C``` as ``C``, a role's
+    full target without ``~``, and double-backquoted literals without their quotes."""
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    return _LITERAL.sub(r"\1", text)
 
 
 def shown_default(value: Any) -> Any:
