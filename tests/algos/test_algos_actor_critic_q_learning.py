@@ -1,7 +1,7 @@
 """Off-policy actor-critic learning runs: the shipped examples reach their targets, on 3 seeds.
 
 SAC on Pendulum-v1: a greedy mean of -200 within 20,000 steps; TD3 and DDPG: -200 within 30,000; SAC with
-discrete actions on CartPole-v1: 400 within 100,000. CI runs seed 1 of the Pendulum examples; ``nox -s
+discrete actions on CartPole-v1: 475 within 100,000. CI runs seed 1 of the Pendulum examples; ``nox -s
 learning`` (marker ``learning``) the others and the CartPole runs (minutes each: CI's budget).
 """
 
@@ -24,7 +24,7 @@ SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=p
         ("sac_pendulum.yaml", 20_000, -200),
         ("td3_pendulum.yaml", 30_000, -200),
         ("ddpg_pendulum.yaml", 30_000, -200),
-        pytest.param("sac_cartpole.yaml", 100_000, 400, marks=pytest.mark.learning),
+        pytest.param("sac_cartpole.yaml", 100_000, 475, marks=pytest.mark.learning),
     ],
 )
 @pytest.mark.parametrize("seed", SEEDS)

@@ -226,6 +226,22 @@ def test_discrete_sac_acts_with_class_indices_and_learns(rlgraph_backend, mode):
     assert any(not np.allclose(after[name], before[name]) for name in before)  # the policy's gradient arrived
 
 
+def test_one_discrete_action_defaults_to_exact_expectations(rlgraph_backend):
+    """The default ``discrete_mode`` ("auto"): exact expectations with critics ``Q(s, .)`` for one IntBox
+    action (the straight-through draws' policy gradient let the temperature run away); Gumbel-softmax
+    draws for containers, and wherever a config names them."""
+    default = make(rlgraph_backend, CARTPOLE)
+    assert default.discrete_mode == "auto" and default.resolved_discrete_mode() == "expectation"
+    critic = weights_under(default, "q-function")
+    assert critic["action-adapter/action-layer/kernel"].shape == (16, 2)  # a value per action
+    assert critic["network/dense/kernel"].shape == (3, 16)  # from the states alone
+    named = make(rlgraph_backend, CARTPOLE, discrete_mode="gumbel_softmax")
+    assert named.resolved_discrete_mode() == "gumbel_softmax"
+    assert weights_under(named, "q-function")["network/dense/kernel"].shape == (3 + 2, 16)
+    container = {"state_space": FloatBox(shape=(3,)), "action_space": Dict(a=IntBox(2), b=IntBox(3))}
+    assert make(rlgraph_backend, container).resolved_discrete_mode() == "gumbel_softmax"
+
+
 def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(rlgraph_backend):
     spaces = {
         "state_space": FloatBox(shape=(3,)),
@@ -327,3 +343,24 @@ def test_rlgraphs_later_sac_keys_stand_for_the_keys_here(rlgraph_backend):
     decay = agent.root.q_optimizer.learning_rate_decay
     assert (decay.from_, decay.to_) == (0.01, 0.0003)
     assert np.isfinite(agent.update(batch(16)).loss)
+
+
+def test_a_discrete_sac_stored_when_gumbel_softmax_was_the_default_says_how_to_load_it(rlgraph_backend):
+    from rlgraph.agents import Agent
+    from rlgraph.errors import CheckpointError
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    from checkpoint_support import FAMILIES, FIXTURES
+
+    from rlgraph.environments import GymnasiumEnv
+
+    environment, spec = FAMILIES["sac_discrete"]
+    env = GymnasiumEnv(environment)
+    agent = Agent.from_spec(
+        {key: value for key, value in spec.items() if key != "discrete_mode"} | {"backend": rlgraph_backend},
+        state_space=env.state_space,
+        action_space=env.action_space,
+    )
+    with pytest.raises(CheckpointError, match=r"^discrete_mode 'auto' .* give discrete_mode: gumbel_softmax"):
+        agent.load_model(FIXTURES / "sac_discrete.npz")

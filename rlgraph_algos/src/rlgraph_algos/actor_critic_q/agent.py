@@ -13,7 +13,7 @@ from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
+from rlgraph.errors import CheckpointError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.specs.validation import construct, rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
@@ -234,17 +234,27 @@ class SACAgent(ActorCriticQAgent):
             number of continuous action dimensions, plus ``0.98 * log(n)`` per discrete action of n
             choices, as Christodoulou (2019)), a number, or None for a fixed temperature (``initial_alpha``).
         alpha_optimizer_spec: The temperature's optimizer (default: like ``optimizer_spec``).
-        discrete_mode: How the losses treat discrete actions: ``"gumbel_softmax"`` (RLgraph's: the policy's
-            draws relaxed as straight-through Gumbel-softmax one-hot vectors, which the critics take with
-            the states) or ``"expectation"`` (Christodoulou 2019: critics with a value per action, and exact
-            expectations over the policy's probabilities; one IntBox action).
+        discrete_mode: How the losses treat discrete actions: ``"expectation"`` (Christodoulou 2019:
+            critics with a value per action, and exact expectations over the policy's probabilities; one
+            IntBox action), ``"gumbel_softmax"`` (RLgraph's: the policy's draws relaxed as straight-through
+            Gumbel-softmax one-hot vectors, which the critics take with the states; any mix of discrete and
+            continuous leaves), or ``"auto"`` (the default): ``"expectation"`` where the action space is one
+            IntBox, else ``"gumbel_softmax"``. The exact expectations are the default where they apply
+            because the straight-through draws made discrete SAC fragile: their policy gradient is the
+            critic's slope along its one-hot action inputs, which the critic's values at the one-hot
+            vectors (all it is fitted to) do not determine, and which grows with the scale of the soft
+            Q-values and so with ``alpha``. The policy then became more deterministic than
+            ``target_entropy`` however high ``alpha`` rose, and ``alpha`` ran away: on CartPole-v1 (torch,
+            seed 1) it rose from 0.6 to 54 in 26,000 steps, the critics' loss from 0.3 to 149, and the
+            greedy return swung. With exact expectations the gradient is ``sum_a grad pi(a|s) Q(s, a)``,
+            unbiased and noiseless, and ``alpha`` settles (at 0.15-0.25 for a target entropy of 0.3 there).
         gumbel_softmax_temperature: The relaxation's temperature.
         **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments (``policy_spec`` and
             ``action_adapter_spec`` configure the policy).
     """
 
     spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
-    discrete_modes: ClassVar[tuple[str, ...]] = ("gumbel_softmax", "expectation")
+    discrete_modes: ClassVar[tuple[str, ...]] = ("auto", "gumbel_softmax", "expectation")
 
     def __init__(
         self,
@@ -252,7 +262,7 @@ class SACAgent(ActorCriticQAgent):
         initial_alpha: float = 1.0,
         target_entropy: float | str | None = "auto",
         alpha_optimizer_spec: Any = None,
-        discrete_mode: str = "gumbel_softmax",
+        discrete_mode: str = "auto",
         gumbel_softmax_temperature: float = 1.0,
         name: str = "sac-agent",
         **kwargs: Any,
@@ -273,9 +283,10 @@ class SACAgent(ActorCriticQAgent):
 
     def build_root(self) -> Component:
         target_entropy = self.resolved_target_entropy()
-        policy = self._policy()
+        discrete_mode = self.resolved_discrete_mode()
+        policy = self._policy(discrete_mode)
         parts = self.graph_parts()
-        if self.discrete_mode == "expectation":  # _policy() refused every space but one IntBox
+        if discrete_mode == "expectation":  # _policy() refused every space but one IntBox
             parts["q_function"] = self._discrete_critic()
         return SACGraph(
             policy=policy,
@@ -285,7 +296,7 @@ class SACAgent(ActorCriticQAgent):
             alpha_optimizer=None
             if target_entropy is None
             else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
-            discrete_mode=self.discrete_mode,
+            discrete_mode=discrete_mode,
             gumbel_softmax_temperature=self.gumbel_softmax_temperature,
             **parts,
         )
@@ -301,7 +312,28 @@ class SACAgent(ActorCriticQAgent):
             total += size * 0.98 * math.log(leaf.num_categories) if isinstance(leaf, IntBox) else -size
         return total
 
-    def _policy(self) -> Policy:
+    def load_model(self, path: Any) -> dict[str, Any]:
+        """:meth:`Agent.load_model`; where a checkpoint does not fit a discrete SAC of the default mode,
+        the error says how to load one written when ``gumbel_softmax`` was the default."""
+        try:
+            return super().load_model(path)
+        except CheckpointError as error:
+            if self.discrete_mode != "auto" or self.resolved_discrete_mode() != "expectation":
+                raise
+            raise CheckpointError(
+                "discrete_mode 'auto' builds critics with a value per action ('expectation'); a discrete SAC "
+                "stored when 'gumbel_softmax' was the default has critics of one-hot actions: give "
+                f"discrete_mode: gumbel_softmax to load it. {error}"
+            ) from None
+
+    def resolved_discrete_mode(self) -> str:
+        """How the losses treat discrete actions: ``discrete_mode``, or for ``"auto"`` ``"expectation"``
+        where the action space is one IntBox (``IntBox(n)``) and ``"gumbel_softmax"`` elsewhere."""
+        if self.discrete_mode != "auto":
+            return self.discrete_mode
+        return "expectation" if _one_discrete_action(self.action_space) else "gumbel_softmax"
+
+    def _policy(self, discrete_mode: str) -> Policy:
         spec = dict(self.policy_spec or {})
         spec.setdefault("network_spec", self.network_spec)
         if self.action_adapter_spec is not None:
@@ -320,9 +352,7 @@ class SACAgent(ActorCriticQAgent):
                     f"SACAgent acts in FloatBox and IntBox action spaces (and containers of them); {where} is {leaf}",
                     "action_space",
                 )
-        if self.discrete_mode == "expectation" and not (
-            isinstance(self.action_space, IntBox) and self.action_space.shape == ()
-        ):
+        if discrete_mode == "expectation" and not _one_discrete_action(self.action_space):
             raise SpecError(
                 f"'expectation' takes exact expectations over one discrete action (an IntBox(n)); the action "
                 f"space is {self.action_space}: use 'gumbel_softmax'",
@@ -455,6 +485,11 @@ class DDPGAgent(TD3Agent):
             name=name,
             **kwargs,
         )
+
+
+def _one_discrete_action(space: Any) -> bool:
+    """Whether ``space`` is one discrete action (``IntBox(n)``), over which expectations can be exact."""
+    return isinstance(space, IntBox) and space.shape == ()
 
 
 def _mean_metrics(results: list[dict[str, Any]]) -> tuple[float, np.ndarray, dict[str, float]]:

@@ -188,11 +188,15 @@ class SACGraph(ActorCriticQGraph):
     targets from the target critics and the policy's draws for the next states), the policy (on the critics
     just updated), the temperature (on the policy's log-likelihoods).
 
-    Discrete (IntBox) action leaves: with ``discrete_mode="gumbel_softmax"`` the policy's draws are
-    straight-through Gumbel-softmax one-hot vectors at ``gumbel_softmax_temperature``, and the critics take
-    one-hot actions (stored actions are converted); with ``"expectation"`` (one IntBox action) the critics
-    give ``Q(s, .)`` for every action and the losses take exact expectations over the policy's
-    probabilities (:meth:`SACLoss.expectations`).
+    Discrete (IntBox) action leaves: with ``discrete_mode="expectation"`` (one IntBox action; the agent's
+    default there) the critics give ``Q(s, .)`` for every action and the losses take exact expectations over
+    the policy's probabilities (:meth:`SACLoss.expectations`); with ``"gumbel_softmax"`` the policy's draws
+    are straight-through Gumbel-softmax one-hot vectors at ``gumbel_softmax_temperature``, and the critics
+    take one-hot actions (stored actions are converted). The straight-through gradient of
+    ``Q(s, one_hot(a~))`` is the critic's slope along its action inputs at a one-hot vector: the critic is
+    fitted only to its values there, so the slope is unconstrained, and it scales with the soft Q-values,
+    which scale with ``alpha``. It can hold the entropy below ``target_entropy`` however high ``alpha``
+    rises, so that ``alpha`` runs away (see :class:`~rlgraph_algos.actor_critic_q.agent.SACAgent`).
 
     API: ``get_actions(states, use_exploration, apply_preprocessing)``: draws from the policy (its modes
     without exploration) and the preprocessed states; ``get_alpha()``; and the base's.
