@@ -142,8 +142,21 @@ def test_dqn_accepts_every_key_it_uses():
 @pytest.mark.parametrize(
     ("spec", "path", "fragment"),
     [
-        ({"dueling_q": True, "policy_spec": {"type": "policy"}}, "dueling_q", "policy_spec names a type"),
-        ({"dueling_q": False, "policy_spec": {"type": "dueling_policy"}}, "dueling_q", "remove dueling_q"),
+        (
+            {"dueling_q": True, "policy_spec": {"type": "policy"}},
+            "dueling_q",
+            "true contradicts policy_spec.type",
+        ),
+        (
+            {"dueling_q": False, "policy_spec": {"type": "dueling-policy"}},
+            "dueling_q",
+            "false contradicts policy_spec.type 'dueling-policy': remove dueling_q",
+        ),
+        (
+            {"dueling_q": True, "policy_spec": {"type": "rlgraph_networks.policies:Policy"}},
+            "dueling_q",
+            "has no effect when policy_spec.type is",
+        ),
         (
             {"network_spec": [{"type": "dense", "units": 4}], "policy_spec": {"network_spec": []}},
             "network_spec",
@@ -171,6 +184,12 @@ def test_dqn_refuses_keys_that_another_key_overrides(spec, path, fragment):
     with pytest.raises(SpecError) as error:
         make({"type": "dqn", **spec})
     assert error.value.path == path and fragment in str(error.value)
+
+
+@pytest.mark.parametrize(("dueling_q", "policy_type"), [(True, "dueling_policy"), (False, "Policy")])
+def test_dueling_q_that_agrees_with_the_policy_type_is_accepted(dueling_q, policy_type):
+    agent = make({"type": "dqn", "dueling_q": dueling_q, "policy_spec": {"type": policy_type}})
+    assert (type(agent.build_root().policy).__name__ == "DuelingPolicy") is dueling_q
 
 
 def test_the_same_keys_without_the_overriding_key_are_accepted():

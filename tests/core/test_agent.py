@@ -251,3 +251,16 @@ def test_observed_records_reach_the_graph_with_its_next_call(registered):
     agent.observe(**step)
     agent.update()  # observe, then update: the update learns from all of them
     assert memory_size(agent) == 5 and ("observe", "update") in agent.executor._chains
+
+
+def test_an_update_result_unpacks_and_indexes_as_rlgraphs_tuple():
+    from rlgraph.agents.records import UpdateResult
+
+    per_item = np.array([0.5, 1.5])
+    result = UpdateResult(1.0, per_item, {"entropy": 0.3})
+    loss, loss_per_item = result
+    assert loss == result[0] == result.loss == 1.0 and len(result) == 2
+    assert loss_per_item is per_item and result[1] is per_item and result[-1] is per_item
+    assert result[:1] == (1.0,)
+    with pytest.raises(IndexError):
+        result[2]

@@ -217,7 +217,8 @@ class RecordStage:
 class UpdateResult:
     """What one update did: ``loss``, ``loss_per_item`` (per batch item: the TD errors a prioritized
     replay takes as new priorities; None where an algorithm has none) and named ``metrics`` (value
-    loss, entropy, ...). Unpacks as ``loss, loss_per_item = agent.update()``, as RLgraph's did."""
+    loss, entropy, ...). Unpacks and indexes as RLgraph's tuple did: ``loss, loss_per_item =
+    agent.update()``, ``agent.update()[0]``."""
 
     loss: float
     loss_per_item: np.ndarray | None = None
@@ -225,6 +226,12 @@ class UpdateResult:
 
     def __iter__(self) -> Any:
         return iter((self.loss, self.loss_per_item))
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return (self.loss, self.loss_per_item)[index]
+
+    def __len__(self) -> int:
+        return 2
 
     def __float__(self) -> float:
         return float(self.loss)

@@ -18,6 +18,7 @@ from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.specs.validation import Problem, spec_error
+from rlgraph.utils.naming import normalize_name
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import (
@@ -362,19 +363,35 @@ class DQNAgent(Agent):
         return self._execute("get_q_values", preprocessed_states)
 
 
+#: The policy types whose dueling is known, by normalized name.
+_DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("policy"): False}
+
+
+def _dueling_conflict(dueling_q: bool, policy_type: Any) -> str | None:
+    """What is wrong with ``dueling_q`` beside ``policy_spec.type`` (None where the two agree)."""
+    dueling = _DUELING_OF_POLICY.get(normalize_name(policy_type)) if isinstance(policy_type, str) else None
+    if dueling is None:
+        return (
+            f"has no effect when policy_spec.type is {policy_type!r} (the type decides): remove dueling_q or "
+            "policy_spec.type"
+        )
+    if dueling != bool(dueling_q):
+        return (
+            f"{str(dueling_q).lower()} contradicts policy_spec.type {policy_type!r}: remove dueling_q or "
+            "policy_spec.type"
+        )
+    return None
+
+
 def _overridden_keys(dueling_q: bool | None, n_step: int, arguments: dict[str, Any]) -> list[Problem]:
     """The keys given to a DQN agent that have no effect because of another key (none, if it is fine)."""
     policy_spec = arguments.get("policy_spec")
     policy_keys = set(policy_spec) if isinstance(policy_spec, Mapping) else set()
     problems = []
     if dueling_q is not None and "type" in policy_keys:
-        problems.append(
-            Problem(
-                "dueling_q",
-                "has no effect when policy_spec names a type (the type decides: 'dueling_policy' or 'policy'): "
-                "remove dueling_q or policy_spec.type",
-            )
-        )
+        problem = _dueling_conflict(dueling_q, policy_spec["type"])
+        if problem:
+            problems.append(Problem("dueling_q", problem))
     for name in ("network_spec", "action_adapter_spec"):
         if arguments.get(name) is not None and name in policy_keys:
             problems.append(
