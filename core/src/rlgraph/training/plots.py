@@ -20,7 +20,7 @@ from rlgraph.errors import RLGraphError
 from rlgraph.training.progress import COLUMNS, read_progress
 from rlgraph.training.runs import read_run_spec
 from rlgraph.training.spec import agent_label, environment_label
-from rlgraph.training.trainer import PROGRESS_FILE
+from rlgraph.training.trainer import EVALUATION_SEED_OFFSET, PROGRESS_FILE
 
 #: What to plot: ``progress.csv``'s column and the panel's title.
 CURVES = {
@@ -59,6 +59,8 @@ def read_run(folder: Path) -> Run:
     spec = read_run_spec(folder)
     data = spec.to_dict()
     data.pop("seed", None)
+    if spec.seed is not None and spec.evaluation.seed == spec.seed + EVALUATION_SEED_OFFSET:
+        data["evaluation"]["seed"] = None  # derived from the seed (run.yaml stores the one used)
     label = f"{agent_label(spec.agent)} ({spec.backend or 'default backend'}) on {environment_label(spec.environment)}"
     rows = read_progress(folder / PROGRESS_FILE)
     columns = {name: np.array([row[name] for row in rows], dtype=float) for name in COLUMNS}  # None: NaN
