@@ -175,8 +175,10 @@ ALL_BACKEND_PACKAGES = ("./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_
 
 @nox.session(python=PYTHON)
 def parity(session: nox.Session) -> None:
-    """All three backends: every component's outputs agree between them; models move across them; every
-    component keeps the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
+    """All three backends: components agree across them, models move between them, properties hold.
+
+    Every component's outputs agree between the backends; models move across them; every component keeps
+    the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
     install_local(session, *ALL_BACKEND_PACKAGES)
     # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")
@@ -186,9 +188,10 @@ def parity(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def properties(session: nox.Session) -> None:
-    """The generic properties of every component on all three backends with the ``deep`` profile (100
-    fresh examples a case, 20 drawn spaces where a case draws them, batch sizes up to 16): long, not
-    part of the default sessions."""
+    """The generic properties of every component on all three backends, deeply (long; not a default).
+
+    The ``deep`` profile: 100 fresh examples a case, 20 drawn spaces where a case draws them, batch sizes
+    up to 16."""
     install_local(session, *ALL_BACKEND_PACKAGES)
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
     tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")
@@ -197,9 +200,10 @@ def properties(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def ray(session: nox.Session) -> None:
-    """rlgraph-ray with PyTorch (not TensorFlow): its tests on an embedded local Ray cluster, Ape-X's
-    representative learning run and its fault tests among them (``nox -s ray -- -m learning``: the
-    other seeds)."""
+    """rlgraph-ray with PyTorch: its executors on a local Ray cluster the tests start themselves.
+
+    Without TensorFlow. Ape-X's representative learning run and its fault tests are among them (``nox -s
+    ray -- -m learning``: the other seeds)."""
     install_local(session, "./core[test]", "./rlgraph_ray", *TORCH_PACKAGES)
     assert_not_installed(session, "tensorflow")
     # Ray refuses a temporary folder inside the virtualenv, where nox puts TMPDIR.
@@ -225,8 +229,10 @@ SUMMARY_CHECK = (
 @nox.session(python=PYTHON, reuse_venv=False)
 @nox.parametrize("order", ["torch_then_tf", "tf_then_torch"])
 def install_order(session: nox.Session, order: str) -> None:
-    """The README's set-up in a fresh venv, its optional installs in either order: with both backends
-    installed, its train command runs to its first evaluation on the default backend (PyTorch)."""
+    """The README's set-up in a fresh venv, the backends installed in either order, trains to an evaluation.
+
+    With both backends installed, its train command runs to its first evaluation on the default backend
+    (PyTorch)."""
     steps = [README_TORCH_INSTALL, README_TF_INSTALL]
     if order == "tf_then_torch":
         steps = [("./core", *README_TF_INSTALL, *COMPONENT_PACKAGES), ("./rlgraph_torch",)]
@@ -244,8 +250,10 @@ DOCS_TOOLS = ("mkdocs", "mkdocs-material", "mkdocstrings[python]")
 
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
-    """The documentation site, built with --strict: the spec reference is generated from the installed
-    agents and components (no backend needed), the API reference from the docstrings."""
+    """The documentation site, built with --strict.
+
+    The spec reference is generated from the installed agents and components (no backend needed), the
+    API reference from the docstrings."""
     install_local(session, "./core", *COMPONENT_PACKAGES)
     session.install(*CONSTRAINTS, *DOCS_TOOLS)
     site = Path(session.create_tmp()) / "site"
