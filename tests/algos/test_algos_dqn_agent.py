@@ -551,3 +551,21 @@ def test_bad_observations_and_batches_are_clear_errors_that_keep_nothing(rlgraph
         agent.update(empty)
     assert agent.updates == 0
     assert np.isfinite(agent.update().loss) and agent.updates == 1  # the stored steps are learned from
+
+
+def test_a_worker_skips_updates_due_before_the_first_records_reach_the_memory(rlgraph_backend):
+    from rlgraph.workers import SingleThreadedWorker
+
+    # 3-step returns hold every environment's first steps back; updates are due from the first step.
+    spec = {
+        "type": "dqn",
+        "n_step": 3,
+        "network_spec": [{"type": "dense", "units": 8}],
+        "update_spec": {"batch_size": 4, "steps_before_update": 0, "update_interval": 1},
+    }
+    agent = make(spec, rlgraph_backend)
+    worker = SingleThreadedWorker(agent=agent, env_spec="CartPole-v1", num_environments=2, seed=1)
+    worker.execute_timesteps(2)  # one step of 2 environments: nothing in memory yet
+    assert agent.updates == worker.updates == 0
+    worker.execute_timesteps(40)
+    assert agent.updates == worker.updates > 0

@@ -472,7 +472,7 @@ class Agent(Specifiable):
         return None if ready is None else self.memory_records(ready)
 
     def _checked_record(self, method: str, record: Mapping[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
-        """``record`` checked against the record space (and for non-finite values, where asked), and
+        """``record`` checked against the record space and for non-finite values, and
         which of its rows end an episode."""
         record = self._built_record_check()(method, dict(record))
         if not all_finite(record):  # a NaN kept in a memory would poison every update that draws it
@@ -584,19 +584,24 @@ class Agent(Specifiable):
         if actions is not None and bounds:  # discrete actions out of range: the record check's error
             bounds("update", "actions", actions)
 
-    def check_storage(self) -> None:
-        """An APICallError where the agent's memories hold no record to learn from yet (looked at until
-        they hold one: a memory, once filled, is not emptied by training). An agent may say more (which
-        memory it needs filled, and how)."""
+    def can_update(self) -> bool:
+        """Whether the agent's memories hold records to learn from (True for an agent without memories
+        in its graph). Looked at until they do: training does not empty a memory. A worker skips the
+        updates due before then (observe buffers hold the first steps back: n-step returns, say)."""
         if self._storage_filled or self.staged_records.rows:
-            return
+            return True
         sizes = self._memory_sizes()
-        if sizes and not any(sizes.values()):
+        self._storage_filled = not sizes or any(sizes.values())
+        return self._storage_filled
+
+    def check_storage(self) -> None:
+        """An APICallError where an update from storage has nothing to learn from (:meth:`can_update`).
+        An agent may say more (which memory it needs filled, and how)."""
+        if not self.can_update():
             raise APICallError(
-                f"update: {self.name!r} has no record to learn from yet ({', '.join(sizes)} empty): observe "
-                "steps first, or give update a batch."
+                f"update: {self.name!r} has no record to learn from yet ({', '.join(self._memory_sizes())} "
+                "empty): observe steps first, or give update a batch."
             )
-        self._storage_filled = True
 
     def _memory_sizes(self) -> dict[str, int]:
         """The number of records each memory of the graph holds, by scope (components with a

@@ -448,12 +448,12 @@ class SingleThreadedWorker:
             due = schedule.updates_due(self.timesteps - new_timesteps, self.timesteps)
         else:
             due = schedule.updates_due(self.episodes - new_episodes, self.episodes)
-        if due:
+        if due and self.agent.can_update():  # before the first records reach a memory: nothing to learn
             start = time.perf_counter()
             for _ in range(due):
                 self.agent.update()
             self.update_seconds += time.perf_counter() - start
-        self.updates += due
+            self.updates += due
 
     def _reset(self) -> None:
         self._reset_statistics()
