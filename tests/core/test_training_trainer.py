@@ -259,6 +259,31 @@ def test_a_second_resume_of_a_run_in_use_fails_clearly_and_writes_nothing(tabula
     assert Trainer.resume(tabular / "run", timesteps=2400).run().timesteps == 2400  # free once it ended
 
 
+def test_a_trainer_that_fails_to_start_gives_its_run_folder_back(tabular):
+    from rlgraph.errors import SpecError
+    from rlgraph.training.trainer import newest_checkpoint
+
+    interrupted_run(tabular / "run")
+    spec = load_run_spec(run_spec(callbacks=["no_such_module:Thing"]))
+    with pytest.raises(SpecError, match="no_such_module"):
+        Trainer(spec, tabular / "run", resume_from=newest_checkpoint(tabular / "run"))
+    assert Trainer.resume(tabular / "run").run().timesteps == 2000  # not held by the failed one
+
+
+def test_a_file_system_that_cannot_lock_warns_and_trains(tabular, monkeypatch):
+    import errno
+
+    from rlgraph.training import run_lock
+
+    def no_locks(descriptor):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(run_lock, "_lock", no_locks)
+    with pytest.warns(RuntimeWarning, match=r"cannot be locked \(No locks available\)"):
+        _, summary = train(tabular / "run", timesteps=400)
+    assert summary.timesteps == 400
+
+
 def test_a_new_run_holds_its_folder_until_it_ends(tabular):
     from rlgraph.errors import RunFolderInUseError
 

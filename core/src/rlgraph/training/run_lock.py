@@ -7,7 +7,9 @@ range lock on ``run.lock`` in the folder.
 
 from __future__ import annotations
 
+import errno
 import os
+import warnings
 from pathlib import Path
 
 from rlgraph.errors import RunFolderInUseError
@@ -19,6 +21,8 @@ except ImportError:  # pragma: no cover - Windows
 
 LOCK_FILE = "run.lock"
 """The lock file of platforms without ``flock`` (Windows)."""
+#: The errors of a lock another holder has; any other means the file system cannot lock.
+_HELD_ELSEWHERE = {errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES}
 
 
 class RunFolderLock:
@@ -39,8 +43,16 @@ class RunFolderLock:
         descriptor = self._open()
         try:
             _lock(descriptor)
-        except OSError:
+        except OSError as error:
             os.close(descriptor)
+            if error.errno not in _HELD_ELSEWHERE:  # the file system locks nothing (some network mounts)
+                warnings.warn(
+                    f"run folder {str(self.folder)!r} cannot be locked ({error.strerror}): nothing keeps a "
+                    "second process from training in it",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                return self
             raise RunFolderInUseError(
                 f"run folder {str(self.folder)!r} is in use: another process trains in it now. Wait for "
                 "it to end (or stop it with Ctrl-C) before resuming it, or train in another --run-dir."

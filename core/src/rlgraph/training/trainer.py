@@ -146,38 +146,16 @@ class Trainer:
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
-        callbacks = load_callbacks(spec.callbacks)
-        self.events = EventBus((*callbacks, *observers))
+        self.executor: Any = None
         # A resumed run's folder is claimed before anything is built or written; a new one once created.
         self._lock = (lock or RunFolderLock(run_dir)).acquire() if resume_from else None
         try:
-            steps = self._step_done if self.events.listens("after_step") else None
-            self.executor = make_executor(spec, self._episode_finished, steps)
+            saved = self._set_up(Path(run_dir), observers, resume_from)
         except BaseException:
+            if self.executor is not None:
+                self.executor.terminate()
             self._release_lock()
             raise
-        self.agent = self.executor.agent
-        try:
-            self.evaluator = self._evaluator()
-            if not resume_from:
-                self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
-            self.run_dir = Path(run_dir)
-            saved = self._restore(Path(resume_from)) if resume_from else {}
-        except BaseException:
-            self.executor.terminate()
-            self._release_lock()
-            raise
-        self.checkpoint_dir = self.run_dir / CHECKPOINT_DIR
-        stored = spec.to_dict()  # with what was chosen: the backend, the evaluations' seed
-        stored["evaluation"]["seed"] = evaluation_seed(spec)
-        (self.run_dir / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": self.agent.backend}))
-        self.tensorboard = TensorBoardWriter(self.run_dir)
-        self.log = ProgressLog(
-            self.run_dir / PROGRESS_FILE,
-            after=self.executor.timesteps if saved else None,
-            extra_columns=tuple(self.executor.metrics()),
-        )
-        self.events.register(self.tensorboard)
         self._announce_episodes = self.events.listens("after_episode")
         self._announce_updates = self.events.listens("after_update")
         self.display = display or ProgressDisplay(spec.timesteps, enabled=False)
@@ -195,6 +173,32 @@ class Trainer:
         self.setup_seconds = time.perf_counter() - start
         self._start = time.perf_counter()
         self._stop_signal: str | None = None
+
+    def _set_up(self, run_dir: Path, observers: Sequence[Any], resume_from: Any) -> dict[str, Any]:
+        """Observers, the executor and its agent, the evaluator, the run folder (created, or restored from
+        ``resume_from``) and its files; the trainer's saved state."""
+        spec = self.spec
+        self.events = EventBus((*load_callbacks(spec.callbacks), *observers))
+        steps = self._step_done if self.events.listens("after_step") else None
+        self.executor = make_executor(spec, self._episode_finished, steps)
+        self.agent = self.executor.agent
+        self.evaluator = self._evaluator()
+        if not resume_from:
+            self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
+        self.run_dir = run_dir
+        saved = self._restore(Path(resume_from)) if resume_from else {}
+        self.checkpoint_dir = run_dir / CHECKPOINT_DIR
+        stored = spec.to_dict()  # with what was chosen: the backend, the evaluations' seed
+        stored["evaluation"]["seed"] = evaluation_seed(spec)
+        (run_dir / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": self.agent.backend}))
+        self.tensorboard = TensorBoardWriter(run_dir)
+        self.log = ProgressLog(
+            run_dir / PROGRESS_FILE,
+            after=self.executor.timesteps if saved else None,
+            extra_columns=tuple(self.executor.metrics()),
+        )
+        self.events.register(self.tensorboard)
+        return saved
 
     @classmethod
     def resume(
