@@ -88,6 +88,21 @@ def test_update_records_changes_the_distribution_and_new_records_get_the_maximum
     assert chi_square_pvalue(samples["indices"], np.full(5, 0.2)) < 1e-6
 
 
+def test_a_non_finite_priority_gives_the_highest_so_far_and_the_trees_stay_finite(numbered_memory):
+    test = build(numbered_memory, capacity=4, alpha=1.0)
+    test.test(("insert_records", numbered(np.arange(4))), expected_outputs=4)
+    test.test(("update_records", [np.arange(4), np.array([1.0, 3.0, 0.5, 0.5], np.float32)]))
+    test.test(("update_records", [np.array([0, 2]), np.array([np.nan, np.inf], np.float32)]))
+    finite = {
+        name: np.isfinite(value).all() for name, value in test.variable_values().items() if "min" not in name
+    }
+    assert all(finite.values()), finite  # the min tree holds inf where no record is
+    expected = probabilities(np.array([3.0, 3.0, 3.0, 0.5], np.float32), 1.0)
+    samples = draw(test, calls=10)
+    assert chi_square_pvalue(samples["indices"], expected) > 1e-4
+    assert np.isfinite(samples["weights"]).all()
+
+
 def test_repeated_indices_keep_their_last_priority(numbered_memory):
     test = build(numbered_memory, capacity=4, alpha=1.0)
     test.test(("insert_records", numbered(np.arange(4))), expected_outputs=4)

@@ -109,10 +109,13 @@ class PrioritizedReplay(Memory):
     def update_records(self, indices: Any, priorities: Any) -> None:
         """Give the records at ``indices`` (from ``get_records``) the priorities ``|priorities| + epsilon``.
 
-        Where ``indices`` repeats a record, its last priority counts.
+        Where ``indices`` repeats a record, its last priority counts. A NaN or infinite priority (of an
+        update whose loss diverged) gives its record the highest priority so far instead, as a new record
+        gets: the trees stay finite.
         """
         ops = self.ops
         priorities = ops.abs(priorities) + self.epsilon
+        priorities = ops.where(ops.isfinite(priorities), priorities, self.max_priority)
         ops.assign(self.max_priority, ops.maximum(self.max_priority, ops.max(priorities)))
         stored = priorities**self.alpha
         trees = (self.sum_tree, self.min_tree)
