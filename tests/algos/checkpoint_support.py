@@ -164,5 +164,7 @@ def write(family: str) -> None:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or FAMILIES:
+    for name in sys.argv[1:]:  # one by one, by name: a fixture is not to be written again
+        if (FIXTURES / f"{name}.npz").exists():
+            sys.exit(f"{FIXTURES / name}.npz exists: a fixture shows that earlier code's checkpoints load")
         write(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from tabular_agent import TabularQAgent
@@ -72,6 +73,10 @@ def test_summaries_are_plain_text_cut_to_the_terminal_width(monkeypatch, capsys)
     lines = format_table(rows, "rlgraph.components", width=80).splitlines()
     assert all(len(line) <= 80 for line in lines) and lines[1].endswith("word…")
     monkeypatch.setenv("COLUMNS", "100")
+    assert main(["components"]) == 0  # piped, as under pytest: whole summaries, for grep
+    piped = capsys.readouterr().out
+    assert "``" not in piped and ":class:" not in piped and "…" not in piped
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["components"]) == 0
     out = capsys.readouterr().out
-    assert all(len(line) <= 100 for line in out.splitlines()) and "``" not in out and ":class:" not in out
+    assert all(len(line) <= 100 for line in out.splitlines()) and len(out) < len(piped)

@@ -87,8 +87,10 @@ class CheckpointError(RLGraphError):
 
 
 class NonFiniteError(RLGraphError, FloatingPointError):
-    """A NaN or infinite loss (or input, with ``execution_spec.check_numerics``): the message names the
-    update and the first non-finite input found, and where it is."""
+    """A NaN or infinite value: in an observed record or an external batch (refused before anything is
+    kept or learned), in the states acted on (with ``execution_spec.check_numerics``), or a loss (whose
+    optimizer step changed nothing). The message names the call and the first non-finite value found,
+    and where it is."""
 
 
 class RunFolderInUseError(RLGraphError):

@@ -154,7 +154,9 @@ def apply_gradients(
     learning_rate: Any,
     loss: Any = None,
 ) -> Any:
-    if loss is not None and not bool(torch.isfinite(loss)):  # the agent reads the loss anyway: no extra sync
+    # One host sync per step (the agent reads an update's loss anyway; SAC's three steps make three):
+    # torch's fused kernels' found_inf argument would skip on the device without one.
+    if loss is not None and not bool(torch.isfinite(loss)):
         return None
     return optimizer.step(gradients, learning_rate)
 

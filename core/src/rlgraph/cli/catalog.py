@@ -7,6 +7,7 @@ import inspect
 import json
 import re
 import shutil
+import sys
 import textwrap
 from typing import Any
 
@@ -98,12 +99,15 @@ def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def format_table(rows: list[dict[str, str]], group: str, width: int | None = None) -> str:
-    """One line per entry, each summary cut to the terminal's ``width`` (``rlgraph agents NAME`` shows it whole)."""
+    """One line per entry, each summary cut to ``width`` (default: the terminal's, where the output is one;
+    ``rlgraph agents NAME`` shows it whole)."""
     if not rows:
         return f"No {group.removeprefix('rlgraph.')} installed."
     columns = ("name", "distribution", "summary")
     table = [[column.upper() for column in columns], *[[row[column] for column in columns] for row in rows]]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
+    if width is None and not sys.stdout.isatty():
+        width = 10**6  # piped (to grep, say): whole summaries
     room = max(20, (width or shutil.get_terminal_size().columns) - sum(widths) - 2 * len(widths))
     return "\n".join(
         "  ".join(

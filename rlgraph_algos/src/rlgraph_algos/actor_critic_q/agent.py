@@ -318,7 +318,8 @@ class SACAgent(ActorCriticQAgent):
         try:
             return super().load_model(path)
         except CheckpointError as error:
-            if self.discrete_mode != "auto" or self.resolved_discrete_mode() != "expectation":
+            mismatch = "do not fit this model" in str(error)  # not a missing or corrupt file
+            if not mismatch or self.discrete_mode != "auto" or self.resolved_discrete_mode() != "expectation":
                 raise
             raise CheckpointError(
                 "discrete_mode 'auto' builds critics with a value per action ('expectation'); a discrete SAC "
