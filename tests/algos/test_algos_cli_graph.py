@@ -27,6 +27,9 @@ def test_graph_writes_dot_and_prints_the_component_tree(rlgraph_backend, tmp_pat
     assert tree[0].startswith("dqn-agent (DQNGraph): get_actions")
     assert "  replay-memory (ReplayMemory): get_records, insert_records" in tree
     assert "      hidden-1 (Dense): call x9" in tree  # nested two levels below the policy
+    hidden = tree.index("      hidden-1 (Dense): call x9")
+    assert tree[hidden + 1] == "        | call(inputs: float32[B,4])"  # the spaces on its calls
+    assert "  | observe(records: {actions: int64[B], " in printed.out
     assert "'dot' is not installed" in printed.err
 
 

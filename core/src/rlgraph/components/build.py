@@ -198,18 +198,28 @@ class ComponentGraph:
 
     def to_text(self) -> str:
         """The graph as an indented tree of components, each with the API methods called on it (and
-        how often the graph calls them)."""
+        how often the graph calls them), and below it each method's argument spaces (those of its first
+        call, with the count of other signatures)."""
         called: dict[str, dict[str, int]] = {}
-        for (_, callee, api_method), count in self.edges.items():
+        signatures: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+        for (caller, callee, api_method), count in self.edges.items():
             methods = called.setdefault(callee, {})
             methods[api_method] = methods.get(api_method, 0) + count
+            seen = signatures.setdefault((callee, api_method), [])
+            seen += [s for s in self.edge_spaces.get((caller, callee, api_method), []) if s not in seen]
         lines = []
         for component in self.root.walk():
-            depth = component.global_scope.count("/")
-            methods = called.get(component.global_scope, {})
+            scope, indent = component.global_scope, "  " * component.global_scope.count("/")
+            methods = called.get(scope, {})
             calls = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in sorted(methods.items()))
-            text = f"{'  ' * depth}{component.scope} ({type(component).__name__})"
+            text = f"{indent}{component.scope} ({type(component).__name__})"
             lines.append(f"{text}: {calls}" if calls else text)
+            for name in sorted(methods):
+                seen = signatures.get((scope, name))
+                if seen:
+                    others = len(seen) - 1
+                    more = f" (+{others} other signature{'s' * (others > 1)})" if others else ""
+                    lines.append(f"{indent}  | {name}({', '.join(seen[0])}){more}")
         return "\n".join(lines) + "\n"
 
 
