@@ -61,7 +61,8 @@ def _onnx(module: torch.nn.Module, example: torch.Tensor, path: Path) -> None:
         import onnxscript  # noqa: F401  - torch's ONNX exporter needs it
     except ImportError:
         raise RLGraphError(
-            "exporting ONNX needs the onnx and onnxscript packages: pip install 'rlgraph-torch[onnx]'"
+            "exporting ONNX needs the onnx and onnxscript packages: pip install 'rlgraph-torch[onnx]' (from "
+            "RLgraph's source folder: pip install -c constraints.txt -e 'rlgraph_torch[onnx]')"
         ) from None
     batch = torch.export.Dim("batch", min=1)
     program = torch.onnx.export(

@@ -22,7 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demos": ("rlgraph.cli.demos", "record a trained agent's play as demonstrations (DQfD's)"),
     "sweep": ("rlgraph.cli.sweep", "train a spec for several seeds and settings in parallel"),
     "plot": ("rlgraph.cli.plot", "draw learning curves of run folders"),
-    "export": ("rlgraph.cli.export", "write a run's greedy policy as TorchScript, ONNX or a SavedModel"),
+    "export": (
+        "rlgraph.cli.export",
+        "write a run's greedy policy as TorchScript, ONNX, a SavedModel or StableHLO",
+    ),
     "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
     "agents": ("rlgraph.cli.agents_cmd", "list installed agents, or one agent's keys"),
     "components": ("rlgraph.cli.components_cmd", "list installed components, or one's keys"),
