@@ -32,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Certify ``args.name``; print the certificate; return 0 if it passed, else 1."""
     if importlib.util.find_spec("hypothesis") is None:
-        raise PluginError('rlgraph certify draws its inputs with Hypothesis: pip install "rlgraph[test]"')
+        raise PluginError(
+            'rlgraph certify draws its inputs with Hypothesis: pip install "rlgraph[test]" (or a plugin '
+            'made by rlgraph new-plugin with its test extra: pip install -e "./rlgraph-NAME[test]")'
+        )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from rlgraph.testing.certify import certify
 
