@@ -47,3 +47,14 @@ def test_graph_renders_svg_where_graphviz_is_installed(rlgraph_backend, tmp_path
     svg = (tmp_path / "agent.svg").read_text()
     assert svg.startswith("<svg>") and f"-Tsvg {out} -o {tmp_path / 'agent.svg'}" in svg
     assert f"SVG: {tmp_path / 'agent.svg'}" in capsys.readouterr().out
+
+
+def test_graph_writes_under_runs_by_default(rlgraph_backend, tmp_path, capsys, monkeypatch):
+    if rlgraph_backend == "numpy":
+        pytest.skip("DQN needs gradients")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["graph", str(EXAMPLE), "--backend", rlgraph_backend]) == 0
+    assert "DOT: runs/graphs/dqn-agent.dot" in capsys.readouterr().out
+    assert (tmp_path / "runs" / "graphs" / "dqn-agent.dot").is_file()
+    assert [path.name for path in tmp_path.iterdir()] == ["runs"]  # nothing else in the current folder

@@ -63,6 +63,16 @@ def test_plot_writes_png_and_svg(runs, tmp_path, capsys):
     assert text.lstrip().startswith("<?xml") and "wall seconds" in text and "greedy evaluation" in text
 
 
+def test_plot_writes_beside_the_runs_not_into_the_current_folder(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", str(runs)]) == 0
+    assert f"Curves: {runs.resolve() / 'curves.png'}" in capsys.readouterr().out
+    assert main(["plot", str(runs / "a1"), str(runs / "b1")]) == 0  # their common folder
+    assert f"Curves: {runs.resolve() / 'curves.png'}" in capsys.readouterr().out
+    assert main(["plot", str(runs / "a1")]) == 0
+    assert (runs / "a1" / "curves.png").is_file() and not list(tmp_path.iterdir())
+
+
 def test_no_run_folder_is_a_clear_error(tmp_path):
     with pytest.raises(RLGraphError, match="no run folders"):
         find_runs([tmp_path])

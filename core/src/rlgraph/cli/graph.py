@@ -21,13 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", metavar="NAME", help="the backend to build on")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a spec key")
     parser.add_argument(
-        "--out", metavar="FILE", type=Path, help="the DOT file to write (default: <agent name>.dot here)"
+        "--out",
+        metavar="FILE",
+        type=Path,
+        help="the DOT file to write (default: runs/graphs/<agent name>.dot)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the DOT file (and the SVG beside it where possible), print the text tree; 0."""
     from rlgraph.training import load_run_spec
+    from rlgraph.training.spec import RUNS_ROOT
     from rlgraph.training.trainer import make_executor
 
     spec = load_run_spec(args.spec, args.set, {"env": args.env, "backend": args.backend})
@@ -35,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent = executor.agent
         graph = agent.executor.component_graph
-        dot_file = args.out or Path(f"{agent.name}.dot")
+        dot_file = args.out or Path(RUNS_ROOT) / "graphs" / f"{agent.name}.dot"
+        dot_file.parent.mkdir(parents=True, exist_ok=True)
         dot_file.write_text(graph.to_dot())
         print(graph.to_text(), end="")
         print(f"DOT: {dot_file}")

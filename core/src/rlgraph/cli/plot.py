@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -15,7 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run folders, or folders holding run folders")
     parser.add_argument(
-        "--out", "-o", metavar="FILE", type=Path, default=Path("curves.png"), help="PNG, SVG or PDF file"
+        "--out",
+        "-o",
+        metavar="FILE",
+        type=Path,
+        help="PNG, SVG or PDF file (default: curves.png in the folder holding the runs given)",
     )
     parser.add_argument("--x", choices=("steps", "time"), default="steps", help="the x axis (default: steps)")
     parser.add_argument("--title", help="a title over the figure")
@@ -25,5 +30,13 @@ def run(args: argparse.Namespace) -> int:
     """Draw the curves; print where; 0."""
     from rlgraph.training.plots import plot_runs
 
-    print(f"Curves: {plot_runs(args.runs, args.out, args.x, args.title)}")
+    out = args.out or default_plot_file(args.runs)
+    print(f"Curves: {plot_runs(args.runs, out, args.x, args.title)}")
     return 0
+
+
+def default_plot_file(runs: list[str]) -> Path:
+    """``curves.png`` in the folder given (a run folder, or one holding runs), or in the folder that holds
+    all the folders given: beside the runs, not in the current folder."""
+    folders = [Path(run).resolve() for run in runs]
+    return Path(os.path.commonpath(folders) if len(folders) > 1 else folders[0]) / "curves.png"
