@@ -56,6 +56,18 @@ def test_an_address_that_accepts_connections_but_is_no_ray_cluster_is_an_error_n
     assert time.perf_counter() - start < 60
 
 
+def test_an_embedded_cluster_starts_without_rays_token_notice():
+    script = (
+        "import ray\nfrom rlgraph_ray.cluster import connect\nconnect()\nprint('started')\nray.shutdown()\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "RAY_AUTH_MODE"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert "started" in done.stdout, done.stdout + done.stderr
+    assert "Token authentication" not in done.stdout + done.stderr
+
+
 def test_the_environment_variable_names_the_cluster(monkeypatch):
     address = f"127.0.0.1:{closed_port()}"
     monkeypatch.setenv(ADDRESS_VARIABLE, address)

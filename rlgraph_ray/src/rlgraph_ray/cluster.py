@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from typing import Any
@@ -12,6 +13,8 @@ from rlgraph.errors import RLGraphError, SpecError
 
 ADDRESS_VARIABLE = "RLGRAPH_RAY_ADDRESS"
 """The environment variable naming a Ray cluster to join (``host:port`` of its head, or ``ray://host:port``)."""
+TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
+"""The logger of Ray's notice that a new local cluster has token authentication on."""
 CONNECT_TIMEOUT = 15.0
 """Seconds to wait for a cluster named by address before giving up."""
 START_TIMEOUT = 180.0
@@ -37,6 +40,9 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dic
         return ray.cluster_resources()
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": True}
     if address is None:
+        # Ray 2.60 warns that it turned its default, token authentication, on: no news for a cluster of
+        # this process's own (the warning's logger; any other warning still shows).
+        logging.getLogger(TOKEN_NOTICE_LOGGER).setLevel(logging.ERROR)
         # "local": a new cluster of this process's own, even where RAY_ADDRESS names another.
         ray.init(address="local", num_cpus=os.cpu_count(), **options)
     else:
