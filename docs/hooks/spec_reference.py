@@ -45,7 +45,7 @@ def _run_spec() -> str:
                 continue
             required = field.default is attrs.NOTHING
             default = "*required*" if required else f"`{shown_default(field.default)!r}`"
-            rows.append(f"| `{prefix}{field.name}` | `{_cell(type_name(field.type))}` | {_cell(default)} |")
+            rows.append(f"| `{prefix}{field.name}` | `{type_name(field.type)}` | {default} |")
     return (
         "## Run specs\n\nWhat `rlgraph train` trains (`agent` holds the agent spec, below), where and how "
         "long. See `rlgraph.training.RunSpec` in the [API reference](api.md).\n\n" + "\n".join(rows) + "\n"
@@ -56,7 +56,7 @@ def _entry(info: dict[str, Any], distribution: str) -> str:
     rows = ["| key | type | default |", "| --- | --- | --- |"]
     for key in info["keys"]:
         default = "*required*" if key["required"] else f"`{key['default']!r}`"
-        rows.append(f"| `{key['key']}` | `{_cell(key['type'])}` | {_cell(default)} |")
+        rows.append(f"| `{key['key']}` | `{key['type']}` | {default} |")
     more = "\n\nFurther keys pass on to the class's base." if info["more_keys"] else ""
     if info.get("aliases"):
         names = ", ".join(f"`{alias}` for `{target}`" for alias, target in info["aliases"].items())
@@ -68,7 +68,3 @@ def _entry(info: dict[str, Any], distribution: str) -> str:
         + more
         + "\n"
     )
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
