@@ -336,7 +336,7 @@ class Agent(Specifiable):
         if apply_preprocessing:
             self._check_environments(states, "act")
         if self.execution_spec.check_numerics:
-            _refuse_non_finite("get_action", {"states": states})
+            _refuse_non_finite("get_action", {"states": states}, "execution_spec.check_numerics refuses it")
         if self.acts_on_sequences:
             if internals is None:
                 internals = self.internal_states_space.zeros(nested.batch_size(states))
@@ -476,7 +476,7 @@ class Agent(Specifiable):
         which of its rows end an episode."""
         record = self._built_record_check()(method, dict(record))
         if not all_finite(record):  # a NaN kept in a memory would poison every update that draws it
-            _refuse_non_finite(method, record)
+            _refuse_non_finite(method, record, "nothing of it was kept")
         return self.learning_record(record), record["terminals"] | record["truncateds"]
 
     def learning_record(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -573,12 +573,8 @@ class Agent(Specifiable):
         ranks = 2 if self.update_batch_layout == "rollouts" else 1
         if check_rows("update", records, ranks) == 0:
             raise APICallError("update: the batch holds no rows: give at least one step to learn from.")
-        found = None if all_finite(records) else first_non_finite(records)
-        if found is not None:
-            path, index, value = found
-            raise NonFiniteError(
-                f"update: the batch given: {path!r} holds {value} at entry {index}; nothing was learned from it."
-            )
+        if not all_finite(records):
+            _refuse_non_finite("update: the batch given", records, "nothing was learned from it")
         actions = records.get("actions")
         bounds = self._built_record_check().action_bounds
         if actions is not None and bounds:  # discrete actions out of range: the record check's error
@@ -839,14 +835,13 @@ def _checkpoint_file(path: Path) -> Path:
     return max(found)[1]
 
 
-def _refuse_non_finite(method: str, fields: Mapping[str, Any]) -> None:
+def _refuse_non_finite(where: str, fields: Mapping[str, Any], consequence: str) -> None:
+    """A NonFiniteError naming the first NaN or infinite value of ``fields`` (where there is one): ``where``
+    it was given, its field and entry, and what became of it."""
     found = first_non_finite(dict(fields))
     if found is not None:
         path, index, value = found
-        refused = (
-            "nothing of it was kept" if method != "get_action" else "execution_spec.check_numerics refuses it"
-        )
-        raise NonFiniteError(f"{method}: {path!r} holds {value} at entry {index}; {refused}.")
+        raise NonFiniteError(f"{where}: {path!r} holds {value} at entry {index}; {consequence}.")
 
 
 def _discount(value: Any) -> float:

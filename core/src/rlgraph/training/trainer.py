@@ -577,10 +577,12 @@ def check_observer_class(found: Any, reference: str, path: str) -> type:
 
 
 def _instantiate(cls: type, path: str) -> Any:
+    """An instance of a callback class, made without arguments (a SpecError where its signature needs some)."""
     try:
-        return cls()
+        inspect.signature(cls).bind()
     except TypeError as error:
         raise SpecError(f"{cls.__qualname__} cannot be created without arguments: {error}", path) from None
+    return cls()
 
 
 def create_run_dir(path: str | os.PathLike) -> Path:
