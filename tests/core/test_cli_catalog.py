@@ -62,7 +62,19 @@ def test_an_unknown_name_is_the_registry_error(registered_catalog):
     assert main(["agents", "no_such_agent"]) == 2
 
 
-def test_summaries_are_plain_text_cut_to_the_terminal_width(monkeypatch, capsys):
+class LongSummary:
+    """Adds ``units`` to :class:`~rlgraph.spaces.FloatBox` values, a summary long enough to be cut at the
+    width of a terminal: words and more words, and more words again, until a line cannot hold them all."""
+
+
+@pytest.fixture
+def long_summary():
+    register("components", "long_summary", LongSummary)
+    yield
+    unregister("components", "long_summary")
+
+
+def test_summaries_are_plain_text_cut_to_the_terminal_width(long_summary, monkeypatch, capsys):
     from rlgraph.cli.catalog import format_table, plain_text
 
     marked = (

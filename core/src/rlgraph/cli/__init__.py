@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("rlgraph.cli.plot", "draw learning curves of run folders"),
     "export": (
         "rlgraph.cli.export",
-        "write a run's greedy policy as TorchScript, ONNX, a SavedModel or StableHLO",
+        "write a greedy policy: TorchScript, ONNX, SavedModel, StableHLO",
     ),
     "plugins": ("rlgraph.cli.plugins_cmd", "list installed plugins and their status"),
     "agents": ("rlgraph.cli.agents_cmd", "list installed agents, or one agent's keys"),

@@ -448,7 +448,8 @@ class SingleThreadedWorker:
             due = schedule.updates_due(self.timesteps - new_timesteps, self.timesteps)
         else:
             due = schedule.updates_due(self.episodes - new_episodes, self.episodes)
-        if due and self.agent.can_update():  # before the first records reach a memory: nothing to learn
+        can_update = getattr(self.agent, "can_update", None)  # Agent's; an agent of its own may lack it
+        if due and (can_update is None or can_update()):  # before the first records reach a memory: skip
             start = time.perf_counter()
             for _ in range(due):
                 self.agent.update()
