@@ -600,15 +600,14 @@ class Agent(Specifiable):
             )
 
     def _memory_sizes(self) -> dict[str, int]:
-        """The number of records each memory of the graph holds, by scope (components with a
-        ``get_size`` API method counting what they hold in an ``inserted`` variable)."""
+        """The records each memory of the graph has taken, by scope: the memories are the components that
+        name the variable counting them (``count_variable``)."""
         executor = self._built_executor()
         variables = executor.variables()
         counters = {
-            component.global_scope: variables[f"{component.global_scope}/inserted"]
+            component.global_scope: variables[f"{component.global_scope}/{component.count_variable}"]
             for component in self.root.walk()
-            if "get_size" in type(component).api_methods()
-            and f"{component.global_scope}/inserted" in variables
+            if getattr(component, "count_variable", None)
         }
         values = executor.backend.read_variables(counters) if counters else {}
         return {scope: int(np.asarray(value)) for scope, value in values.items()}

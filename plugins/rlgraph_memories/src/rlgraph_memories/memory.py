@@ -89,6 +89,8 @@ class Memory(Component):
 
     #: Bytes per record that a subclass stores beside the records (its own per-row variables).
     extra_bytes_per_record: ClassVar[int] = 0
+    #: The variable counting the records inserted: an agent reads it to tell that a memory is empty.
+    count_variable: ClassVar[str] = "inserted"
 
     def __init__(self, capacity: int = 1000, scope: str = "memory", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
