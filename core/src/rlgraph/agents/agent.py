@@ -45,6 +45,7 @@ from rlgraph.errors import (
 )
 from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
+from rlgraph.spaces.masks import check_action_mask
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
 from rlgraph.utils.random_state import generator_state, set_generator_state
@@ -93,6 +94,9 @@ class Agent(Specifiable):
     #: agents), ``"rollouts"`` (time-major ``(T, B, ...)`` records, as a worker's ``sample`` gives them:
     #: on-policy agents), or None (no external batches).
     update_batch_layout: ClassVar[str | None] = None
+    #: Whether the agent honours a state's action mask (``action_mask``: see :mod:`rlgraph.spaces.masks`);
+    #: one that does not refuses such a state space at construction.
+    honours_action_masks: ClassVar[bool] = False
     #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
     spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
 
@@ -125,6 +129,7 @@ class Agent(Specifiable):
         #: preprocessing changes the space set it in build_root().
         self.preprocessed_state_space = self.state_space
         self.action_space = space_from_spec(action_space).strip_ranks()
+        check_action_mask(self.state_space, self.action_space, type(self).__name__, self.honours_action_masks)
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
@@ -259,6 +264,11 @@ class Agent(Specifiable):
         if self.staged_records.rows:
             self._flush_records()
         return self._executor
+
+    @property
+    def compile_seconds(self) -> float:
+        """Seconds the backend spent compiling this agent's API methods so far (0.0 on PyTorch)."""
+        return 0.0 if self._executor is None else self._executor.compile_seconds
 
     def _execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
         """Run a root API method. Staged records go to the root's ``observe`` first where the method

@@ -857,10 +857,14 @@ class Builder:
 
     def _contraction_end(self, component: Component, name: str) -> tuple[Component, str] | None:
         """The API method a chain of pass-through methods starting at ``component.name`` ends in."""
+        if not component.may_contract(name):
+            return None
         end = None
         target = self.contractions.get((id(component), name))
         while target is not None and target != end:
             end = target
+            if not end[0].may_contract(end[1]):
+                break
             target = self.contractions.get((id(end[0]), end[1]))
         return end
 

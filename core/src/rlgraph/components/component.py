@@ -141,6 +141,13 @@ class Component(Specifiable):
         """Name -> :class:`~rlgraph.components.decorators.GraphFunction` for this class."""
         return _decorated(cls, "__rlgraph_graph_fn__")
 
+    def may_contract(self, api_method: str) -> bool:
+        """Whether the build may bind ``api_method``, where it only forwards its inputs to one other API
+        method, straight to that method (the fast path). Asked after the build, when :attr:`input_spaces`
+        are known: a method that routes some spaces' values itself (a network leaving out a state's action
+        mask) keeps its body for those."""
+        return True
+
     # -- variables ---------------------------------------------------------------------------
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
         """Create this component's variables from its input spaces. Override if it has any."""

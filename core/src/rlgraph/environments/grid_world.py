@@ -9,7 +9,8 @@ import numpy as np
 
 from rlgraph.environments.environment import Environment, StepResult
 from rlgraph.errors import SpecError
-from rlgraph.spaces import IntBox
+from rlgraph.spaces import BoolBox, Dict, IntBox
+from rlgraph.spaces.masks import ACTION_MASK
 from rlgraph.utils.naming import suggestion_text
 
 MAPS: dict[str, tuple[str, ...]] = {
@@ -54,6 +55,11 @@ class GridWorld(Environment):
     Rewards, for the cell an action leads to: ``reward_function="sparse"``: start/free -1, fire -3,
     hole -5, goal +1; ``"rich"``: start/free -1, fire -10, hole -10, goal +50.
 
+    With ``action_masking=True``, moves off the map or into a wall are illegal: states are
+    ``Dict(observations=<the state above>, action_mask=BoolBox(shape=(4,)))``, the mask true for the legal
+    moves (all four in a hole or the goal), and an illegal move raises a ``ValueError``. An agent that
+    honours action masks never makes one (see :mod:`rlgraph.spaces.masks`).
+
     Maps (``world``; or pass your own rows): ``"2x2"`` is ``["SH", " G"]`` (states: 0 start, 1 below it,
     2 hole, 3 goal); ``"4x4"`` is ``["S   ", " H H", "   H", "H  G"]`` (holes at states 3, 5, 13, 14,
     goal 15). ``save_mode=True`` turns holes into fire.
@@ -66,6 +72,7 @@ class GridWorld(Environment):
         action_type: str = "udlr",
         reward_function: str = "sparse",
         state_representation: str = "discrete",
+        action_masking: bool = False,
     ) -> None:
         rows = _map_rows(world, save_mode)
         _check_choice("action_type", action_type, ("udlr",))
@@ -84,21 +91,43 @@ class GridWorld(Environment):
         else:
             self.state_space = IntBox(low=0, high=(self.n_cols, self.n_rows), shape=(2,))
         self.action_space = IntBox(len(ACTIONS))
+        self.action_masking = bool(action_masking)
+        self._legal = self._legal_moves()
+        if self.action_masking:
+            self.state_space = Dict(observations=self.state_space, action_mask=BoolBox(shape=(len(ACTIONS),)))
 
     def reset(self, seed: int | None = None) -> Any:
         self.cell = self.start_cell
-        return self._states[self.cell]
+        return self._state(self.cell)
 
     def step(self, action: Any) -> StepResult:
         cell = self.cell
+        if self.action_masking and not self._legal[cell, action]:
+            row, col = self._cell_position(cell)
+            raise ValueError(
+                f"action {int(action)} ({ACTIONS[int(action)]}) is illegal at row {row}, column {col}: its "
+                f"{ACTION_MASK!r} allows {[ACTIONS[a] for a in np.flatnonzero(self._legal[cell])]}"
+            )
         self.cell = int(self._next_cell[cell, action])
         return (
-            self._states[self.cell],
+            self._state(self.cell),
             float(self._rewards[cell, action]),
             bool(self._terminals[cell, action]),
             False,
             {},
         )
+
+    def _state(self, cell: int) -> Any:
+        state = self._states[cell]
+        return {"observations": state, ACTION_MASK: self._legal[cell]} if self.action_masking else state
+
+    def _legal_moves(self) -> np.ndarray:
+        """Per (cell, action): whether the move is legal (it moves the agent, or the cell ends episodes)."""
+        cells = np.arange(self.n_rows * self.n_cols)
+        ending = np.array([self.cell_type(cell) in TERMINAL_CELLS for cell in cells])
+        legal = (self._next_cell != cells[:, None]) | ending[:, None]
+        legal.setflags(write=False)
+        return legal
 
     def render(self) -> str:
         """The map as text, ``X`` marking the agent."""

@@ -7,6 +7,7 @@ from typing import Any, Self
 
 import rlgraph
 from rlgraph.errors import SpecError
+from rlgraph.spaces.masks import action_mask_space, without_action_mask
 from rlgraph.specs import load_spec_file
 from rlgraph.specs.loading import is_spec_file, read_spec_file
 from rlgraph.specs.validation import rebase
@@ -20,6 +21,9 @@ class NeuralNetwork(Layer):
     (``NeuralNetwork.from_spec([{"type": "dense", "units": 64}, ...])``), a dict
     ``{"layers": [...], "scope": ...}``, a JSON or YAML file holding either, or Layer instances.
     Layer scopes are made unique in order: a second ``dense`` becomes ``dense-1``, a third ``dense-2``.
+
+    A network never sees a state's action mask (see :mod:`rlgraph.spaces.masks`): inputs holding one
+    reach the first layer without it (one other key left: that key's value alone).
 
     Networks with recurrent layers (LSTM): ``call(inputs)`` starts each recurrent layer from zero
     states and returns only the outputs; :meth:`call_with_states` takes and returns the states.
@@ -57,6 +61,7 @@ class NeuralNetwork(Layer):
     def call(self, inputs: Any) -> Any:
         if self.num_recurrent_layers:
             return self.call_with_states(inputs)[0]
+        inputs = without_action_mask(inputs)
         for layer in self.layers:
             inputs = layer.call(inputs)
         return inputs
@@ -70,6 +75,7 @@ class NeuralNetwork(Layer):
         ``resets`` (bool, the inputs' batch and time ranks) zeroes every recurrent layer's state before
         the steps where it is true (episode starts inside a sequence).
         """
+        inputs = without_action_mask(inputs)
         last_states: list[Any] = []
         for layer in self.layers:
             if layer.is_recurrent:
@@ -79,6 +85,11 @@ class NeuralNetwork(Layer):
             else:
                 inputs = layer.call(inputs)
         return inputs, tuple(last_states)
+
+    def may_contract(self, api_method: str) -> bool:
+        # Assembly sees a Dict state as one value, and a one-layer network's call as a pass-through: it
+        # keeps its body (which leaves the mask out) where its inputs hold an action mask.
+        return action_mask_space(self.input_spaces.get("inputs")) is None
 
 
 def _as_layer(spec: Any, index: int) -> Layer:

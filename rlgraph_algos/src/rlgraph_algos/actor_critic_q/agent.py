@@ -13,8 +13,9 @@ from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.components import Component
-from rlgraph.errors import CheckpointError, SpecError
+from rlgraph.errors import CheckpointError, SpaceError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.spaces.masks import action_mask_space
 from rlgraph.specs.validation import construct, rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
@@ -255,6 +256,9 @@ class SACAgent(ActorCriticQAgent):
 
     spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
     discrete_modes: ClassVar[tuple[str, ...]] = ("auto", "gumbel_softmax", "expectation")
+    honours_action_masks: ClassVar[bool] = (
+        True  # with discrete_mode "expectation" (build_root refuses others)
+    )
 
     def __init__(
         self,
@@ -284,6 +288,12 @@ class SACAgent(ActorCriticQAgent):
     def build_root(self) -> Component:
         target_entropy = self.resolved_target_entropy()
         discrete_mode = self.resolved_discrete_mode()
+        if discrete_mode != "expectation" and action_mask_space(self.state_space) is not None:
+            raise SpaceError(
+                f"discrete_mode {self.discrete_mode!r} does not honour action masks (its critics see the "
+                "state beside a relaxed action); the state space holds 'action_mask': use discrete_mode "
+                "'expectation' (or 'auto')"
+            )
         policy = self._policy(discrete_mode)
         parts = self.graph_parts()
         if discrete_mode == "expectation":  # _policy() refused every space but one IntBox

@@ -159,6 +159,8 @@ class DQFDAgent(DQNAgent):
         **kwargs: :class:`~rlgraph_algos.dqn.agent.DQNAgent`'s arguments.
     """
 
+    honours_action_masks: ClassVar[bool] = False
+
     update_batch_layout: ClassVar[str | None] = None
     graph_class: ClassVar[type] = DQFDGraph
 

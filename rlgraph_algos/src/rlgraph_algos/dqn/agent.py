@@ -17,6 +17,7 @@ from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces.masks import action_mask_of
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph.utils.naming import normalize_name
 from rlgraph_algos.dqn.loss import DQNLoss
@@ -76,7 +77,8 @@ class DQNGraph(AgentRoot):
     @rlgraph.api
     def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
         greedy = self.policy.get_action(preprocessed_states, deterministic=True)
-        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration)}
+        mask = action_mask_of(preprocessed_states)
+        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration, mask)}
 
     @rlgraph.api
     def get_q_values(self, preprocessed_states):
@@ -176,6 +178,7 @@ class DQNAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "transitions"
+    honours_action_masks: ClassVar[bool] = True
     #: The root component's class.
     graph_class: ClassVar[type] = DQNGraph
 

@@ -121,6 +121,8 @@ class CategoricalDQNAgent(DQNAgent):
             ``units_state_value_stream``); ``huber_loss`` and ``value_rescaling`` do not apply.
     """
 
+    honours_action_masks: ClassVar[bool] = False
+
     graph_class: ClassVar[type] = CategoricalDQNGraph
 
     def __init__(

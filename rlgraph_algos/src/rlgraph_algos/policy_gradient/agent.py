@@ -13,8 +13,9 @@ from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError, SpaceError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces.masks import action_mask_space
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
@@ -74,6 +75,7 @@ class PolicyGradientAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "rollouts"
+    honours_action_masks: ClassVar[bool] = True  # feed-forward policies (build_root refuses a recurrent one)
 
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
@@ -143,6 +145,11 @@ class PolicyGradientAgent(Agent):
         policy_spec = self._policy_spec()
         body = NeuralNetwork.from_spec(policy_spec["network_spec"] or [], path="network_spec", scope="body")
         recurrent = body.num_recurrent_layers > 0
+        if recurrent and action_mask_space(self.state_space) is not None:
+            raise SpaceError(
+                "a recurrent policy (an LSTM in network_spec) does not honour action masks yet; the state "
+                "space holds 'action_mask' (use a feed-forward network_spec, or rename the key)"
+            )
         if recurrent:  # the recurrent body threads internal states; the policy keeps only its heads
             use_recurrent_body(self, body)
             policy_spec["network_spec"] = []

@@ -55,6 +55,8 @@ class R2D2Agent(DQNAgent):
             must hold an ``lstm`` layer. It does not learn from external batches.
     """
 
+    honours_action_masks: ClassVar[bool] = False
+
     update_batch_layout: ClassVar[str | None] = None
     spec_keys: ClassVar[tuple[str, ...]] = ("internal_states_space",)
 

@@ -17,10 +17,11 @@ from rlgraph_networks.explorations.noise import Noise
 
 
 class Exploration(Component):
-    """``get_action(actions, time_step, use_exploration=True)``: the agent's actions, explored.
+    """``get_action(actions, time_step, use_exploration=True, action_mask=None)``: the agent's actions, explored.
 
     IntBox and BoolBox leaves of the action space are replaced, per batch row with probability
-    epsilon(time step) (one decision per row for all leaves), by uniformly random values; FloatBox
+    epsilon(time step) (one decision per row for all leaves), by uniformly random values (with an
+    ``action_mask`` for one IntBox action, ``(batch, *shape, n)``: uniformly random allowed ones); FloatBox
     leaves get noise added (when ``noise_spec`` is given) and are clipped to their bounds.
     ``use_exploration=False`` returns the actions unchanged.
 
@@ -58,10 +59,16 @@ class Exploration(Component):
         self._single = len(self._leaves) == 1 and self._leaves[0].path == ""
 
     @rlgraph.api
-    def get_action(self, actions: Any, time_step: Any, use_exploration: bool = True) -> Any:
+    def get_action(
+        self, actions: Any, time_step: Any, use_exploration: bool = True, action_mask: Any = None
+    ) -> Any:
         if not use_exploration:
             return actions
-        actions = self._graph_fn_epsilon_greedy(actions, self.epsilon_exploration.get_epsilon(time_step))
+        epsilon = self.epsilon_exploration.get_epsilon(time_step)
+        if action_mask is not None:
+            actions = self._graph_fn_epsilon_greedy_allowed(actions, epsilon, action_mask)
+        else:
+            actions = self._graph_fn_epsilon_greedy(actions, epsilon)
         if self.noise is not None:
             actions = self._graph_fn_add_noise(actions, self.noise.get_noise(actions))
         return actions
@@ -84,6 +91,19 @@ class Exploration(Component):
                 random = ops.random_uniform(shape) < 0.5
             flat[leaf.path] = ops.where(mask, random, action)
         return flat[""] if self._single else nested.unflatten_like(actions, flat)
+
+    @rlgraph.graph_fn
+    def _graph_fn_epsilon_greedy_allowed(self, actions: Any, epsilon: Any, action_mask: Any) -> Any:
+        """Epsilon-greedy over one IntBox action: a random action is uniform over the allowed ones (the
+        largest of a uniform draw per allowed action)."""
+        ops = self.ops
+        shape = ops.shape(actions)
+        explore = ops.random_uniform((shape[0],)) < epsilon
+        if len(shape) > 1:
+            explore = ops.reshape(explore, (shape[0],) + (1,) * (len(shape) - 1))
+        draws = ops.where(ops.cast(action_mask, "bool"), ops.random_uniform(ops.shape(action_mask)), -1.0)
+        random = ops.cast(ops.argmax(draws, axis=-1), self._leaves[0].dtype)
+        return ops.where(explore, random, actions)
 
     @rlgraph.graph_fn
     def _graph_fn_add_noise(self, actions: Any, noise: Any) -> Any:

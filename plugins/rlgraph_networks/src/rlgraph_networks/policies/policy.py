@@ -8,6 +8,7 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import NotApplicableError, SpecError
 from rlgraph.spaces import ContainerSpace, Dict, IntBox, Space
+from rlgraph.spaces.masks import MASKED_LOGIT, action_mask_of
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.policies.action_adapter import ActionAdapter
@@ -34,6 +35,11 @@ class Policy(Component):
     * ``get_distribution_parameters(nn_inputs)``, ``get_nn_outputs(nn_inputs)``.
     * ``get_q_values(nn_inputs)``: for IntBox actions, the adapter's outputs ``(batch, *shape, n)``
       read as Q-values (other action spaces have none: ``NotApplicableError``).
+
+    States holding an action mask (``action_mask``, see :mod:`rlgraph.spaces.masks`): the network sees
+    them without it, and a masked action's logit (its Q-value, for DQN) is ``MASKED_LOGIT`` (-1e9), so it
+    is never drawn nor greedy, has probability 0 in log-likelihoods, entropies and KL divergences, and is
+    never a target's maximum.
 
     Distributions per leaf: IntBox -> Categorical, BoolBox -> Bernoulli, unbounded FloatBox ->
     Normal, bounded FloatBox -> SquashedNormal (or Beta with ``bounded_distribution="beta"`` in
@@ -70,6 +76,8 @@ class Policy(Component):
             self.distributions[path].scope = f"{self.distributions[path].scope}{suffix}"
             self.add_components(adapter, self.distributions[path])
         self.ranks = [len(leaf.shape) for _, leaf in self.leaves.values()]
+        #: Whether states may mask the actions: one IntBox action (see :mod:`rlgraph.spaces.masks`).
+        self.maskable = isinstance(self.space, IntBox)
 
     # -- API ---------------------------------------------------------------------------------------
     @rlgraph.api
@@ -78,7 +86,7 @@ class Policy(Component):
 
     @rlgraph.api
     def get_distribution_parameters(self, nn_inputs: Any) -> Any:
-        return self._nest(self._parameters(self.network.call(nn_inputs)))
+        return self._nest(self._parameters_of(nn_inputs))
 
     @rlgraph.api
     def get_q_values(self, nn_inputs: Any) -> Any:
@@ -87,11 +95,11 @@ class Policy(Component):
         calling it) is left out of the build, and calling it raises ``NotApplicableError``."""
         if not all(isinstance(leaf, IntBox) for _, leaf in self.leaves.values()):
             raise NotApplicableError(f"Q-values need IntBox actions; {self.global_scope!r} has {self.space}")
-        return self._nest(self._parameters(self.network.call(nn_inputs)))
+        return self._nest(self._parameters_of(nn_inputs))
 
     @rlgraph.api
     def get_action(self, nn_inputs: Any, deterministic: bool = False) -> Any:
-        parameters = self._parameters(self.network.call(nn_inputs))
+        parameters = self._parameters_of(nn_inputs)
         return self._nest({p: self.distributions[p].draw(parameters[p], deterministic) for p in self.leaves})
 
     @rlgraph.api
@@ -108,7 +116,7 @@ class Policy(Component):
 
     @rlgraph.api
     def get_log_prob(self, nn_inputs: Any, actions: Any) -> Any:
-        parameters = self._parameters(self.network.call(nn_inputs))
+        parameters = self._parameters_of(nn_inputs)
         log_probs = [
             self.distributions[p].log_prob(parameters[p], _leaf(actions, keys))
             for p, (keys, _) in self.leaves.items()
@@ -119,7 +127,7 @@ class Policy(Component):
     def get_log_prob_and_entropy(self, nn_inputs: Any, actions: Any) -> Any:
         """``(log_prob(actions), entropy)`` per batch row, from one pass of the network (a policy-gradient
         loss needs both)."""
-        parameters = self._parameters(self.network.call(nn_inputs))
+        parameters = self._parameters_of(nn_inputs)
         log_probs, entropies = [], []
         for path, (keys, _) in self.leaves.items():
             log_probs.append(self.distributions[path].log_prob(parameters[path], _leaf(actions, keys)))
@@ -128,7 +136,7 @@ class Policy(Component):
 
     @rlgraph.api
     def get_entropy(self, nn_inputs: Any) -> Any:
-        parameters = self._parameters(self.network.call(nn_inputs))
+        parameters = self._parameters_of(nn_inputs)
         return self._graph_fn_sum_over_actions(
             *[self.distributions[p].entropy(parameters[p]) for p in self.leaves]
         )
@@ -136,12 +144,28 @@ class Policy(Component):
     # -- routing helpers (used inside API methods) -----------------------------------------------------
     def _draws(self, nn_inputs: Any, draw: Any) -> Any:
         """``(actions, summed log-likelihoods)`` of ``draw(distribution, parameters)`` for every leaf."""
-        parameters = self._parameters(self.network.call(nn_inputs))
+        parameters = self._parameters_of(nn_inputs)
         actions, log_probs = {}, []
         for path in self.leaves:
             actions[path], log_prob = draw(self.distributions[path], parameters[path])
             log_probs.append(log_prob)
         return self._nest(actions), self._graph_fn_sum_over_actions(*log_probs)
+
+    def _parameters_of(self, nn_inputs: Any) -> dict[str, Any]:
+        """Distribution parameters per leaf path for ``nn_inputs``, masked where they hold a mask."""
+        parameters = self._parameters(self.network.call(nn_inputs))
+        if self.maskable:
+            parameters[""] = self._graph_fn_mask(parameters[""], nn_inputs)
+        return parameters
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_mask(self, logits: Any, nn_inputs: Any) -> Any:
+        """The logits, a masked action's ``MASKED_LOGIT`` where ``nn_inputs`` hold an action mask."""
+        mask = action_mask_of(nn_inputs)
+        if mask is None:
+            return logits
+        ops = self.ops
+        return ops.where(ops.cast(mask, "bool"), logits, ops.zeros_like(logits) + MASKED_LOGIT)
 
     def _parameters(self, nn_outputs: Any) -> dict[str, Any]:
         """Distribution parameters per leaf path (subclasses change how they are computed)."""

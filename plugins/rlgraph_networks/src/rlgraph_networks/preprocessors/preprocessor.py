@@ -9,7 +9,8 @@ import numpy as np
 
 import rlgraph
 from rlgraph.errors import BuildError
-from rlgraph.spaces import BoolBox, BoxSpace, FloatBox, IntBox, Space
+from rlgraph.spaces import BoolBox, BoxSpace, Dict, FloatBox, IntBox, Space
+from rlgraph.spaces.masks import ACTION_MASK
 from rlgraph.utils import nested
 from rlgraph_networks.layers.layer import Layer
 
@@ -18,7 +19,8 @@ class Preprocessor(Layer):
     """A layer that preprocesses states: ``call(inputs)`` returns the preprocessed inputs.
 
     Container inputs (Dict/Tuple states) are preprocessed leaf by leaf; a stateful preprocessor
-    keeps separate state per leaf. Stateful preprocessors (``is_stateful``) also have the API
+    keeps separate state per leaf. A state's action mask (the ``action_mask`` key of a Dict state: see
+    :mod:`rlgraph.spaces.masks`) passes through unchanged. Stateful preprocessors (``is_stateful``) also have the API
     method ``reset()``, which clears their state (for a new episode). :meth:`output_space` gives
     the space of preprocessed values without a backend (the agent sizes its memory with it).
 
@@ -38,7 +40,13 @@ class Preprocessor(Layer):
     # -- without a backend ---------------------------------------------------------------------
     def output_space(self, space: Space) -> Space:
         """The space of ``call``'s output for inputs of ``space`` (ranks kept)."""
-        return space.map(self._checked_output_space)
+        mask = space[ACTION_MASK] if isinstance(space, Dict) and ACTION_MASK in space else None
+        if mask is None:
+            return space.map(self._checked_output_space)
+        rest = space._from_children({k: v for k, v in space.items() if k != ACTION_MASK}, space._ranks())
+        mapped = rest.map(self._checked_output_space)
+        children = {key: mask if key == ACTION_MASK else mapped[key] for key in space}  # in the space's order
+        return space._from_children(children, space._ranks())
 
     def _checked_output_space(self, space: Space) -> Space:
         self.check_leaf_space(space)
@@ -62,7 +70,8 @@ class Preprocessor(Layer):
 
     # -- the build -----------------------------------------------------------------------------
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
-        self.leaf_spaces = input_spaces["inputs"].flatten()
+        leaves = input_spaces["inputs"].flatten()
+        self.leaf_spaces = {path: space for path, space in leaves.items() if path != ACTION_MASK}
         for path, space in self.leaf_spaces.items():
             self.check_leaf_space(space)
             self.leaf_state[path] = self.create_leaf_variables(path, space)
@@ -91,7 +100,9 @@ class Preprocessor(Layer):
         return nested.unflatten_like(
             inputs,
             {
-                path: self.preprocess_leaf(value, self.leaf_spaces[path], self.leaf_state[path], *args)
+                path: value
+                if path == ACTION_MASK
+                else self.preprocess_leaf(value, self.leaf_spaces[path], self.leaf_state[path], *args)
                 for path, value in flat.items()
             },
         )

@@ -17,7 +17,8 @@ class PreprocessorStack(Component):
 
     API: ``preprocess(inputs, env_rows=None)`` returns the preprocessed inputs; ``reset(env_rows=None)``
     resets the stateful preprocessors (a new episode), of the environments ``env_rows`` or all. Container inputs (Dict/Tuple states) pass through the same stack,
-    and each preprocessor treats each leaf separately (with its own state). :meth:`output_space`
+    and each preprocessor treats each leaf separately (with its own state), passing a state's action mask
+    through unchanged (see :mod:`rlgraph.spaces.masks`). :meth:`output_space`
     gives the preprocessed space without a backend: the agent sizes its memory with it.
 
     Args:
