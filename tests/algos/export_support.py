@@ -13,28 +13,28 @@ INSTALLED = set(plugins.names("rlgraph.backends"))
 FORMATS = {"torchscript": "torch", "onnx": "torch", "savedmodel": "tf", "stablehlo": "jax"}
 
 
-def load_exported(path, format):
-    """The exported program as a NumPy function, run by its own runtime."""
+def load_exported(path, format, inputs=("states",)):
+    """The exported program as a NumPy function of its ``inputs`` (in order), run by its own runtime."""
     if format == "torchscript":
         import torch
 
         program = torch.jit.load(str(path))
-        return lambda states: program(torch.from_numpy(states)).numpy()
+        return lambda *values: program(*map(torch.from_numpy, values)).numpy()
     if format == "onnx":
         import onnxruntime
 
         session = onnxruntime.InferenceSession(str(path))
-        return lambda states: session.run(None, {"states": states})[0]
+        return lambda *values: session.run(None, dict(zip(inputs, values, strict=True)))[0]
     if format == "stablehlo":
         import jax
         import numpy as np
 
         program = jax.export.deserialize(bytearray(Path(path).read_bytes()))
-        return lambda states: np.asarray(program.call(states))
+        return lambda *values: np.asarray(program.call(*values))
     import tensorflow as tf
 
     program = tf.saved_model.load(str(path))
-    return lambda states: program.serve(states)["actions"].numpy()
+    return lambda *values: program.serve(*values)["actions"].numpy()
 
 
 def available(format):

@@ -9,7 +9,7 @@ from export_support import FORMATS, load_exported, needs
 
 from rlgraph.agents import Agent
 from rlgraph.errors import NotApplicableError
-from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox
 
 AGENTS = {
     "dqn": ({"type": "dqn", "dueling_q": True, "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}]}, IntBox(3)),
@@ -45,6 +45,33 @@ def test_an_exported_policy_gives_the_agents_greedy_actions(format, name, tmp_pa
     assert actions.shape == expected.shape and actions.dtype == expected.dtype
     np.testing.assert_allclose(actions, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(policy(states[:1]), expected[:1], rtol=1e-5, atol=1e-6)  # any batch size
+
+
+@pytest.mark.parametrize("format", sorted(FORMATS))
+def test_an_exported_policy_of_masked_states_honours_the_mask(format, tmp_path):
+    backend = needs(format)
+    spec, action_space = AGENTS["dqn"]
+    states = Dict(observations=FloatBox(shape=(4,)), action_mask=BoolBox(shape=(3,)))
+    agent = randomized(
+        Agent.from_spec({**spec, "backend": backend}, state_space=states, action_space=action_space)
+    )
+    assert list(agent.export_inputs()) == ["states", "action_mask"]
+    rng = np.random.default_rng(2)
+    observations = rng.normal(size=(1000, 4)).astype(np.float32)
+    masks = rng.random((1000, 3)) < 0.5
+    masks[~masks.any(-1), 0] = True
+    expected = agent.get_action({"observations": observations, "action_mask": masks}, use_exploration=False)
+    unmasked = agent.get_action(
+        {"observations": observations, "action_mask": np.ones_like(masks)}, use_exploration=False
+    )
+    assert (expected != unmasked).any()  # the mask changes actions: the comparison means something
+    path = agent.export_policy(tmp_path / "policy", format)
+    agent.terminate()
+    policy = load_exported(path, format, inputs=("states", "action_mask"))
+    actions = policy(observations, masks)
+    np.testing.assert_array_equal(actions, expected)
+    assert masks[np.arange(1000), actions].all()
+    np.testing.assert_array_equal(policy(observations[:1], masks[:1]), expected[:1])  # any batch size
 
 
 def test_a_format_the_backend_does_not_write_and_unsupported_policies_are_clear_errors(

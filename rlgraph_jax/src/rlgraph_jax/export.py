@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.plugins.hookspecs import hookimpl, named_inputs
 from rlgraph_jax.variables import tracking
 
 FORMATS = {"stablehlo": "jax.export.deserialize(open(path, 'rb').read()).call(states)"}
@@ -27,18 +27,20 @@ def export_policy(
 ) -> Path:
     """Write ``policy`` as a serialized ``jax.export.Exported``: states of any batch size (a symbolic
     first dimension) to greedy actions, the variables' current values held as constants."""
-    example = np.asarray(example_states)
     batch = jax.export.symbolic_shape("batch")[0]
-    states = jax.ShapeDtypeStruct((batch, *example.shape[1:]), example.dtype)
+    inputs = [
+        jax.ShapeDtypeStruct((batch, *np.shape(value)[1:]), np.asarray(value).dtype)
+        for value in named_inputs(example_states).values()
+    ]
 
-    def serve(states: Any) -> Any:
+    def serve(*values: Any) -> Any:
         with tracking() as access:  # a greedy policy changes no state; whatever it writes is put back
             try:
-                return policy(states)
+                return policy(*values)
             finally:
                 access.restore()
 
-    exported = jax.export.export(jax.jit(serve))(states)
+    exported = jax.export.export(jax.jit(serve))(*inputs)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(exported.serialize())
     return path

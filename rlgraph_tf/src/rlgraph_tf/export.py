@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.plugins.hookspecs import hookimpl, named_inputs
 
 FORMATS = {"savedmodel": "tf.saved_model.load(path).serve(states)"}
 
@@ -25,11 +25,13 @@ def export_policy(
 ) -> Path:
     """Write ``policy`` as a SavedModel whose ``serve`` function (also its ``serving_default``
     signature) maps states of any batch size to greedy actions; it holds the variables it reads."""
-    example = np.asarray(example_states)
-    signature = tf.TensorSpec((None, *example.shape[1:]), tf.as_dtype(example.dtype), name="states")
+    signature = [
+        tf.TensorSpec((None, *np.shape(value)[1:]), tf.as_dtype(np.asarray(value).dtype), name=name)
+        for name, value in named_inputs(example_states).items()
+    ]
     module = tf.Module()
     module.variables_held = [v for v in variables.values() if isinstance(v, tf.Variable)]
-    module.serve = tf.function(lambda states: {"actions": policy(states)}, input_signature=[signature])
+    module.serve = tf.function(lambda *inputs: {"actions": policy(*inputs)}, input_signature=signature)
     path.parent.mkdir(parents=True, exist_ok=True)
     tf.saved_model.save(
         module, str(path), signatures={"serving_default": module.serve.get_concrete_function()}

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from rlgraph.errors import RLGraphError
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.plugins.hookspecs import hookimpl, named_inputs
 
 FORMATS = {
     "torchscript": "torch.jit.load(path)(states)",
@@ -34,8 +34,8 @@ class _Policy(torch.nn.Module):
         super().__init__()
         self.policy = policy
 
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return self.policy(states)
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        return self.policy(*inputs)
 
 
 @hookimpl
@@ -45,18 +45,18 @@ def export_policy(
     """Write ``policy`` as TorchScript (traced) or ONNX (through ``torch.export``), its variables'
     values held as constants of the program; inputs of any batch size."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    example = torch.as_tensor(example_states)
+    examples = {name: torch.as_tensor(value) for name, value in named_inputs(example_states).items()}
     module = _Policy(policy).eval()
     with _frozen(variables.values()), torch.no_grad(), _quiet():
         if format == "torchscript":
-            traced = torch.jit.trace(module, (example,), check_trace=False)
+            traced = torch.jit.trace(module, tuple(examples.values()), check_trace=False)
             traced.save(str(path))
         else:
-            _onnx(module, example, path)
+            _onnx(module, examples, path)
     return path
 
 
-def _onnx(module: torch.nn.Module, example: torch.Tensor, path: Path) -> None:
+def _onnx(module: torch.nn.Module, examples: dict[str, torch.Tensor], path: Path) -> None:
     try:
         import onnxscript  # noqa: F401  - torch's ONNX exporter needs it
     except ImportError:
@@ -67,10 +67,10 @@ def _onnx(module: torch.nn.Module, example: torch.Tensor, path: Path) -> None:
     batch = torch.export.Dim("batch", min=1)
     program = torch.onnx.export(
         module,
-        (example,),
-        input_names=["states"],
+        tuple(examples.values()),
+        input_names=list(examples),
         output_names=["actions"],
-        dynamic_shapes=({0: batch},),
+        dynamic_shapes=(tuple({0: batch} for _ in examples),),  # forward(*inputs): one tuple of them
         dynamo=True,
         verbose=False,
     )

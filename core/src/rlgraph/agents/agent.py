@@ -45,7 +45,7 @@ from rlgraph.errors import (
 )
 from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
-from rlgraph.spaces.masks import check_action_mask
+from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
 from rlgraph.utils import nested
 from rlgraph.utils.random_state import generator_state, set_generator_state
@@ -757,7 +757,8 @@ class Agent(Specifiable):
     def greedy_policy(self) -> Any:
         """The agent's greedy policy as a function of a batch of preprocessed states (backend tensors)
         to the greedy actions (backend tensors): the root's ``get_preprocessed_actions`` without
-        exploration. What :meth:`export_policy` writes."""
+        exploration. What :meth:`export_policy` writes. Where states hold an action mask, the function
+        takes the states without it and the mask: ``policy(states, action_mask)``."""
         if not self.has_api("get_preprocessed_actions"):
             raise NotApplicableError(
                 f"{type(self).__name__} has no greedy policy of preprocessed states to export"
@@ -767,25 +768,47 @@ class Agent(Specifiable):
                 "exporting a recurrent policy (with internal states) is not supported yet"
             )
         root = self.root
+        space = self.preprocessed_state_space
+        if action_mask_space(space) is None:
 
-        def policy(states: Any) -> Any:
-            return root.get_preprocessed_actions(*self.action_inputs(states, None), False)["actions"]
+            def policy(states: Any) -> Any:
+                return root.get_preprocessed_actions(*self.action_inputs(states, None), False)["actions"]
 
-        return policy
+            return policy
+        (key,) = (name for name in space if name != ACTION_MASK)
 
-    def export_policy(self, path: str | os.PathLike, format: str) -> Path:
-        """Write the greedy policy (preprocessed states in, greedy actions out) to ``path`` as a program
-        that runs without RLgraph, in a ``format`` the agent's backend writes (``torchscript`` and
-        ``onnx`` on torch, ``savedmodel`` on TensorFlow)."""
+        def masked_policy(states: Any, action_mask: Any) -> Any:
+            inputs = {key: states, ACTION_MASK: action_mask}
+            return root.get_preprocessed_actions(*self.action_inputs(inputs, None), False)["actions"]
+
+        return masked_policy
+
+    def export_inputs(self) -> dict[str, Any]:
+        """The spaces of the exported policy's inputs, by name (batch rank added): ``states`` (the
+        preprocessed states), and ``action_mask`` where they hold one."""
         from rlgraph.spaces import ContainerSpace
 
-        for name, space in (("state", self.preprocessed_state_space), ("action", self.action_space)):
-            if isinstance(space, ContainerSpace):
+        space = self.preprocessed_state_space
+        mask = action_mask_space(space)
+        inputs = {"states": without_action_mask(space)}
+        if mask is not None:
+            inputs[ACTION_MASK] = mask
+        for name, leaf in (("state", inputs["states"]), ("action", self.action_space)):
+            if isinstance(leaf, ContainerSpace):
                 raise NotApplicableError(
                     f"exporting a policy with a container {name} space is not supported yet"
                 )
+        return {name: leaf.with_batch_rank() for name, leaf in inputs.items()}
+
+    def export_policy(self, path: str | os.PathLike, format: str) -> Path:
+        """Write the greedy policy (preprocessed states in, greedy actions out; with the action mask as a
+        second input where states hold one: see :meth:`export_inputs`) to ``path`` as a program that runs
+        without RLgraph, in a ``format`` the agent's backend writes (``torchscript`` and ``onnx`` on
+        torch, ``savedmodel`` on TensorFlow, ``stablehlo`` on JAX)."""
+        inputs = self.export_inputs()
         executor = self._built_executor()
-        example = self.preprocessed_state_space.with_batch_rank().sample(8)
+        examples = {name: space.sample(8) for name, space in inputs.items()}
+        example = examples["states"] if len(examples) == 1 else examples
         return Path(
             executor.backend.export_policy(
                 self.greedy_policy(), example, executor.variables(), Path(path), format

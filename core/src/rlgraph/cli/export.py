@@ -38,10 +38,16 @@ def run(args: argparse.Namespace) -> int:
     from rlgraph.training.export import export_run
 
     result = export_run(args.run_dir, args.format, args.out, args.checkpoint)
-    shape = ", ".join(["batch", *map(str, result.state_shape)])
+    inputs = "; ".join(
+        f"{'preprocessed states' if name == 'states' else name}, {dtype} of shape "
+        f"({', '.join(['batch', *map(str, shape)])})"
+        for name, shape, dtype in result.inputs
+    )
+    masked = len(result.inputs) > 1
     print(
         f"Wrote {result.path} ({result.format}, built on {result.backend} from {result.checkpoint}).\n"
-        f"Input: preprocessed states, {result.state_dtype} of shape ({shape}); output: greedy actions.\n"
-        f"Load it with {result.loader}."
+        f"Input{'s, in this order' if masked else ''}: {inputs}; output: greedy actions"
+        f"{' (never a masked one)' if masked else ''}.\n"
+        f"Load it with {result.loader}{' (and pass the action mask after the states)' if masked else ''}."
     )
     return 0

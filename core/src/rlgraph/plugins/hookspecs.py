@@ -192,7 +192,16 @@ class BackendHooks:
         ``policy(states)`` maps a batch of preprocessed states (this backend's tensors) to the greedy
         actions; ``example_states`` is such a batch as NumPy (any batch size must work); ``variables``
         are the graph's variables, whose current values the program holds. Returns the path written.
+        A policy of several inputs (states and their action mask) gets ``example_states`` as a dict of
+        batches by input name (``{"states": ..., "action_mask": ...}``), in the order ``policy`` takes
+        them; the program's inputs carry those names. See :func:`rlgraph.plugins.hookspecs.named_inputs`.
         """
+
+
+def named_inputs(example_states: Any) -> dict[str, Any]:
+    """An ``export_policy`` hook's example inputs by name: ``{"states": example_states}`` for one batch,
+    the dict itself for several."""
+    return dict(example_states) if isinstance(example_states, dict) else {"states": example_states}
 
 
 class EventHooks:

@@ -30,8 +30,9 @@ class ExportResult:
     backend: str
     checkpoint: Path
     loader: str
-    state_shape: tuple[int, ...]
-    state_dtype: str
+    #: The program's inputs in order: (name, shape without the batch dimension, dtype); ``states``,
+    #: then ``action_mask`` where the agent's states hold one.
+    inputs: tuple[tuple[str, tuple[int, ...], str], ...]
 
 
 def export_run(
@@ -51,9 +52,11 @@ def export_run(
         raise RLGraphError(f"{str(target)!r} exists; choose another --out (an export never overwrites)")
     with run_agent(attrs.evolve(spec, backend=backend), run_dir, checkpoint) as (agent, _, file):
         path = agent.export_policy(target, format)
-        space = agent.preprocessed_state_space
+        inputs = tuple(
+            (name, tuple(space.shape), str(space.dtype)) for name, space in agent.export_inputs().items()
+        )
     loader = load_backend(backend).export_formats()[format]
-    return ExportResult(path, format, backend, file, loader, tuple(space.shape), str(space.dtype))
+    return ExportResult(path, format, backend, file, loader, inputs)
 
 
 def _backend_for(format: str, preferred: str | None) -> str:
