@@ -40,3 +40,17 @@ def test_both_pages_hold_the_same_table():
         for page in PAGES
     }
     assert len(tables) == 1
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_the_action_masks_column_ticks_exactly_the_agents_that_honour_masks(page):
+    body = algorithms_section(page).split("| --- |", 1)[1]
+    ticked = set()
+    for row in re.findall(r"^\| [^|]+ \| `(\w+)` \|([^\n]*)$", body, flags=re.MULTILINE):
+        cells = [cell.strip() for cell in row[1].split("|")]
+        if cells[3] == "✔":  # Discrete, Box, Dict/Tuple, then action masks
+            ticked.add(row[0])
+    honour = {
+        name for name in plugins.names("agents") if plugins.load("rlgraph.agents", name).honours_action_masks
+    }
+    assert ticked == honour
