@@ -7,7 +7,7 @@ import pytest
 
 from rlgraph.environments import Environment, GridWorld
 from rlgraph.errors import SpecError
-from rlgraph.spaces import IntBox
+from rlgraph.spaces import BoolBox, Dict, IntBox
 
 UP, RIGHT, DOWN, LEFT = range(4)
 
@@ -172,3 +172,20 @@ def test_4x4_transitions_match_the_model():
                 cell in "HG",
                 False,
             )
+
+
+def test_a_masked_grid_world_states_its_legal_moves_and_refuses_illegal_ones():
+    env = GridWorld("4x4", action_masking=True)
+    assert env.state_space == Dict(observations=IntBox(16, dtype=np.int32), action_mask=BoolBox(shape=(4,)))
+    state = env.reset()
+    assert env.state_space.contains(state)
+    np.testing.assert_array_equal(state["action_mask"], [False, True, True, False])  # top-left: right, down
+    with pytest.raises(ValueError, match=r"action 0 \(up\) is illegal at row 0, column 0"):
+        env.step(0)
+    state, reward, terminated, _, _ = env.step(1)  # right: row 0, column 1
+    assert state["observations"] == 4 and reward == -1.0 and not terminated
+    np.testing.assert_array_equal(state["action_mask"], [False, True, True, True])
+    # A move that ends the episode leaves a cell whose moves are all legal (none is taken from there).
+    env.cell = 2  # row 2, column 0; the hole below it ends the episode
+    state, _, terminated, _, _ = env.step(2)
+    assert terminated and state["action_mask"].all()
