@@ -35,6 +35,17 @@ def test_python_constant_arguments_get_a_trace_each():
     assert len(compiled.traces) == 2 and compiled.trace_count == 2
 
 
+def test_tracing_counts_as_compile_time_once_per_trace():
+    test = ComponentTest(Affine(), X_SPACE, backend="tf")
+    compiled = test.executor._functions["call"]
+    assert compiled.compile_seconds == 0.0 and not compiled.compiles_per_shape
+    test.test(("call", np.ones((2, 3), np.float32)))
+    traced = compiled.compile_seconds
+    assert traced > 0 and test.executor.compile_seconds == pytest.approx(traced)
+    test.test(("call", np.ones((7, 3), np.float32)))  # one trace serves every batch size
+    assert compiled.compile_seconds == traced and compiled.clock.compiles == 1
+
+
 def test_variables_are_tf_variables_placed_by_the_device_map():
     test = ComponentTest(Affine(), X_SPACE, backend="tf", device_map={"": "cpu"})
     variable = test.component.variables()["affine/weight"]

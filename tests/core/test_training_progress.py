@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 
 from rlgraph.training import ProgressDisplay, ProgressLog
 from rlgraph.training.progress import COLUMNS
@@ -88,3 +89,44 @@ def test_an_executors_own_counts_follow_the_columns(tmp_path):
     rows = list(csv.reader(path.open()))
     assert rows[0] == [*COLUMNS, "worker_restarts", "replay_ratio"]
     assert rows[1][0] == "10" and rows[1][-2:] == ["1", "0.5"]
+
+
+def test_a_notice_goes_on_a_line_of_its_own_above_the_in_place_line(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    stream = Terminal()
+    display = ProgressDisplay(10_000, stream=stream)
+    display.notice("before any row")
+    display.update(ROW)
+    display.notice("rlgraph: compiling 'update'...")
+    display.close()
+    line = display.format(ROW)
+    assert stream.getvalue() == (
+        f"before any row\n\r{line}\x1b[K\rrlgraph: compiling 'update'...\x1b[K\n{line}\n"
+    )
+    plain = io.StringIO()
+    elsewhere = ProgressDisplay(10_000, stream=plain)
+    elsewhere.update(ROW)
+    elsewhere.notice("a notice")
+    assert plain.getvalue() == f"{line}\na notice\n"
+    disabled = Terminal()
+    ProgressDisplay(10, stream=disabled, enabled=False).notice("a notice")
+    assert disabled.getvalue() == ""
+
+
+def test_a_loggers_info_records_are_shown_as_notices_within_the_block_only():
+    stream = io.StringIO()
+    display = ProgressDisplay(10, stream=stream)
+    logger = logging.getLogger("rlgraph.test-notices")
+    logger.info("before: not shown")
+    with display.showing_notices("rlgraph.test-notices"):
+        logger.debug("debug: not shown")
+        logger.info("shown %s", "once")
+        # Taken from a logger that would drop INFO: not passed on to handlers that were not asked.
+        assert logger.level == logging.INFO and not logger.propagate
+    logger.info("after: not shown")
+    assert stream.getvalue() == "shown once\n"
+    assert logger.level == logging.NOTSET and logger.propagate and not logger.handlers
+    quiet = io.StringIO()
+    with ProgressDisplay(10, stream=quiet, enabled=False).showing_notices("rlgraph.test-notices"):
+        logger.info("not shown: the display is off")
+    assert quiet.getvalue() == "" and not logger.handlers

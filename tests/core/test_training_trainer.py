@@ -89,6 +89,7 @@ def test_run_folder_holds_spec_progress_checkpoints_and_summary(tabular):
     stored = json.loads((run / "summary.json").read_text())
     assert stored == summary.to_dict()
     assert stored["timesteps"] == 2000 and not stored["interrupted"] and not stored["target_reached"]
+    assert stored["compile_seconds"] == 0.0 and "compiling" not in summary.format()  # NumPy compiles nothing
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["best.npz", "model-2000.npz"]
     assert stored["checkpoint"] == str(run / "checkpoints" / "model-2000.npz")
 
@@ -240,6 +241,16 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_its_curve_goes_on(tabular
     with pytest.raises(RLGraphError, match="has trained its 2,000 steps; give more"):
         Trainer.resume(tabular / "run")
     assert Trainer.resume(tabular / "run", timesteps=2500).run().timesteps == 2500
+
+
+def test_a_resumed_run_counts_the_seconds_its_earlier_part_spent_compiling(tabular, monkeypatch):
+    monkeypatch.setattr(TabularQAgent, "compile_seconds", property(lambda agent: 1.25), raising=False)
+    _, stopped = interrupted_run(tabular / "run")
+    assert stopped.compile_seconds == 1.25
+    assert ", 1.2 s of it compiling (" in stopped.format()  # beside the seconds of training
+    finished = Trainer.resume(tabular / "run").run()
+    assert finished.compile_seconds == 2.5  # 1.25 before it stopped, 1.25 after
+    assert json.loads((tabular / "run" / "summary.json").read_text())["compile_seconds"] == 2.5
 
 
 def folder_contents(folder):

@@ -7,7 +7,11 @@ one pure function ``(written state, read state, inputs) -> (outputs, new written
 boxes hold the traced state while it runs, and their rebound values are its new state. It is
 jitted with the written state donated (XLA updates memories, counters and weights in place), and
 after each call the new state goes back into the boxes. ``jax.jit`` traces again for each new
-input shape (a batch size), and caches each trace.
+input shape (a batch size), and caches each trace. So a method is marked ``compiles_per_shape``: the
+graph executor then runs a chain of methods (staged records to ``observe``, then ``update``) as
+separate programs, and a new number of records compiles only ``observe`` again, not the update too.
+Each method's :class:`~rlgraph.execution.compiling.CompileClock` counts the seconds its compiles
+take and announces a slow one while it runs.
 
 A method whose output shapes depend on tensor values (a queue returning as many records as it
 holds) cannot be one XLA program: its abstract trace fails, and it runs op by op on concrete
@@ -22,6 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from rlgraph.execution.compiling import CompileClock
 from rlgraph_jax.variables import Variable, tracking
 
 LOG = logging.getLogger("rlgraph_jax")
@@ -41,12 +46,19 @@ VALUE_DEPENDENT = (
 class CompiledAPIMethod:
     """One root API method: a compiled program per combination of its Python-constant arguments."""
 
+    #: ``jax.jit`` compiles a program for each new combination of input shapes (see
+    #: :meth:`~rlgraph.plugins.hookspecs.BackendHooks.compile_api_method`).
+    compiles_per_shape = True
+
     def __init__(self, name: str, function: Any, spaces: list[Any], device: Any) -> None:
         self.name = name
         self.function = function
         self.spaces = spaces
         self.device = device
         self.programs: dict[tuple, _Program] = {}
+        #: The time spent compiling: from a program's first (abstract) trace for new constants or
+        #: shapes to the return of the call that compiled it (or loaded it from the compilation cache).
+        self.clock = CompileClock(name, "JAX", jax.config.jax_compilation_cache_dir or None)
 
     def __call__(self, *args: Any) -> Any:
         spaces = self.spaces
@@ -62,6 +74,11 @@ class CompiledAPIMethod:
     def compiled(self) -> bool:
         """Whether every call so far ran as one XLA program (False once one ran op by op)."""
         return not any(program.eager for program in self.programs.values())
+
+    @property
+    def compile_seconds(self) -> float:
+        """Seconds spent compiling so far (tracing, lowering, XLA's compile or a cache load)."""
+        return self.clock.seconds
 
     @property
     def trace_count(self) -> int:
@@ -81,11 +98,16 @@ class _Program:
         self.layout = _OutputLayout()
         self.traces = 0
         self.jitted: Any = None
+        self.clock = method.clock
 
     def __call__(self, tensors: list[Any]) -> Any:
+        clock = self.clock
         if self.written is None:
+            clock.start()
             self._discover(tensors)
         if self.eager:
+            if clock.running:
+                clock.stop()
             return to_numpy(self._run(tensors))
         written = [variable._value for variable in self.written]
         read_only = [variable._value for variable in self.read_only]
@@ -94,6 +116,9 @@ class _Program:
         except VALUE_DEPENDENT as error:  # a shape that depends on a variable's value (traced only now)
             self._run_op_by_op(error)
             return to_numpy(self._run(tensors))
+        finally:
+            if clock.running:  # this call compiled (its trace started the clock)
+                clock.stop()
         for variable, value in zip(self.written, new_state):
             variable._value = value
         return self.layout.unpack(leaves, tensors)
@@ -131,6 +156,7 @@ class _Program:
 
     def _pure(self, written: list[Any], read_only: list[Any], tensors: list[Any]) -> tuple[list, list]:
         """The method as a pure function of the state and the inputs (what ``jax.jit`` traces)."""
+        self.clock.start()
         self.traces += 1
         state = [*self.written, *self.read_only]
         saved = [variable._value for variable in state]

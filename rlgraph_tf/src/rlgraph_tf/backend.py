@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.py)
 
+from rlgraph.execution.compiling import CompileClock
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import ContainerSpace
 from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
@@ -151,6 +152,9 @@ class CompiledAPIMethod:
     function: the array passed in comes back, with no copy through TensorFlow.
     """
 
+    #: One trace serves every batch size (the input signature leaves batch and time ranks free).
+    compiles_per_shape = False
+
     def __init__(self, name: str, function: Any, spaces: list[Any], device: str | None) -> None:
         self.name = name
         self.function = function
@@ -163,6 +167,9 @@ class CompiledAPIMethod:
         self.trace_count = 0
         #: Every call runs as a traced TensorFlow graph (there is no op-by-op fallback).
         self.compiled = True
+        #: The time spent compiling: a trace and the first call of its graph (TensorFlow optimizes a
+        #: graph when it first runs).
+        self.clock = CompileClock(name, "TensorFlow")
 
     def __call__(self, *args: Any) -> Any:
         constants = tuple(
@@ -170,9 +177,20 @@ class CompiledAPIMethod:
         )
         key = (len(args), constants)
         call = self.traces.get(key)
-        if call is None:
+        tensors = [_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)]
+        if call is not None:
+            return call(tensors)
+        self.clock.start()
+        try:
             call = self.traces[key] = self._trace(dict(constants), len(args))
-        return call([_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)])
+            return call(tensors)
+        finally:
+            self.clock.stop()
+
+    @property
+    def compile_seconds(self) -> float:
+        """Seconds spent tracing API methods and running each trace's graph the first time."""
+        return self.clock.seconds
 
     def _trace(self, constants: dict[int, Any], count: int) -> Callable[[list[Any]], Any]:
         """The concrete function for these constants, as a callable on the list of tensor arguments

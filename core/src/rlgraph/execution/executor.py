@@ -131,6 +131,13 @@ class GraphExecutor:
             self._unknown(api_method)
         return getattr(function, "compiled", None)
 
+    @property
+    def compile_seconds(self) -> float:
+        """Seconds the backend spent compiling the API methods (and chains) called so far: tracing and
+        compiling, or loading from a compilation cache; 0.0 on a backend that compiles nothing."""
+        functions = [*self._functions.values(), *(chain.function for chain in self._chains.values())]
+        return float(sum(getattr(function, "compile_seconds", 0.0) for function in functions))
+
     def _built(self) -> Builder:
         if self.builder is None:
             raise BuildError(f"{self.root.global_scope!r} is not built yet: call build() first.")
@@ -160,6 +167,8 @@ class GraphExecutor:
     def execute_chain(self, calls: Sequence[tuple[str, Sequence[Any], bool]]) -> Any:
         """Run root API methods one after the other in one backend call (one compiled function on a
         static-graph backend, compiled at the first call of that sequence); return the last one's results.
+        On a backend that compiles a program per input shape (``compiles_per_shape``: JAX), each method
+        runs as its own program: a batch whose size varies then compiles only its own method again.
 
         ``calls``: ``(api_method, args, checked)`` each, as :meth:`execute` takes them (a parameter left
         out takes its default). A method that reads what an earlier one wrote sees it.
@@ -192,23 +201,19 @@ class GraphExecutor:
         for name in names:
             if name not in self._functions:
                 self._unknown(name)
-        methods = [getattr(self.root, name) for name in names]
         sizes = [len(self._spaces[name]) for name in names]
-
-        def chain(*args: Any) -> Any:
-            offset, result = 0, None
-            for method, size in zip(methods, sizes):
-                result = method(*args[offset : offset + size])
-                offset += size
-            return result
-
+        defaults = [self._defaults(name) for name in names]
+        if any(getattr(self._functions[name], "compiles_per_shape", False) for name in names):
+            # A program per input shape: a batch whose size varies (the records observe takes) would
+            # compile the whole chain again for each size. Each method runs as its own program instead.
+            return _Chain(_sequence([self._functions[name] for name in names], sizes), defaults)
         spaces = {f"{name}.{param}": space for name in names for param, space in self._spaces[name].items()}
         registry = self._built().api_registry
         needs_gradients = any(registry[name].needs_gradients for name in names)
+        methods = [getattr(self.root, name) for name in names]
         function = self.backend.compile_api_method(
-            "+".join(names), chain, spaces, needs_gradients, self.root.device
+            "+".join(names), _sequence(methods, sizes), spaces, needs_gradients, self.root.device
         )
-        defaults = [self._defaults(name) for name in names]
         return _Chain(function, defaults)
 
     def _defaults(self, api_method: str) -> tuple[list[Any], int]:
@@ -308,6 +313,20 @@ def _input_checks(spaces: dict[str, Any]) -> list[tuple[int, str, Any]]:
             if bounds:
                 checks.append((index, param, bounds))
     return checks
+
+
+def _sequence(functions: Sequence[Callable[..., Any]], sizes: Sequence[int]) -> Callable[..., Any]:
+    """One function calling ``functions`` in turn, each on its ``sizes`` arguments of those given;
+    the last one's result."""
+
+    def chain(*args: Any) -> Any:
+        offset, result = 0, None
+        for function, size in zip(functions, sizes):
+            result = function(*args[offset : offset + size])
+            offset += size
+        return result
+
+    return chain
 
 
 class _Chain:

@@ -123,6 +123,14 @@ class BackendHooks:
         A compiling backend's callable has the attribute ``compiled``: whether every call so far ran as
         one compiled program (False once one ran op by op, as a method whose output shapes depend on
         tensor values must). The property tests read it after every call.
+
+        Two more attributes are optional (the core reads a missing one as 0.0 and as False):
+        ``compile_seconds``, the seconds its calls spent compiling so far (tracing and compiling, or
+        loading from a compilation cache), which a run's summary adds up (a
+        :class:`~rlgraph.execution.compiling.CompileClock` counts them and announces a slow compile);
+        ``compiles_per_shape``, True where each new combination of input shapes compiles a program of
+        its own (JAX's ``jax.jit``): the executor then keeps a batch whose size varies (the records
+        ``observe`` takes) out of the program of the method run after it.
         """
 
     @hookspec(firstresult=True)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import logging
 import math
 import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -85,7 +87,8 @@ class ProgressDisplay:
 
     On a terminal, one line redrawn in place, at most every :attr:`REDRAW_SECONDS`; elsewhere (a
     log file, CI) a plain line at most every :attr:`LINE_SECONDS`. Both show the latest greedy
-    evaluation. ``enabled=False`` shows nothing.
+    evaluation. Notices (:meth:`notice`: a compile that takes a while) go on lines of their own above
+    it. ``enabled=False`` shows nothing.
     """
 
     REDRAW_SECONDS = 0.1
@@ -99,6 +102,7 @@ class ProgressDisplay:
         self.in_place = enabled and _is_terminal(self.stream)
         self._last_shown = -math.inf
         self._drawn = False
+        self._line = ""
         self._last_eval: float | None = None
 
     def update(self, row: Mapping[str, Any]) -> None:
@@ -114,7 +118,8 @@ class ProgressDisplay:
         line = self.format(row)
         if self.in_place:
             width = shutil.get_terminal_size().columns - 1
-            self.stream.write("\r" + line[:width] + "\x1b[K")
+            self._line = line[:width]
+            self.stream.write("\r" + self._line + "\x1b[K")
             self._drawn = True
         else:
             self.stream.write(line + "\n")
@@ -135,12 +140,58 @@ class ProgressDisplay:
         parts.append(f"{row['episodes']:,} episodes")
         return " | ".join(parts)
 
+    def notice(self, text: str) -> None:
+        """Show ``text`` on a line of its own (above the in-place line, which is drawn again under it)."""
+        if not self.enabled:
+            return
+        if self._drawn:
+            self.stream.write("\r" + text + "\x1b[K\n" + self._line)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    @contextlib.contextmanager
+    def showing_notices(self, logger: str) -> Iterator[None]:
+        """Within the block, show ``logger``'s records of INFO and above as notices. Where that logger
+        would drop INFO records, it takes them meanwhile and keeps them from its ancestors' handlers
+        (which were not asked to show them); its settings are restored afterwards."""
+        if not self.enabled:
+            yield
+            return
+        target = logging.getLogger(logger)
+        handler = _NoticeHandler(self)
+        level, propagate = target.level, target.propagate
+        if not target.isEnabledFor(logging.INFO):
+            target.setLevel(logging.INFO)
+            target.propagate = False
+        target.addHandler(handler)
+        try:
+            yield
+        finally:
+            target.removeHandler(handler)
+            target.setLevel(level)
+            target.propagate = propagate
+
     def close(self) -> None:
         """End the in-place line."""
         if self._drawn:
             self.stream.write("\n")
             self.stream.flush()
             self._drawn = False
+
+
+class _NoticeHandler(logging.Handler):
+    """Log records as a display's notices."""
+
+    def __init__(self, display: ProgressDisplay) -> None:
+        super().__init__(logging.INFO)
+        self.display = display
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.display.notice(record.getMessage())
+        except (OSError, ValueError):  # a closed or broken stream: a notice never stops training
+            self.handleError(record)
 
 
 def _is_terminal(stream: TextIO) -> bool:

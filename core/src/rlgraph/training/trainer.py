@@ -22,6 +22,7 @@ import numpy as np
 
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.backend import EventBus
+from rlgraph.execution.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
@@ -47,8 +48,11 @@ HARD_STOP = "second signal"
 class TrainingSummary:
     """What a training run did (``summary.json``). Seconds count from the start of training;
     ``evaluation_seconds`` were spent in greedy evaluations (``training_seconds_to_target`` leaves them
-    out), ``update_seconds`` in the agent's updates (the rest of the training is acting). ``threads``: the
-    backend's thread counts in effect (``{"intra_op": n, "inter_op": m}``, 0 for a backend's default)."""
+    out), ``update_seconds`` in the agent's updates (the rest of the training is acting),
+    ``compile_seconds`` in the backend's compiling of the API methods of the agent in this process (the
+    learner's, on Ray), in updates, acting and evaluations alike: 0.0 on PyTorch, which compiles nothing.
+    ``threads``: the backend's thread counts in effect (``{"intra_op": n, "inter_op": m}``, 0 for a
+    backend's default)."""
 
     agent: str
     environment: str
@@ -62,6 +66,7 @@ class TrainingSummary:
     wall_seconds: float
     evaluation_seconds: float
     update_seconds: float
+    compile_seconds: float
     steps_per_second: float
     evaluation_episodes: int
     last_eval_mean_return: float | None
@@ -82,11 +87,12 @@ class TrainingSummary:
     def format(self) -> str:
         """The summary as a few lines of text."""
         verb = "Interrupted" if self.interrupted else "Trained"
+        compiling = f", {self.compile_seconds:.1f} s of it compiling" if self.compile_seconds >= 0.05 else ""
         lines = [
             (
                 f"{verb} {self.agent} on {self.environment} ({self.backend}): {self.timesteps:,} steps, "
-                f"{self.episodes:,} episodes, {self.updates:,} updates in {self.wall_seconds:.1f} s "
-                f"({self.steps_per_second:,.0f} steps/s)."
+                f"{self.episodes:,} episodes, {self.updates:,} updates in {self.wall_seconds:.1f} s"
+                f"{compiling} ({self.steps_per_second:,.0f} steps/s)."
             )
         ]
         if self.last_eval_mean_return is not None:
@@ -170,6 +176,8 @@ class Trainer:
         self.evaluation_seconds = float(saved.get("evaluation_seconds", 0.0))
         #: Seconds of training before this process took the run over (a resumed run's earlier part).
         self.earlier_seconds = float(saved.get("wall_seconds", 0.0))
+        #: Of them, the seconds spent compiling.
+        self.earlier_compile_seconds = float(saved.get("compile_seconds", 0.0))
         self.setup_seconds = time.perf_counter() - start
         self._start = time.perf_counter()
         self._stop_signal: str | None = None
@@ -271,7 +279,7 @@ class Trainer:
         self._start = time.perf_counter() - self.earlier_seconds
         interrupted, checkpoint = False, None
         try:
-            with self._stop_on_signals():
+            with self._stop_on_signals(), self.display.showing_notices(COMPILE_LOGGER):
                 try:
                     self._train()
                 except KeyboardInterrupt:
@@ -436,6 +444,7 @@ class Trainer:
             "executor": self.executor.get_state(),
             "wall_seconds": time.perf_counter() - self._start,
             "evaluation_seconds": self.evaluation_seconds,
+            "compile_seconds": self._compile_seconds(),
             "recent_returns": [float(value) for value in self.recent_returns],
             "last_evaluation": None if last is None else [list(last.returns), list(last.lengths)],
             "best_evaluation": None if self.best_evaluation is None else list(self.best_evaluation),
@@ -460,6 +469,7 @@ class Trainer:
             wall_seconds=seconds,
             evaluation_seconds=self.evaluation_seconds,
             update_seconds=float(getattr(self.executor, "update_seconds", 0.0)),
+            compile_seconds=self._compile_seconds(),
             steps_per_second=self.executor.timesteps / seconds if seconds else 0.0,
             evaluation_episodes=spec.evaluation.episodes,
             last_eval_mean_return=None if self.last_evaluation is None else self.last_evaluation.mean_return,
@@ -474,6 +484,10 @@ class Trainer:
             checkpoint=None if checkpoint is None else str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,
         )
+
+    def _compile_seconds(self) -> float:
+        """Seconds the run's agent spent compiling, the resumed run's earlier part included."""
+        return self.earlier_compile_seconds + float(getattr(self.agent, "compile_seconds", 0.0))
 
     def close(self) -> None:
         """Close environments and output files, and release the run folder (the agent stays usable)."""
