@@ -232,17 +232,51 @@ def install_order(session: nox.Session, order: str) -> None:
     """The README's set-up in a fresh venv, the backends installed in either order, trains to an evaluation.
 
     With both backends installed, its train command runs to its first evaluation on the default backend
-    (PyTorch)."""
+    (PyTorch). Before TensorFlow joins PyTorch, the README's Plugins section runs as written (a plugin
+    generated, installed, listed, used and certified)."""
     steps = [README_TORCH_INSTALL, README_TF_INSTALL]
     if order == "tf_then_torch":
         steps = [("./core", *README_TF_INSTALL, *COMPONENT_PACKAGES), ("./rlgraph_torch",)]
-    for packages in steps:
+    for index, packages in enumerate(steps):
         install_local(session, *packages)
+        if order == "torch_then_tf" and index == 0:  # the README's flow: its quickstart, then its plugins
+            run_readme_plugin_section(session)
     run_dir = Path(session.create_tmp()) / "run"
     shutil.rmtree(run_dir, ignore_errors=True)
     train = ["rlgraph", "train", "examples/dqn_cartpole.yaml", "--timesteps", "2500", "--quiet"]
     session.run(*train, "--run-dir", str(run_dir), env=test_env(session))
     session.run("python", "-c", SUMMARY_CHECK, str(run_dir / "summary.json"))
+
+
+def readme_console_block(section: str) -> list[tuple[str, list[str]]]:
+    """The commands (``$ ...``) of the README section's console block, each with its output lines."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"## {section}\n")
+    block = text[text.index("```console\n", start) + len("```console\n") :]
+    steps: list[tuple[str, list[str]]] = []
+    for line in block[: block.index("```")].splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    return steps
+
+
+def run_readme_plugin_section(session: nox.Session) -> None:
+    """The README's Plugins section as written, in an empty folder: every command succeeds and prints
+    the lines the README shows (compared with runs of spaces made one)."""
+    folder = Path(session.create_tmp()) / "readme-plugin"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for command, expected in readme_console_block("Plugins"):
+        output = session.run(
+            "bash", "-c", f"cd {folder} && {command}", silent=True, env=test_env(session), external=True
+        )
+        if expected:
+            shown = [" ".join(line.split()) for line in str(output).strip().splitlines()]
+            wanted = [" ".join(line.split()) for line in expected]
+            if shown != wanted:
+                session.error(f"README: {command!r} printed {shown}, the README shows {wanted}")
 
 
 DOCS_TOOLS = ("mkdocs", "mkdocs-material", "mkdocstrings[python]")
