@@ -7,7 +7,8 @@ and CI), so an unpinned dependency never pulls, say, a CUDA build of torch.
 A session is one install set, named for it. The core's session installs nothing but the core: it
 proves the core works, and its tests pass, with no torch, tensorflow or ray. A backend gets a
 session (``torch``, ``tf``, ``jax``) installing the core, the backend and the component and algorithm
-packages (and neither other backend), running their tests; ``parity`` installs all three backends and
+packages (and neither other backend), running their tests (``torch`` also installs the experiment
+trackers with MLflow and W&B, and runs theirs); ``parity`` installs all three backends and
 checks that every component and a stored agent give the same numbers on each, and that every component
 keeps the generic properties (``rlgraph.testing.properties``) on each (``properties``: with many more
 examples); ``ray`` runs rlgraph-ray's executors on an embedded local Ray cluster (with PyTorch); ``install_order`` installs the README's
@@ -61,6 +62,9 @@ COMPONENT_TESTS = ("tests/memories", "tests/networks", "tests/algos")
 TORCH_PACKAGES = ("./rlgraph_torch[test]", *COMPONENT_PACKAGES)
 TF_PACKAGES = ("./rlgraph_tf[cpu]", *COMPONENT_PACKAGES)
 JAX_PACKAGES = ("./rlgraph_jax", *COMPONENT_PACKAGES)
+# The experiment trackers' callbacks observe the trainer whatever the backend: one session tests them.
+TRACKER_PACKAGES = ("./plugins/rlgraph_trackers[mlflow,wandb]",)
+TRACKER_TESTS = ("tests/trackers",)
 RUFF = "ruff==0.17.6"
 #: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
 PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
@@ -140,22 +144,28 @@ BACKENDS = {
 }
 
 
-def run_backend_session(session: nox.Session, backend: str) -> None:
+def run_backend_session(
+    session: nox.Session, backend: str, packages: tuple[str, ...] = (), tests: tuple[str, ...] = ()
+) -> None:
     """One backend without the others: its own tests, the shared backend tests, the component and
     algorithm packages' tests (learning runs: the representative ones) and the parity checks that
-    need no second backend."""
-    packages, absent = BACKENDS[backend]
-    install_local(session, "./core[test,atari]", *packages)  # Atari (ale-py) for the algorithms' tests
+    need no second backend; and ``tests`` of the further ``packages``."""
+    backend_packages, absent = BACKENDS[backend]
+    # Atari (ale-py) for the algorithms' tests
+    install_local(session, "./core[test,atari]", *backend_packages, *packages)
     assert_not_installed(session, *absent)
-    tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity")
+    tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity", *tests)
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
     run_tests_in_parallel(session, *tests, "-m", marks, env=test_env(session))
 
 
 @nox.session(python=PYTHON)
 def torch(session: nox.Session) -> None:
-    """PyTorch without TensorFlow: the torch backend and the component and algorithm packages."""
-    run_backend_session(session, "torch")
+    """PyTorch without TensorFlow: the torch backend, the component and algorithm packages, the trackers.
+
+    The experiment trackers' callbacks (rlgraph-trackers, with MLflow and W&B) log tiny runs to a SQLite
+    store and offline."""
+    run_backend_session(session, "torch", TRACKER_PACKAGES, TRACKER_TESTS)
 
 
 @nox.session(python=PYTHON)

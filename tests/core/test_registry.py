@@ -396,6 +396,20 @@ def test_known_but_missing_provider_gets_pip_install(site):
         load("backends", "pytorch")
 
 
+def test_a_missing_tracker_callback_gets_the_install_line_of_its_extra(site):
+    with pytest.raises(
+        PluginNotFoundError,
+        match=r"'mlflow' is provided by rlgraph-trackers\[mlflow\]: pip install \"rlgraph-trackers\[mlflow\]\"$",
+    ):
+        load("callbacks", "mlflow")
+    install(site, "rlgraph-trackers", {"rlgraph.callbacks": {"mlflow": "fake_trackers:MLflow"}})
+    reset_cache()
+    with pytest.raises(
+        PluginNotFoundError, match=r"rlgraph-trackers is installed but has no 'wandb'; upgrade"
+    ):
+        load("callbacks", "wandb")
+
+
 def test_installed_provider_without_the_name_gets_an_upgrade_hint(site):
     install(site, "rlgraph-algos", {AGENTS: {"dqn": "fake_algos:DQN"}})
     with pytest.raises(PluginNotFoundError, match=r"installed: dqn.*pip install --upgrade rlgraph-algos"):
@@ -501,12 +515,13 @@ class Declares:
 
 
 def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
-    assert PLUGIN_API_VERSION == (2, 4)
+    assert PLUGIN_API_VERSION == (2, 5)
     check_plugin_api(Declares, "rlgraph-x")  # 2.0: an older minor version
     check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.1"}), "rlgraph-y")
     check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.2"}), "rlgraph-z")
     check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.3"}), "rlgraph-w")
     check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.4"}), "rlgraph-v")
+    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.5"}), "rlgraph-u")
     check_plugin_api(sys.modules[__name__], "this module")  # a module declaring it
     check_plugin_api(Scale, "Scale")  # a class whose module declares it
 
@@ -514,9 +529,9 @@ def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
 @pytest.mark.parametrize(
     ("declared", "match"),
     [
-        ("3.0", "written for plugin API 3.0.*provides plugin API 2.4"),
-        ("2.5", "written for plugin API 2.5.*provides plugin API 2.4"),
-        ("1.0", "written for plugin API 1.0.*provides plugin API 2.4"),
+        ("3.0", "written for plugin API 3.0.*provides plugin API 2.5"),
+        ("2.6", "written for plugin API 2.6.*provides plugin API 2.5"),
+        ("1.0", "written for plugin API 1.0.*provides plugin API 2.5"),
         ("1", "must be a 'MAJOR.MINOR' string"),
         (1.0, "must be a 'MAJOR.MINOR' string"),
     ],
@@ -528,5 +543,5 @@ def test_check_plugin_api_refuses_other_versions(declared, match):
 
 
 def test_check_plugin_api_refuses_an_undeclared_plugin():
-    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "2.4"'):
+    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "2.5"'):
         check_plugin_api(object(), "rlgraph-x")

@@ -455,6 +455,81 @@ def test_a_callback_plugin_is_named_by_its_entry_point_name(tabular):
         train(tabular / "other", callbacks=["run_eventz"])
 
 
+class RunStarts:
+    """Records ``before_run`` (and the events around it) as a tracker sees them."""
+
+    def __init__(self):
+        self.events = []
+
+    @hookimpl
+    def before_run(self, spec, run_dir, resumed, timestep):
+        self.events.append(("start", spec, run_dir, resumed, timestep))
+
+    @hookimpl
+    def after_progress(self, row):
+        self.events.append(("progress", row["timesteps"]))
+
+    @hookimpl
+    def after_run(self, summary):
+        self.events.append(("end", summary.timesteps))
+
+
+class RunFolderOnly:
+    """A ``before_run`` observer taking one of its arguments (pluggy passes only those)."""
+
+    def __init__(self):
+        self.run_dirs = []
+
+    @hookimpl
+    def before_run(self, run_dir):
+        self.run_dirs.append(run_dir)
+
+
+def test_before_run_opens_a_run_with_its_stored_spec_and_folder_before_its_first_step(tabular):
+    starts, folders = RunStarts(), RunFolderOnly()
+    _, summary = train(tabular / "run", [starts, folders])
+    kinds = [event[0] for event in starts.events]
+    assert kinds[0] == "start" and kinds.count("start") == 1 and kinds[-1] == "end"
+    _, spec, run_dir, resumed, timestep = starts.events[0]
+    assert spec == yaml.safe_load((tabular / "run" / "run.yaml").read_text())  # backend and seed included
+    assert spec["backend"] == summary.backend == "numpy" and spec["evaluation"]["seed"] is not None
+    assert (run_dir, resumed, timestep) == (tabular / "run", False, 0)
+    assert folders.run_dirs == [tabular / "run"]
+
+
+def test_before_run_of_a_resumed_run_says_so_and_where_it_goes_on(tabular):
+    _, stopped = interrupted_run(tabular / "run")
+    starts = RunStarts()
+    finished = Trainer.resume(tabular / "run", observers=[starts]).run()
+    _, spec, run_dir, resumed, timestep = starts.events[0]
+    assert (run_dir, resumed, timestep) == (tabular / "run", True, stopped.timesteps)
+    assert spec["timesteps"] == finished.timesteps == 2000
+    assert starts.events[1] == ("progress", starts.events[1][1]) and starts.events[1][1] > stopped.timesteps
+
+
+class WrittenForALaterCore:
+    RLGRAPH_PLUGIN_API = "2.99"
+
+    @hookimpl
+    def after_run(self, summary):
+        pass
+
+
+class WrittenForThisCore(WrittenForALaterCore):
+    RLGRAPH_PLUGIN_API = "2.5"
+
+
+def test_a_callback_declaring_a_newer_plugin_api_is_refused_before_anything_runs(tabular):
+    from rlgraph.errors import SpecError
+
+    reference = "test_training_trainer:WrittenForALaterCore"
+    with pytest.raises(SpecError, match=rf"^callbacks.0: '{reference}' was written for plugin API 2.99"):
+        train(tabular / "run", callbacks=[reference])
+    assert not (tabular / "run").exists()
+    _, summary = train(tabular / "run", callbacks=["test_training_trainer:WrittenForThisCore"])
+    assert summary.timesteps == 2000
+
+
 def test_a_nan_reward_stops_training_naming_it_and_the_last_good_checkpoint_stays(tabular):
     from rlgraph import plugins
     from rlgraph.errors import NonFiniteError

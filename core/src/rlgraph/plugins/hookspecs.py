@@ -6,8 +6,9 @@ Two sets, each with its own :class:`pluggy.PluginManager`:
   a backend's manager, so every service is ``firstresult``. The core resolves what it needs
   once, at build time, and keeps the results (the ops namespace, compiled API methods), so no
   hook is called on the hot path of an API call.
-* :class:`EventHooks` -- events the executor and worker announce (build, API call, update,
-  episode). Any number of observers (progress bars, summary writers) may implement them.
+* :class:`EventHooks` -- events the executor, the worker and the trainer announce (build, API call,
+  update, episode; a training run's start, progress, evaluations, checkpoints and end). Any number of
+  observers (progress bars, summary writers, experiment trackers) may implement them.
 
 Hook names say what happens: a verb for a service, ``before_``/``after_`` for an event.
 Implementations may accept any subset of a spec's arguments (pluggy's rule), so a spec may
@@ -24,7 +25,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 4)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 5)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -214,6 +215,17 @@ def named_inputs(example_states: Any) -> dict[str, Any]:
 
 class EventHooks:
     """Events executors and workers announce; observers implement any subset."""
+
+    @hookspec
+    def before_run(self, spec: dict[str, Any], run_dir: Any, resumed: bool, timestep: int) -> None:
+        """A training run is set up and about to take its first step (added in plugin API 2.5).
+
+        ``spec`` is the run spec as ``run.yaml`` holds it (plain data, with the backend and the evaluations'
+        seed that were chosen); ``run_dir`` the run folder (a :class:`~pathlib.Path`); ``resumed`` whether
+        the run goes on from a checkpoint (``rlgraph train --resume``), at ``timestep`` time steps done (0
+        for a new run). Announced once per ``Trainer.run()``, before its first step; ``after_run`` follows
+        at its end. An experiment tracker starts (or continues) its run here.
+        """
 
     @hookspec
     def before_build(self, root: Any, input_spaces: dict[str, Any]) -> None:

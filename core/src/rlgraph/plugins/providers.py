@@ -14,6 +14,7 @@ _ALGOS = "rlgraph-algos"
 _RAY = "rlgraph-ray"
 _MEMORIES = "rlgraph-memories"
 _NETWORKS = "rlgraph-networks"
+_TRACKERS = "rlgraph-trackers"
 
 _AGENTS = (
     "dqn",
@@ -79,6 +80,8 @@ KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
     "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
     "rlgraph.environments": {},
     "rlgraph.sweep_launchers": _table(_RAY, ("ray_tune",)),
+    # A tracker's callback needs its extra (the tracker's library) too.
+    "rlgraph.callbacks": {normalize_name(name): f"{_TRACKERS}[{name}]" for name in ("mlflow", "wandb")},
     "rlgraph.test_cases": {
         **_table(_MEMORIES, ("rlgraph_memories",)),
         **_table(_NETWORKS, ("rlgraph_networks",)),
@@ -121,10 +124,12 @@ KNOWN_DISTRIBUTED_BACKENDS: dict[str, str] = {"ray": _RAY}
 
 
 def provider_of(group: str, name: str) -> str | None:
-    """The distribution known to provide ``name`` in the full entry-point ``group``, or None."""
+    """The distribution known to provide ``name`` in the full entry-point ``group`` (with the extra it
+    needs: ``"rlgraph-trackers[mlflow]"``), or None."""
     return KNOWN_PROVIDERS.get(group, {}).get(normalize_name(name))
 
 
 def install_hint(distribution: str) -> str:
-    """The command that installs ``distribution``: ``"pip install rlgraph-algos"``."""
-    return f"pip install {distribution}"
+    """The command that installs ``distribution``: ``"pip install rlgraph-algos"``, ``'pip install
+    "rlgraph-trackers[mlflow]"'`` (quoted for the shell where it names an extra)."""
+    return f'pip install "{distribution}"' if "[" in distribution else f"pip install {distribution}"

@@ -425,9 +425,11 @@ def _not_found(group: str, name: str, entries: list[_Entry]) -> PluginNotFoundEr
         message += "none is installed."
     provider = provider_of(group, name)
     if provider:
-        if normalize_distribution(provider) in _installed_distributions():
+        distribution = provider.partition("[")[0]  # without the extra it names
+        if normalize_distribution(distribution) in _installed_distributions():
             message += (
-                f" {provider} is installed but has no {name!r}; upgrade it: pip install --upgrade {provider}"
+                f" {distribution} is installed but has no {name!r}; upgrade it: "
+                f"pip install --upgrade {distribution}"
             )
         else:
             message += f" {name!r} is provided by {provider}: {install_hint(provider)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import json
 import math
@@ -152,6 +153,7 @@ class Trainer:
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
+        self.resumed = bool(resume_from)
         self.executor: Any = None
         # A resumed run's folder is claimed before anything is built or written; a new one once created.
         self._lock = (lock or RunFolderLock(run_dir)).acquire() if resume_from else None
@@ -198,7 +200,9 @@ class Trainer:
         self.checkpoint_dir = run_dir / CHECKPOINT_DIR
         stored = spec.to_dict()  # with what was chosen: the backend, the evaluations' seed
         stored["evaluation"]["seed"] = evaluation_seed(spec)
-        (run_dir / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": self.agent.backend}))
+        #: The run spec as ``run.yaml`` holds it (``before_run`` observers get a copy).
+        self.stored_spec = {**stored, "backend": self.agent.backend}
+        (run_dir / RUN_SPEC_FILE).write_text(_yaml(self.stored_spec))
         self.tensorboard = TensorBoardWriter(run_dir)
         self.log = ProgressLog(
             run_dir / PROGRESS_FILE,
@@ -274,11 +278,18 @@ class Trainer:
         SIGINT (Ctrl-C) and SIGTERM stop training after the steps under way (at most
         :data:`STOP_CHECK_STEPS` per environment), then store the checkpoint that ``--resume`` goes on
         from; a second signal stops at once, without a checkpoint (the last one stays). A
-        KeyboardInterrupt raised in an observer stops training too.
+        KeyboardInterrupt raised in an observer stops training too. Observers hear ``before_run`` first
+        (its time is not training time) and ``after_run`` at the end.
         """
-        self._start = time.perf_counter() - self.earlier_seconds
         interrupted, checkpoint = False, None
         try:
+            self.events.hook.before_run(
+                spec=copy.deepcopy(self.stored_spec),
+                run_dir=self.run_dir,
+                resumed=self.resumed,
+                timestep=int(self.executor.timesteps),
+            )
+            self._start = time.perf_counter() - self.earlier_seconds
             with self._stop_on_signals(), self.display.showing_notices(COMPILE_LOGGER):
                 try:
                     self._train()
@@ -546,9 +557,10 @@ def evaluation_seed(spec: RunSpec) -> int | None:
 def load_callbacks(references: Sequence[str]) -> list[Any]:
     """The observers a run spec's ``callbacks`` name: ``"package.module:ClassName"``, or the name of a
     plugin in the ``rlgraph.callbacks`` entry-point group; each class instantiated without arguments.
-    They implement any of the trainer's events (``after_step``, ``after_progress``, ``after_episode``,
-    ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``) with
-    ``@rlgraph.hookimpl``."""
+    They implement any of the trainer's events (``before_run``, ``after_step``, ``after_progress``,
+    ``after_episode``, ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``) with
+    ``@rlgraph.hookimpl``. A callback that declares the plugin API it was written for
+    (``RLGRAPH_PLUGIN_API``, in its class or module) is refused where this core's is older."""
     from rlgraph import plugins
     from rlgraph.errors import PluginNotFoundError
     from rlgraph.specs.specifiable import import_class
@@ -574,9 +586,11 @@ def load_callbacks(references: Sequence[str]) -> list[Any]:
 
 def check_observer_class(found: Any, reference: str, path: str) -> type:
     """``found`` if it is a class that observes at least one event (a method marked
-    ``@rlgraph.hookimpl`` named after one of :class:`~rlgraph.plugins.hookspecs.EventHooks`); else a
-    SpecError at ``path`` saying what a callback is."""
+    ``@rlgraph.hookimpl`` named after one of :class:`~rlgraph.plugins.hookspecs.EventHooks`), written
+    for a plugin API this core provides where it declares one; else a SpecError at ``path``."""
+    from rlgraph.errors import PluginLoadError
     from rlgraph.plugins.hookspecs import PROJECT_NAME, EventHooks
+    from rlgraph.plugins.registry import API_ATTRIBUTE, check_plugin_api
 
     events = [name for name in vars(EventHooks) if not name.startswith("_")]
     if not isinstance(found, type):
@@ -587,6 +601,11 @@ def check_observer_class(found: Any, reference: str, path: str) -> type:
             f"@rlgraph.hookimpl named after events ({', '.join(events)})",
             path,
         )
+    if hasattr(found, API_ATTRIBUTE) or hasattr(sys.modules.get(found.__module__), API_ATTRIBUTE):
+        try:
+            check_plugin_api(found, repr(reference))
+        except PluginLoadError as error:
+            raise SpecError(str(error), path) from None
     return found
 
 
