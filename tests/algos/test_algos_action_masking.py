@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gridworld_support import optimal_q_values, q_learning_spec
 
 from rlgraph.agents import Agent
 from rlgraph.environments import GridWorld
@@ -98,28 +99,6 @@ def test_the_other_masking_agents_never_choose_a_masked_action(name, rlgraph_bac
         assert masks[np.arange(len(actions)), actions].all()
 
 
-def legal_optimal_q_values(env: GridWorld, discount: float, sweeps: int = 300) -> np.ndarray:
-    """Q* over the legal moves of the masked grid world, by value iteration over its map."""
-    rewards = {"S": -1.0, " ": -1.0, "H": -5.0, "G": 1.0}
-    moves = [(-1, 0), (0, 1), (1, 0), (0, -1)]
-    n_rows, n_cols = env.n_rows, env.n_cols
-    q = np.full((n_rows * n_cols, 4), -np.inf)
-    for _ in range(sweeps):
-        values = np.where(np.isinf(q), -np.inf, q).max(axis=1)
-        for row in range(n_rows):
-            for col in range(n_cols):
-                if env.world[row][col] in "HG":
-                    continue
-                for action, (dr, dc) in enumerate(moves):
-                    r, c = row + dr, col + dc
-                    if not (0 <= r < n_rows and 0 <= c < n_cols):
-                        continue  # illegal: stays -inf
-                    cell = env.world[r][c]
-                    future = 0.0 if cell in "HG" else discount * values[c * n_rows + r]
-                    q[col * n_rows + row, action] = rewards[cell] + future
-    return q
-
-
 def test_dqn_learns_the_q_values_of_the_legal_moves_of_the_masked_grid_world(rlgraph_backend):
     """The targets' maximum runs over legal moves only. Illegal moves are never taken, so their values
     never learn: their initial values (about 0, above every Q* here) in a target's maximum would lift
@@ -127,20 +106,7 @@ def test_dqn_learns_the_q_values_of_the_legal_moves_of_the_masked_grid_world(rlg
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
     env = GridWorld("4x4", action_masking=True)
-    spec = {
-        "type": "dqn",
-        "discount": 0.9,
-        "double_q": False,
-        "dueling_q": False,
-        "memory_spec": {"type": "replay", "capacity": 2000},
-        "preprocessing_spec": [{"type": "reshape", "flatten": True, "flatten_categories": 16}],
-        "policy_spec": {"network_spec": []},
-        "exploration_spec": {"epsilon_spec": {"decay_spec": 1.0}},
-        "update_spec": {"update_interval": 1, "batch_size": 64, "sync_interval": 20},
-        "optimizer_spec": {"type": "sgd", "learning_rate": 2.0},
-        "execution_spec": {"seed": 1},
-        "backend": rlgraph_backend,
-    }
+    spec = q_learning_spec(rlgraph_backend, seed=1)
     agent = Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space)
     worker = SingleThreadedWorker(
         agent=agent,
@@ -149,7 +115,7 @@ def test_dqn_learns_the_q_values_of_the_legal_moves_of_the_masked_grid_world(rlg
         seed=1,
     )
     worker.execute_timesteps(6000)  # an illegal move would raise in the environment
-    expected = legal_optimal_q_values(env, 0.9)
+    expected = optimal_q_values(env, 0.9, legal_only=True)
     for cell in (0, 1, 4, 8, 9):  # the start and cells on the way, beside the map's edges
         state = {"observations": np.array([cell]), "action_mask": env._legal[cell][None]}
         learned = agent.get_q_values(agent.preprocess_states(state))[0]

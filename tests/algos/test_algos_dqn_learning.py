@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gridworld_support import optimal_q_values, q_learning_spec
 
 from rlgraph.agents import Agent
 from rlgraph.environments import GridWorld
@@ -35,52 +36,12 @@ def test_dqn_solves_cartpole_within_50000_steps(seed, tmp_path, rlgraph_backend)
     assert summary.timesteps_to_target <= 50_000
 
 
-def optimal_q_values(env: GridWorld, discount: float, sweeps: int = 500) -> np.ndarray:
-    """Q* of a deterministic grid world by value iteration over its map (not its step function)."""
-    rows, n_rows, n_cols = env.world, env.n_rows, env.n_cols
-    rewards = {"S": -1.0, " ": -1.0, "H": -5.0, "G": 1.0}
-    moves = [(-1, 0), (0, 1), (1, 0), (0, -1)]  # up, right, down, left
-
-    def index(row: int, col: int) -> int:
-        return col * n_rows + row
-
-    q = np.zeros((n_rows * n_cols, 4))
-    for _ in range(sweeps):
-        values = q.max(axis=1)
-        for row in range(n_rows):
-            for col in range(n_cols):
-                if rows[row][col] in "HG":
-                    continue  # terminal: Q stays 0
-                for action, (dr, dc) in enumerate(moves):
-                    r, c = row + dr, col + dc
-                    if not (0 <= r < n_rows and 0 <= c < n_cols):
-                        r, c = row, col
-                    cell = rows[r][c]
-                    future = 0.0 if cell in "HG" else discount * values[index(r, c)]
-                    q[index(row, col), action] = rewards[cell] + future
-    return q
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_dqn_learns_the_optimal_q_values_of_the_gridworld_start_state(seed, rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
     env = GridWorld("4x4")
-    spec = {
-        "type": "dqn",
-        "discount": 0.9,
-        "double_q": False,
-        "dueling_q": False,
-        "memory_spec": {"type": "replay", "capacity": 2000},
-        "preprocessing_spec": [{"type": "reshape", "flatten": True, "flatten_categories": 16}],
-        "policy_spec": {"network_spec": []},
-        "exploration_spec": {"epsilon_spec": {"decay_spec": 1.0}},  # Q-learning is off-policy: act at random
-        "update_spec": {"update_interval": 1, "batch_size": 64, "sync_interval": 20},
-        # Plain SGD: in a deterministic world the TD errors vanish at Q*, and so do its steps (Adam's do not).
-        "optimizer_spec": {"type": "sgd", "learning_rate": 2.0},
-        "execution_spec": {"seed": seed},
-        "backend": rlgraph_backend,
-    }
+    spec = q_learning_spec(rlgraph_backend, seed)
     agent = Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space)
     worker = SingleThreadedWorker(
         agent=agent, env_spec={"type": "grid_world", "world": "4x4"}, num_environments=4, seed=seed
