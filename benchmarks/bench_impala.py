@@ -47,7 +47,7 @@ def one_process(backend: str, timesteps: int) -> tuple[float, float, float]:
 
 
 def local_actors(backend: str, actors: int, timesteps: int) -> tuple[float, float, float]:
-    from rlgraph_algos.impala.executor import LocalIMPALAExecutor
+    from rlgraph.executors.actor_processes import LocalIMPALAExecutor
 
     executor = LocalIMPALAExecutor("CartPole-v1", agent_spec(backend), actors, ENVIRONMENTS, seed=1)
     return measure(executor, timesteps)

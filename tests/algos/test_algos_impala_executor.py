@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rlgraph.errors import SpecError
-from rlgraph_algos.impala.executor import LocalIMPALAExecutor
+from rlgraph.executors.actor_processes import LocalIMPALAExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "impala_cartpole.yaml"

@@ -75,7 +75,6 @@ KNOWN_PROVIDERS: dict[str, dict[str, str]] = {
     "rlgraph.agents": _table(_ALGOS, _AGENTS),
     "rlgraph.executors": {
         **_table(_RAY, ("apex", "sync_batch", "impala")),
-        **_table(_ALGOS, ("impala_local",)),
     },
     "rlgraph.components": {**_table(_MEMORIES, _MEMORY_COMPONENTS), **_table(_NETWORKS, _NETWORK_COMPONENTS)},
     "rlgraph.environments": {},

@@ -32,7 +32,7 @@ class IMPALAAgent(ActorCriticAgent):
 
     Learning in one process (``rlgraph train`` with the local executor) updates on each environment's most
     recent steps as the actor-critic does: on-policy, where V-trace's weights are 1. The ``impala``
-    executors (:mod:`rlgraph_algos.impala.executor`, and rlgraph-ray's) run actors apart from the learner,
+    executors (:mod:`rlgraph.executors.actor_processes`, and rlgraph-ray's) run actors apart from the learner,
     with a FIFO queue of rollouts (``fifo_queue_spec``) between them.
 
     Args (RLgraph's keys):

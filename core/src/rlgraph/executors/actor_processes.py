@@ -1,5 +1,6 @@
-"""IMPALA on one machine without Ray: actors in processes of their own feed the learner, in this process,
-through a bounded FIFO queue of rollouts."""
+"""IMPALA's architecture on one machine without Ray (executor ``impala_local``): actors in processes of their
+own feed the learner, in this process, through a bounded FIFO queue of rollouts. Any agent whose rollouts
+the queue takes (``RolloutQueue.for_agent``: IMPALA's) learns this way; Ray's executors are rlgraph-ray's."""
 
 from __future__ import annotations
 
