@@ -281,7 +281,7 @@ def test_updates_due():
 def test_worker_accepts_a_vector_env():
     vector = VectorEnv(lambda: GridWorld("2x2"), 2)
     worker = SingleThreadedWorker(RecordingAgent(num_actions=4), vector)
-    assert worker.vector_env is vector and worker.env_ids == ["env_0", "env_1"]
+    assert worker.vector_env is vector and worker.env_ids == ("env_0", "env_1")
 
 
 def test_render_prints_text_renderings(capsys):

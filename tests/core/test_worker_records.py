@@ -64,7 +64,7 @@ def test_internal_states_travel_from_the_worker_through_the_graph_and_back(rlgra
     assert worker.episodes >= 3
     steps = np.zeros(3)
     for env_ids, record in agent.stored:
-        assert env_ids == worker.env_ids
+        assert env_ids == list(worker.env_ids)
         # The states the agent acted with: the steps of each environment's episode so far.
         np.testing.assert_array_equal(record["internals"], steps)
         np.testing.assert_allclose(record["scores"], record["states"][:, 0], rtol=1e-6)

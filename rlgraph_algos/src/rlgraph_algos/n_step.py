@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.utils import nested
 
 _STORED = ("states", "actions")
-_KNOWN_SEQUENCES = 256  # env id sequences whose columns are remembered (a worker has one)
 
 
 class NStepBuffer:
@@ -39,9 +39,7 @@ class NStepBuffer:
         self._discounting = np.triu(
             self.discount ** np.maximum(self._steps[None, :] - self._steps[:, None], 0)
         )
-        #: Env id sequences seen: their columns, and whether those are all different.
-        self._known: dict[tuple, tuple[np.ndarray, bool]] = {}
-        self._columns: dict[Hashable, int] = {}
+        self._columns = EnvColumns(on_new=self._grow)
         self._rings: dict[str, np.ndarray] = {}  # (n, envs, ...) per stored leaf, "rewards" included
         self._structure: dict[str, Any] = {}
         self._start = np.zeros(0, dtype=np.int64)  # ring slot of each environment's oldest transition
@@ -55,7 +53,7 @@ class NStepBuffer:
     ) -> dict[str, Any] | None:
         """Add one row per env id; return the n-step transitions now complete (or None): first those
         of full windows, in row order, then each ended episode's pending ones, oldest first."""
-        cols, distinct = self._columns_of(env_ids)
+        cols, distinct = self._columns.of(env_ids)
         if not distinct:  # an environment twice in one call: take the rows in order
             parts = [
                 self.add([env_ids[i]], nested.get_index(fields, slice(i, i + 1)), ended[i : i + 1])
@@ -76,26 +74,13 @@ class NStepBuffer:
             out.append(self._emit_all(cols[rows], fields, rows, terminals[rows]))
         return concat_rows(out)
 
-    def _columns_of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
-        """Each env id's ring column, and whether they are all different (remembered per id sequence)."""
-        key = tuple(env_ids.tolist()) if isinstance(env_ids, np.ndarray) else tuple(env_ids)
-        known = self._known.get(key)
-        if known is None:
-            if len(self._known) >= _KNOWN_SEQUENCES:
-                self._known.clear()
-            cols = np.fromiter((self._column(e) for e in key), np.int64, len(key))
-            known = self._known[key] = (cols, len(np.unique(cols)) == len(cols))
-        return known
-
-    def _column(self, env_id: Hashable) -> int:
-        col = self._columns.get(env_id)
-        if col is None:
-            col = self._columns[env_id] = len(self._columns)
-            self._start = np.append(self._start, 0)
-            self._count = np.append(self._count, 0)
-            for key, ring in self._rings.items():
-                self._rings[key] = np.concatenate([ring, np.zeros_like(ring[:, :1])], axis=1)
-        return col
+    def _grow(self, envs: int) -> None:
+        """Room for ``envs`` environments' columns (the new ones empty)."""
+        extra = envs - len(self._start)
+        self._start = np.concatenate([self._start, np.zeros(extra, np.int64)])
+        self._count = np.concatenate([self._count, np.zeros(extra, np.int64)])
+        for key, ring in self._rings.items():
+            self._rings[key] = np.concatenate([ring, np.zeros_like(ring[:, :extra])], axis=1)
 
     def _store(self, cols: np.ndarray, flat: dict[str, np.ndarray], fields: dict[str, Any]) -> None:
         if not self._rings:

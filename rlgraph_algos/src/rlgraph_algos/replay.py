@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.rollouts import EnvColumns
+from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.utils.naming import normalize_name

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.utils import nested
 
 
@@ -24,10 +25,7 @@ class ObservationBuffer:
         if capacity < 1:
             raise ValueError(f"observe buffer capacity must be >= 1, got {capacity}")
         self.capacity = capacity
-        self._columns: dict[Hashable, int] = {}
-        self._last_ids: Any = None
-        self._last_cols: np.ndarray | None = None
-        self._last_unique = True
+        self._columns = EnvColumns()
         self._arrays: dict[str, np.ndarray] = {}
         self._structure: dict[str, Any] = {}
         self._position = np.zeros(0, dtype=np.int64)
@@ -44,7 +42,7 @@ class ObservationBuffer:
         A batch naming an env id more than once is passed on at once, after that env's buffered
         rows, each env's rows together and in order.
         """
-        cols, unique = self._columns_of(env_ids)
+        cols, unique = self._columns.of(env_ids)
         flat = self._flatten(fields)
         if not self._arrays:
             self._allocate(flat)
@@ -93,17 +91,6 @@ class ObservationBuffer:
             self._position[self._columns[env_id]] = 0
 
     # -- internals ---------------------------------------------------------------------------
-    def _columns_of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
-        """Column per env id, and whether they are all different (cached for a repeated id list)."""
-        if env_ids is self._last_ids and self._last_cols is not None:
-            return self._last_cols, self._last_unique
-        cols = np.fromiter(
-            (self._columns.setdefault(e, len(self._columns)) for e in env_ids), np.int64, len(env_ids)
-        )
-        unique = len(set(cols.tolist())) == len(cols)
-        self._last_ids, self._last_cols, self._last_unique = env_ids, cols, unique
-        return cols, unique
-
     def _flatten(self, fields: dict[str, Any]) -> dict[str, np.ndarray]:
         flat = {}
         for name, value in fields.items():

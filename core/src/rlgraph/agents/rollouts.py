@@ -8,32 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.utils import nested
 
 MASK = "mask"
 """The field of a rollout that marks which of its time-major entries hold a step."""
-
-
-class EnvColumns:
-    """Environment ids -> columns 0, 1, ... in the order they are first seen."""
-
-    def __init__(self) -> None:
-        self.columns: dict[Hashable, int] = {}
-        self._last: tuple[Any, np.ndarray | None, bool] = (None, None, True)
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    def of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
-        """The column of each id, and whether they are all different (cached for a repeated id list)."""
-        if env_ids is self._last[0] and self._last[1] is not None:
-            return self._last[1], self._last[2]
-        cols = np.fromiter(
-            (self.columns.setdefault(e, len(self.columns)) for e in env_ids), np.int64, len(env_ids)
-        )
-        unique = len(set(cols.tolist())) == len(cols)
-        self._last = (env_ids, cols, unique)
-        return cols, unique
 
 
 class RolloutBuffer:

@@ -156,7 +156,7 @@ class SingleThreadedWorker:
                 "batch_size to the number of environments",
                 "preprocessing_spec",
             )
-        self.env_ids = [f"env_{i}" for i in range(self.num_environments)]
+        self.env_ids = tuple(f"env_{i}" for i in range(self.num_environments))
         self.frameskip = frameskip
         self.render = render
         self.episode_finish_callback = episode_finish_callback

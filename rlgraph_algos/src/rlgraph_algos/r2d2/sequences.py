@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.agents.records import INTERNALS
 from rlgraph.utils import nested
 from rlgraph_algos.n_step import concat_rows, leaves
@@ -55,7 +56,7 @@ class SequenceBuffer:
         self.discount = float(discount)
         #: Steps kept per environment: enough for every sequence that is still open.
         self.history = burn_in + length
-        self._columns: dict[Hashable, int] = {}
+        self._columns = EnvColumns(on_new=self._grow)
         self._rings: dict[
             str, np.ndarray
         ] = {}  # (history, envs, ...) per leaf, by episode step modulo history
@@ -71,8 +72,8 @@ class SequenceBuffer:
         self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
     ) -> dict[str, Any] | None:
         """Add one step per env id; return the sequences now complete (batch-major), or None."""
-        cols = np.fromiter((self._column(e) for e in env_ids), np.int64, len(env_ids))
-        if len(np.unique(cols)) != len(cols):  # an environment twice in one call: its rows in order
+        cols, distinct = self._columns.of(env_ids)
+        if not distinct:  # an environment twice in one call: its rows in order
             parts = [
                 self.add([env_ids[i]], nested.get_index(fields, slice(i, i + 1)), ended[i : i + 1])
                 for i in range(len(cols))
@@ -100,14 +101,12 @@ class SequenceBuffer:
             self._episode_step[self._columns[env_id]] = 0
 
     # -- internals --------------------------------------------------------------------------------------
-    def _column(self, env_id: Hashable) -> int:
-        col = self._columns.get(env_id)
-        if col is None:
-            col = self._columns[env_id] = len(self._columns)
-            self._episode_step = np.append(self._episode_step, 0)
-            for key, ring in self._rings.items():
-                self._rings[key] = np.concatenate([ring, np.zeros_like(ring[:, :1])], axis=1)
-        return col
+    def _grow(self, envs: int) -> None:
+        """Room for ``envs`` environments' columns (the new ones at episode step 0)."""
+        extra = envs - len(self._episode_step)
+        self._episode_step = np.concatenate([self._episode_step, np.zeros(extra, np.int64)])
+        for key, ring in self._rings.items():
+            self._rings[key] = np.concatenate([ring, np.zeros_like(ring[:, :extra])], axis=1)
 
     def _store(self, cols: np.ndarray, steps: np.ndarray, fields: dict[str, Any]) -> None:
         flat = {f"{name}/{path}": leaf for name in _STEP_FIELDS for path, leaf in leaves(fields[name])}
