@@ -197,7 +197,7 @@ def test_container_and_continuous_action_spaces(rlgraph_backend):
         ({"memory_spec": {"type": "replay", "capacity": 10}}, "memory_spec.type: .*ring buffer"),
         (
             {"memory_spec": {"type": "ring_buffer", "capacity": 0}},
-            "memory_spec.capacity: expected a positive int",
+            "memory_spec.capacity: must be an int >= 1",
         ),
         (
             {"value_function_spec": None, "value_function_optimizer_spec": {"type": "adam"}},

@@ -42,15 +42,15 @@ def test_prioritized_replay_keys():
     ("spec", "message"),
     [
         ({"type": "replay", "capacity": "x"}, r"^capacity: expected int, got 'x' \(str\)"),
-        ({"type": "replay", "capacity": 0}, r"^capacity: expected a positive int, got 0"),
-        ({"type": "ring_buffer", "capacity": -5}, r"^capacity: expected a positive int, got -5"),
+        ({"type": "replay", "capacity": 0}, r"^capacity: must be an int >= 1, got 0"),
+        ({"type": "ring_buffer", "capacity": -5}, r"^capacity: must be an int >= 1, got -5"),
         ({"type": "fifo_queue", "capacity": 2.5}, r"^capacity: expected int, got 2.5 \(float\)"),
         ({"type": "prioritized_replay", "alpha": -1.0}, r"^alpha: expected a number >= 0, got -1.0"),
         ({"type": "prioritized_replay", "beta": "high"}, r"^beta: expected float, got 'high' \(str\)"),
         ({"type": "prioritized_replay", "epsilon": 0.0}, r"^epsilon: expected a number > 0, got 0.0"),
         (
             {"type": "ring_buffer", "num_environments": 0},
-            r"^num_environments: expected a positive int, got 0",
+            r"^num_environments: must be an int >= 1, got 0",
         ),
         (
             {"type": "replay", "capasity": 10},

@@ -102,7 +102,7 @@ def test_dense_gradient_of_output_sum_is_x_transposed_ones(rlgraph_backend):
 @pytest.mark.parametrize(
     ("spec", "path", "message"),
     [
-        ({"units": 0}, "units", "expected a positive int, got 0"),
+        ({"units": 0}, "units", "must be an int >= 1, got 0"),
         ({"units": 3, "activation": "rellu"}, "activation", "Did you mean 'relu'"),
         ({"units": 3, "weights_spec": "glorot"}, "weights_spec", "unknown initializer 'glorot'"),
         ({"units": 3, "size": 4}, "", "unknown key 'size' for Dense"),

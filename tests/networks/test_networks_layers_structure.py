@@ -116,7 +116,7 @@ def test_flatten_in_a_network_before_dense(component_test):
         ({"new_shape": [2], "flatten": True}, "new_shape", "give either new_shape or flatten: true"),
         ({"new_shape": [-1, -1]}, "new_shape", "at most one -1"),
         ({"new_shape": [2], "flatten_categories": 3}, "flatten_categories", "needs flatten: true"),
-        ({"flatten": True, "flatten_categories": 0}, "flatten_categories", "positive int"),
+        ({"flatten": True, "flatten_categories": 0}, "flatten_categories", "an int >= 1"),
     ],
 )
 def test_bad_reshape_specs(spec, path, message):

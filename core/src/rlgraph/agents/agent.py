@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -47,6 +46,7 @@ from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
+from rlgraph.specs.checks import unit_interval
 from rlgraph.utils import nested
 from rlgraph.utils.random_state import generator_state, set_generator_state
 
@@ -133,7 +133,7 @@ class Agent(Specifiable):
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
-        self.discount = 0.98 if discount is None else _discount(discount)
+        self.discount = 0.98 if discount is None else unit_interval(discount, "discount")
         self.preprocessing_spec = preprocessing_spec
         self.network_spec = network_spec
         self.policy_spec = policy_spec
@@ -874,13 +874,6 @@ def _refuse_non_finite(where: str, fields: Mapping[str, Any], consequence: str) 
     if found is not None:
         path, index, value = found
         raise NonFiniteError(f"{where}: {path!r} holds {value} at entry {index}; {consequence}.")
-
-
-def _discount(value: Any) -> float:
-    """``value`` as a discount: a number in [0, 1], else a SpecError naming ``discount``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
-        raise SpecError(f"must be a number in [0, 1], got {value!r}", "discount")
-    return float(value)
 
 
 def _one_step(states: Any) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
+from rlgraph.specs.checks import below_minimum
 from rlgraph.specs.validation import Problem, construct, join_path, spec_error
 
 #: ``model-<timestep>.npz``: the checkpoints ``Agent.store_model`` names after the agent's time steps.
@@ -67,11 +68,7 @@ def _default(field: attrs.Attribute) -> Any:
 
 def at_least(minimum: int) -> dict[str, Callable[[Any], str | None]]:
     """Field metadata: the value must be None or a number >= ``minimum``."""
-
-    def check(value: Any) -> str | None:
-        return None if value is None or value >= minimum else f"must be >= {minimum}, got {value}"
-
-    return {"check": check}
+    return {"check": lambda value: below_minimum(value, minimum)}
 
 
 def fraction_check(value: float | None) -> str | None:

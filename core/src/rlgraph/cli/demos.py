@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rlgraph.specs.checks import positive_int_argument
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
@@ -17,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record = actions.add_parser("record", help="write a run's play to a demonstrations file")
     record.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
     record.add_argument(
-        "--steps", metavar="N", type=_positive, required=True, help="environment steps to record"
+        "--steps", metavar="N", type=positive_int_argument, required=True, help="environment steps to record"
     )
     record.add_argument("--out", metavar="FILE", type=Path, required=True, help="the file to write (.npz)")
     record.add_argument(
@@ -43,10 +45,3 @@ def run(args: argparse.Namespace) -> int:
         f"to {args.out}"
     )
     return 0
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rlgraph.specs.checks import positive_int_argument
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
@@ -14,7 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
     parser.add_argument(
-        "--episodes", metavar="N", type=_positive, help="episodes to play (default: the run's evaluation's)"
+        "--episodes",
+        metavar="N",
+        type=positive_int_argument,
+        help="episodes to play (default: the run's evaluation's)",
     )
     parser.add_argument(
         "--checkpoint",
@@ -67,10 +72,3 @@ def _episodes(args: argparse.Namespace) -> str:
     ):
         return "on other episodes or actions (--episodes or --backend changes them)"
     return "on the same episodes"
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from rlgraph.specs.checks import positive_int_argument
+
 #: Options passed on to every run's ``rlgraph train``.
 TRAIN_OPTIONS = ("timesteps", "backend", "num_envs", "eval_interval", "eval_episodes", "target_return")
 
@@ -28,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a key and its values to sweep (values read as YAML; repeatable: every combination runs)",
     )
     parser.add_argument(
-        "--parallel", metavar="N", type=_positive, help="runs at once (default: the number of cores)"
+        "--parallel",
+        metavar="N",
+        type=positive_int_argument,
+        help="runs at once (default: the number of cores)",
     )
     parser.add_argument(
         "--launcher",
@@ -89,13 +94,6 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(str(line[key]).ljust(width) for key, width in widths.items()).rstrip())
     print(f"Plot: rlgraph plot {sweep_dir}")
     return 0 if all(row["status"] == "done" for row in rows) else 1
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def default_launcher() -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.specs.checks import positive_int_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,9 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--env", metavar="ENV", type=_yaml_value, help="Gymnasium id or environment spec, e.g. CartPole-v1"
     )
     parser.add_argument("--backend", metavar="NAME", help="backend to build the agent on, e.g. torch")
-    parser.add_argument("--timesteps", metavar="N", type=_positive, help="environment steps to train")
     parser.add_argument(
-        "--num-envs", dest="num_envs", metavar="N", type=_positive, help="environments stepped together"
+        "--timesteps", metavar="N", type=positive_int_argument, help="environment steps to train"
+    )
+    parser.add_argument(
+        "--num-envs",
+        dest="num_envs",
+        metavar="N",
+        type=positive_int_argument,
+        help="environments stepped together",
     )
     parser.add_argument("--seed", metavar="S", type=int, help="seed of environments and agent")
     parser.add_argument(
@@ -46,11 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--num-workers",
         dest="num_workers",
         metavar="N",
-        type=_positive,
+        type=positive_int_argument,
         help="workers of a distributed executor",
     )
     parser.add_argument(
-        "--eval-interval", metavar="N", type=_positive, help="steps between greedy evaluations"
+        "--eval-interval", metavar="N", type=positive_int_argument, help="steps between greedy evaluations"
     )
     parser.add_argument(
         "--eval-episodes",
@@ -167,10 +174,3 @@ def _yaml_value(text: str) -> Any:
     except SpecError as error:  # a key given twice
         raise argparse.ArgumentTypeError(str(error)) from None
     return value if isinstance(value, str | dict) else text
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value

@@ -26,8 +26,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.errors import SpecError
 from rlgraph.specs import Specifiable
+from rlgraph.specs.checks import at_least, positive_int
 from rlgraph.specs.validation import construct
 
 RESULT_KEYS = (
@@ -45,16 +45,6 @@ EpisodeCallback = Callable[[Any, float, int], Any]
 """Called as ``callback(env_id, episode_return, episode_length)`` when an episode ends."""
 
 
-def _positive(_: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value is not None and value < 1:
-        raise SpecError(f"must be >= 1, got {value}", attribute.name)
-
-
-def _non_negative(_: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value < 0:
-        raise SpecError(f"must be >= 0, got {value}", attribute.name)
-
-
 @attrs.define
 class Workload:
     """What one ``execute_workload`` call runs (RLgraph's keys).
@@ -66,11 +56,11 @@ class Workload:
     ``evaluation_*`` keys; 0: none).
     """
 
-    num_timesteps: int = attrs.field(validator=_positive)
-    report_interval: int | None = attrs.field(default=None, validator=_positive)
-    max_timesteps_per_episode: int = attrs.field(default=0, validator=_non_negative)
-    frameskip: int = attrs.field(default=1, validator=_positive)
-    evaluation_episodes: int = attrs.field(default=0, validator=_non_negative)
+    num_timesteps: int = attrs.field(validator=at_least(1))
+    report_interval: int | None = attrs.field(default=None, validator=at_least(1))
+    max_timesteps_per_episode: int = attrs.field(default=0, validator=at_least(0))
+    frameskip: int = attrs.field(default=1, validator=at_least(1))
+    evaluation_episodes: int = attrs.field(default=0, validator=at_least(0))
 
     @classmethod
     def of(cls, workload: Workload | Mapping[str, Any]) -> Workload:
@@ -166,8 +156,7 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
 def check_positive_ints(**values: Any) -> None:
     """A SpecError naming the first of ``values`` that is not an int >= 1."""
     for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"must be an int >= 1, got {value!r}", name)
+        positive_int(value, name)
 
 
 def resume_seed(seed: int | None, timesteps: int) -> int | None:

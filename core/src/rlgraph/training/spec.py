@@ -18,18 +18,9 @@ from typing import Any
 import attrs
 
 from rlgraph.errors import SpecError
+from rlgraph.specs.checks import at_least
 from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
-
-
-def _at_least(minimum: int) -> Any:
-    """An attrs validator: ``None`` or a number >= ``minimum``; the error names the key."""
-
-    def check(_: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if value is not None and value < minimum:
-            raise SpecError(f"must be >= {minimum}, got {value}", attribute.name)
-
-    return check
 
 
 @attrs.define
@@ -44,8 +35,8 @@ class EvaluationSpec:
     default: the run's seed plus 1,000,000 (without a run seed, the environments' streams continue).
     """
 
-    interval: int | None = attrs.field(default=None, validator=_at_least(1))
-    episodes: int = attrs.field(default=10, validator=_at_least(0))
+    interval: int | None = attrs.field(default=None, validator=at_least(1))
+    episodes: int = attrs.field(default=10, validator=at_least(0))
     target_return: float | None = None
     seed: int | None = None
 
@@ -68,16 +59,16 @@ class RunSpec:
 
     agent: dict[str, Any]
     environment: str | dict[str, Any]
-    num_environments: int = attrs.field(default=1, validator=_at_least(1))
-    timesteps: int = attrs.field(default=100_000, validator=_at_least(1))
+    num_environments: int = attrs.field(default=1, validator=at_least(1))
+    timesteps: int = attrs.field(default=100_000, validator=at_least(1))
     seed: int | None = None
     backend: str | None = None
     evaluation: EvaluationSpec = attrs.field(factory=EvaluationSpec)
-    log_interval: int | None = attrs.field(default=None, validator=_at_least(1))
-    checkpoint_interval: int | None = attrs.field(default=None, validator=_at_least(1))
+    log_interval: int | None = attrs.field(default=None, validator=at_least(1))
+    checkpoint_interval: int | None = attrs.field(default=None, validator=at_least(1))
     callbacks: list[str] = attrs.field(factory=list)
-    keep_checkpoints: int = attrs.field(default=5, validator=_at_least(1))
-    max_episode_steps: int | None = attrs.field(default=None, validator=_at_least(1))
+    keep_checkpoints: int = attrs.field(default=5, validator=at_least(1))
+    max_episode_steps: int | None = attrs.field(default=None, validator=at_least(1))
     executor: str | dict[str, Any] = "local"
 
     def __attrs_post_init__(self) -> None:

@@ -8,7 +8,8 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph_memories.memory import check_count, check_positive_int, check_storage_size, row_bytes
+from rlgraph.specs.checks import positive_int
+from rlgraph_memories.memory import check_count, check_storage_size, row_bytes
 from rlgraph_memories.segment_tree import last_occurrence
 
 #: The fields of the one-step records it takes (plus ``env_indices``).
@@ -57,10 +58,10 @@ class FrameReplay(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.capacity = check_positive_int(capacity, "capacity")
-        self.num_environments = check_positive_int(num_environments, "num_environments")
-        self.frames_per_state = check_positive_int(frames_per_state, "frames_per_state")
-        self.n_step = check_positive_int(n_step, "n_step")
+        self.capacity = positive_int(capacity, "capacity")
+        self.num_environments = positive_int(num_environments, "num_environments")
+        self.frames_per_state = positive_int(frames_per_state, "frames_per_state")
+        self.n_step = positive_int(n_step, "n_step")
         if not 0.0 <= discount <= 1.0:
             raise SpecError(f"expected a number in [0, 1], got {discount!r}", "discount")
         self.discount = float(discount)
@@ -71,7 +72,7 @@ class FrameReplay(Component):
 
     def learn_with(self, n_step: int, discount: float) -> None:
         """Sample ``n_step`` returns with ``discount`` (an agent sets its own before the build)."""
-        self.n_step = check_positive_int(n_step, "n_step")
+        self.n_step = positive_int(n_step, "n_step")
         self.discount = float(discount)
         self._check_capacity()
 

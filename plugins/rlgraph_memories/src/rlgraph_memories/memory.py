@@ -12,16 +12,10 @@ import numpy as np
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.errors import BuildError, SpecError
+from rlgraph.errors import BuildError
 from rlgraph.spaces import ContainerSpace
+from rlgraph.specs.checks import positive_int
 from rlgraph.utils import nested
-
-
-def check_positive_int(value: Any, name: str) -> int:
-    """``value`` if it is a positive int, else a SpecError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise SpecError(f"expected a positive int, got {value!r}", name)
-    return int(value)
 
 
 def check_count(num_records: Any) -> int:
@@ -94,7 +88,7 @@ class Memory(Component):
 
     def __init__(self, capacity: int = 1000, scope: str = "memory", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.capacity = check_positive_int(capacity, "capacity")
+        self.capacity = positive_int(capacity, "capacity")
         self.storage: Any = None
         self.inserted: Any = None
         self._storage_leaves: list[Any] = []

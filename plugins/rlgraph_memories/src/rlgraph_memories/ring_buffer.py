@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 import rlgraph
 from rlgraph.errors import BuildError
 from rlgraph.spaces import BoolBox, Dict
-from rlgraph_memories.memory import Memory, check_count, check_positive_int, record_leaves
+from rlgraph.specs.checks import positive_int
+from rlgraph_memories.memory import Memory, check_count, record_leaves
 
 #: Why JAX cannot compile the reads (it runs them op by op).
 VALUE_DEPENDENT_SHAPE = (
@@ -54,7 +55,7 @@ class RingBuffer(Memory):
         self, capacity: int = 1000, num_environments: int = 1, scope: str = "ring-buffer", **kwargs: Any
     ) -> None:
         super().__init__(capacity=capacity, scope=scope, **kwargs)
-        self.num_environments = check_positive_int(num_environments, "num_environments")
+        self.num_environments = positive_int(num_environments, "num_environments")
         self.env_indices: Any = None
         self.episode_starts: Any = None
         self.last_terminal: Any = None

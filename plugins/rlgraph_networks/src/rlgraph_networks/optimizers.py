@@ -8,8 +8,6 @@ build, and moves between backends like any weight.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -17,6 +15,7 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
 from rlgraph.execution.optimizers import OPTIMIZERS
+from rlgraph.specs.checks import finite
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.decays import Decay
 
@@ -34,14 +33,6 @@ def _decay(learning_rate: Any) -> Decay | None:
         raise rebase(error, "learning_rate") from None
     decay.scope = "learning-rate"
     return decay
-
-
-def _check_finite(value: Any, key: str) -> float:
-    """``value`` if it is a finite number, else a SpecError naming ``key`` (a NaN or infinite
-    hyperparameter would pass every comparison and fail only once training ran)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise SpecError(f"must be a finite number, got {value!r}", key)
-    return float(value)
 
 
 class Optimizer(Component):
@@ -67,13 +58,13 @@ class Optimizer(Component):
         super().__init__(scope=scope or self.kind or "optimizer", **kwargs)
         self.learning_rate_decay = decay = _decay(learning_rate)
         if decay is not None:
-            _check_finite(decay.from_, "learning_rate.from")
-            _check_finite(decay.to_, "learning_rate.to")
+            finite(decay.from_, "learning_rate.from")
+            finite(decay.to_, "learning_rate.to")
             learning_rate = max(decay.from_, decay.to_)
-        _check_finite(learning_rate, "learning_rate")
+        finite(learning_rate, "learning_rate")
         if learning_rate <= 0:
             raise SpecError(f"must be > 0, got {learning_rate}", "learning_rate")
-        if clip_grad_norm is not None and (_check_finite(clip_grad_norm, "clip_grad_norm") <= 0):
+        if clip_grad_norm is not None and (finite(clip_grad_norm, "clip_grad_norm") <= 0):
             raise SpecError(f"must be > 0 (or None for no clipping), got {clip_grad_norm}", "clip_grad_norm")
         self.hyperparameters: dict[str, Any] = {
             "learning_rate": learning_rate,
@@ -87,7 +78,7 @@ class Optimizer(Component):
         """A kind's own hyperparameters; each number must be finite (flags are bools)."""
         for key, value in values.items():
             if not isinstance(value, bool):
-                _check_finite(value, key)
+                finite(value, key)
         self.hyperparameters.update(values)
 
     def attach(self, *components: Component) -> Optimizer:

@@ -8,6 +8,7 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.specs.checks import positive, unit_interval
 from rlgraph_networks.distributions.continuous import Interval
 
 
@@ -19,18 +20,6 @@ def _minimum(ops: Any, values: Any) -> Any:
     for other in values[1:]:
         smallest = ops.minimum(smallest, other)
     return smallest
-
-
-def _discount(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise SpecError(f"must be a number in [0, 1], got {value!r}", "discount")
-    return float(value)
-
-
-def _positive(value: float, key: str) -> float:
-    if not value > 0:
-        raise SpecError(f"must be > 0, got {value!r}", key)
-    return float(value)
 
 
 class SACLoss(Component):
@@ -65,7 +54,7 @@ class SACLoss(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.discount = _discount(discount)
+        self.discount = unit_interval(discount, "discount")
         self.target_entropy = None if target_entropy is None else float(target_entropy)
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
@@ -150,12 +139,12 @@ class TD3Loss(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.discount = _discount(discount)
+        self.discount = unit_interval(discount, "discount")
         if noise_std < 0:
             raise SpecError(f"must be >= 0, got {noise_std!r}", "target_noise_std")
         self.bounds = Interval(low, high)
         self.noise_std = float(noise_std)
-        self.noise_clip = _positive(noise_clip, "target_noise_clip")
+        self.noise_clip = positive(noise_clip, "target_noise_clip")
 
     @rlgraph.graph_fn(api=True, requires_variables=False)
     def sample_noise(self, target_actions: Any) -> Any:

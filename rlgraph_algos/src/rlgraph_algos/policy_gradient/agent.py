@@ -16,6 +16,7 @@ from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpaceError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.spaces.masks import action_mask_space
+from rlgraph.specs.checks import positive_int
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
@@ -465,9 +466,7 @@ def _memory_capacity(memory_spec: dict[str, Any] | None) -> int:
         raise SpecError(
             f"unknown key(s) {sorted(spec)}; a ring buffer takes type and capacity", "memory_spec"
         )
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-        raise SpecError(f"expected a positive int, got {capacity!r}", "memory_spec.capacity")
-    return capacity
+    return positive_int(capacity, "memory_spec.capacity")
 
 
 def sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.specs.checks import non_negative
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.decays import Decay
 
@@ -26,12 +27,6 @@ def _decay(spec: Any, key: str, positive: bool = False) -> Decay:
     return decay
 
 
-def _non_negative(value: Any, key: str) -> float:
-    if value < 0:
-        raise SpecError(f"must be >= 0, got {value!r}", key)
-    return float(value)
-
-
 class ValueLoss(Component):
     """``0.5 * (V(s) - R)^2`` per item, times ``weight``; with ``clipping`` c (PPO's value function
     clipping), ``0.5 * max((V - R)^2, (V_old + clip(V - V_old, -c, c) - R)^2)``. (RLgraph's code left out
@@ -43,7 +38,7 @@ class ValueLoss(Component):
         super().__init__(scope=scope, **kwargs)
         if clipping is not None and clipping <= 0:
             raise SpecError(f"must be > 0 (or None: no clipping), got {clipping}", "value_function_clipping")
-        self.weight = _non_negative(weight, "weight_vf")
+        self.weight = non_negative(weight, "weight_vf")
         self.clipping = clipping
 
     @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
@@ -116,7 +111,7 @@ class ActorCriticLoss(Component):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.weight_pg = _non_negative(weight_pg, "weight_pg")
+        self.weight_pg = non_negative(weight_pg, "weight_pg")
         self.weight_entropy = _decay(0.0 if weight_entropy is None else weight_entropy, "weight_entropy")
 
     @rlgraph.api

@@ -6,12 +6,12 @@ from typing import Any, Literal
 
 import rlgraph
 from rlgraph.errors import BuildError, SpecError
+from rlgraph.specs.checks import positive_int
 from rlgraph_networks.activations import get_activation
 from rlgraph_networks.layers.layer import (
     Layer,
     box_input,
     check_initializer,
-    check_positive,
     resolve_bias,
 )
 
@@ -22,7 +22,7 @@ def _pair(value: int | tuple[int, int] | list[int], key: str) -> tuple[int, int]
     pair = (value, value) if isinstance(value, int) else tuple(value)
     if len(pair) != 2:
         raise SpecError(f"expected an int or 2 ints, got {value!r}", key)
-    return check_positive(pair[0], key), check_positive(pair[1], key)
+    return positive_int(pair[0], key), positive_int(pair[1], key)
 
 
 def _check_padding(padding: str) -> str:
@@ -114,7 +114,7 @@ class Conv2D(_ImageLayer):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.filters = check_positive(filters, "filters")
+        self.filters = positive_int(filters, "filters")
         self.window = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
         self.padding = _check_padding(padding)

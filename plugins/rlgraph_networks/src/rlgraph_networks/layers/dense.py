@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
+from rlgraph.specs.checks import positive_int
 from rlgraph_networks.activations import get_activation
-from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive, resolve_bias
+from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, resolve_bias
 
 
 class Dense(Layer):
@@ -38,7 +39,7 @@ class Dense(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.units = check_positive(units, "units")
+        self.units = positive_int(units, "units")
         self.activation = activation
         self.activation_params = activation_params
         self.make_activation = get_activation(activation, activation_params)

@@ -28,13 +28,6 @@ class Layer(Component, metaclass=abc.ABCMeta):
         """The layer's output for ``inputs`` (an API method in every subclass)."""
 
 
-def check_positive(value: int, key: str) -> int:
-    """``value`` if it is a positive int, else a SpecError at ``key``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecError(f"expected a positive int, got {value!r}", key)
-    return value
-
-
 def check_initializer(spec: Any, key: str) -> Any:
     """``spec`` if it is None, a number or a known initializer name, else a SpecError at ``key``."""
     if isinstance(spec, str) and normalize_name(spec) not in NAMED_INITIALIZERS:

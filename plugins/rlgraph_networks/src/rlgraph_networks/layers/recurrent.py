@@ -8,8 +8,9 @@ import numpy as np
 
 import rlgraph
 from rlgraph.errors import BuildError, SpecError
+from rlgraph.specs.checks import positive_int
 from rlgraph_networks.activations import get_activation
-from rlgraph_networks.layers.layer import Layer, box_input, check_initializer, check_positive
+from rlgraph_networks.layers.layer import Layer, box_input, check_initializer
 
 
 class LSTM(Layer):
@@ -55,7 +56,7 @@ class LSTM(Layer):
         if activation != "tanh":
             raise SpecError(f"LSTM supports only the activation 'tanh', got {activation!r}", "activation")
         get_activation(activation, activation_params)  # tanh takes no parameters: refuse any given
-        self.units = check_positive(units, "units")
+        self.units = positive_int(units, "units")
         self.forget_bias = float(forget_bias)
         self.weights_spec = check_initializer(weights_spec, "weights_spec")
         self.recurrent_weights_spec = check_initializer(recurrent_weights_spec, "recurrent_weights_spec")

@@ -8,8 +8,9 @@ from typing import Any
 import rlgraph
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox, Space
+from rlgraph.specs.checks import positive_int
 from rlgraph.utils import nested
-from rlgraph_networks.layers.layer import Layer, check_positive, number_scopes
+from rlgraph_networks.layers.layer import Layer, number_scopes
 from rlgraph_networks.preprocessors.preprocessor import Preprocessor, box_space
 
 
@@ -96,7 +97,7 @@ class Reshape(Preprocessor):
             if not flatten:
                 raise SpecError("flatten_categories needs flatten: true", "flatten_categories")
             if flatten_categories is not True:
-                check_positive(flatten_categories, "flatten_categories")
+                positive_int(flatten_categories, "flatten_categories")
         self.new_shape = new_shape
         self.flatten = flatten
         self.flatten_categories = flatten_categories or None

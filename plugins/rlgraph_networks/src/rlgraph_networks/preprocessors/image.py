@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import Space
-from rlgraph_networks.layers.layer import check_positive
+from rlgraph.specs.checks import positive_int
 from rlgraph_networks.preprocessors.preprocessor import Preprocessor, box_space
 
 
@@ -81,8 +81,8 @@ class ImageResize(_ImagePreprocessor):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.width = check_positive(width, "width")
-        self.height = check_positive(height, "height")
+        self.width = positive_int(width, "width")
+        self.height = positive_int(height, "height")
         if interpolation not in ("bilinear", "nearest"):
             raise SpecError(f"expected 'bilinear' or 'nearest', got {interpolation!r}", "interpolation")
         self.interpolation = interpolation
@@ -126,8 +126,8 @@ class ImageCrop(_ImagePreprocessor):
             if value < 0:
                 raise SpecError(f"expected an int >= 0, got {value!r}", key)
         self.x, self.y = x, y
-        self.width = check_positive(width, "width")
-        self.height = check_positive(height, "height")
+        self.width = positive_int(width, "width")
+        self.height = positive_int(height, "height")
 
     def check_leaf_space(self, space: Space) -> None:
         super().check_leaf_space(space)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlgraph.spaces import Space
-from rlgraph_networks.layers.layer import check_positive
+from rlgraph.specs.checks import positive_int
 from rlgraph_networks.preprocessors.preprocessor import StatefulPreprocessor, box_space
 
 
@@ -35,8 +35,8 @@ class Sequence(StatefulPreprocessor):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope=scope, **kwargs)
-        self.sequence_length = check_positive(sequence_length, "sequence_length")
-        self.batch_size = check_positive(batch_size, "batch_size")
+        self.sequence_length = positive_int(sequence_length, "sequence_length")
+        self.batch_size = positive_int(batch_size, "batch_size")
         self.add_rank = add_rank
 
     @property
