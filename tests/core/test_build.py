@@ -22,7 +22,7 @@ class Scale(Component):
         super().__init__(scope=scope, **kwargs)
         self.initial = initial
 
-    def create_variables(self, input_spaces, action_space=None):
+    def create_variables(self, input_spaces):
         self.factor = self.get_variable("factor", shape=(), initializer=self.initial)
 
     @rlgraph.api
@@ -136,6 +136,30 @@ def test_scale_outputs_and_variables(rlgraph_backend):
     x = SPACE.sample(6)
     test.test(("scale", x), expected_outputs=2.0 * x, decimals=5)
     assert test.variable_values("factor") == pytest.approx(2.0)
+
+
+class ActionBias(Component):
+    """Adds the action space's number of categories: a component that asks for the action space."""
+
+    def create_variables(self, input_spaces, action_space):
+        self.categories = action_space.num_categories
+
+    @rlgraph.graph_fn(api=True)
+    def shift(self, inputs):
+        return inputs + float(self.categories)
+
+
+def test_only_a_component_that_asks_for_the_action_space_is_given_it(rlgraph_backend):
+    # Scale's create_variables takes the input spaces alone: the build passes nothing more.
+    test_scale_outputs_and_variables(rlgraph_backend)
+    test = ComponentTest(
+        ActionBias(scope="bias"),
+        input_spaces={"inputs": SPACE},
+        action_space=IntBox(5),
+        backend=rlgraph_backend,
+    )
+    x = SPACE.sample(3)
+    test.test(("shift", x), expected_outputs=x + 5.0, decimals=5)
 
 
 def test_nested_linear_layers_match_numpy(rlgraph_backend):

@@ -395,7 +395,7 @@ class Linear(Component):
         super().__init__(scope=scope)
         self.inputs, self.outputs, self.hidden = inputs, outputs, hidden
 
-    def create_variables(self, input_spaces, action_space=None):
+    def create_variables(self, input_spaces):
         width = self.hidden or self.outputs
         self.weight = self.get_variable("weight", shape=(self.inputs, width), initializer="glorot_uniform")
         self.bias = self.get_variable("bias", shape=(width,), initializer=0.1)

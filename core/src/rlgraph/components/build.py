@@ -25,6 +25,8 @@ directly, with pass-through API methods contracted onto their callee (the fast p
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import time
 import types
 import zlib
@@ -666,7 +668,10 @@ class Builder:
 
     def _complete(self, component: Component, spaces: _InputSpaces) -> None:
         with self.backend.device_scope(component.device):
-            component.create_variables(spaces, self.action_space)
+            if _takes_action_space(type(component)):
+                component.create_variables(spaces, action_space=self.action_space)
+            else:
+                component.create_variables(spaces)
         component.input_complete = True
         component.variables_created = True
 
@@ -875,6 +880,13 @@ class Builder:
             yield
         finally:
             ACTIVE_BUILDER.reset(token)
+
+
+@functools.cache
+def _takes_action_space(component_class: type) -> bool:
+    """Whether the class's ``create_variables`` asks for the action space (a parameter of that name)."""
+    parameters = inspect.signature(component_class.create_variables).parameters
+    return "action_space" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 class _Ambiguous:

@@ -150,7 +150,9 @@ class Component(Specifiable):
 
     # -- variables ---------------------------------------------------------------------------
     def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
-        """Create this component's variables from its input spaces. Override if it has any."""
+        """Create this component's variables from its input spaces. Override if it has any:
+        ``create_variables(self, input_spaces)``; a component that needs the agent's action space (an
+        exploration's bounds) declares an ``action_space`` parameter, and only such a one is given it."""
 
     def get_variable(
         self,

@@ -36,8 +36,8 @@ class FIFOQueue(Memory):
         super().__init__(capacity=capacity, scope=scope, **kwargs)
         self.removed: Any = None
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
-        super().create_variables(input_spaces, action_space)
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
+        super().create_variables(input_spaces)
         self.removed = self.get_variable("removed", shape=(), dtype="int64", trainable=False)
 
     @rlgraph.graph_fn(api=True)

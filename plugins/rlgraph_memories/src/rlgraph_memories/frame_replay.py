@@ -84,7 +84,7 @@ class FrameReplay(Component):
                 "capacity",
             )
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         records = input_spaces["records"]
         missing = [name for name in (*STEP_FIELDS, "env_indices") if name not in records]
         if missing:

@@ -95,7 +95,7 @@ class Memory(Component):
         #: Per storage leaf: the axes that swap a time-major value with its batch-major rows, or None.
         self._swaps: list[tuple[int, ...] | None] = []
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         space = input_spaces["records"]
         leaves = record_leaves(space)
         for path, leaf in leaves.items():

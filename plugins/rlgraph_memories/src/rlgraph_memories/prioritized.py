@@ -71,8 +71,8 @@ class PrioritizedReplay(Memory):
         self.min_tree: SegmentTree | None = None
         self.max_priority: Any = None
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
-        super().create_variables(input_spaces, action_space)
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
+        super().create_variables(input_spaces)
         self.sum_tree = SegmentTree(self, "sum-tree", self.capacity, "sum", TREE_FANOUT)
         self.min_tree = SegmentTree(self, "min-tree", self.capacity, "min", TREE_FANOUT)
         self.max_priority = self.get_variable("max-priority", shape=(), initializer=1.0, trainable=False)

@@ -61,10 +61,10 @@ class RingBuffer(Memory):
         self.last_terminal: Any = None
         self._terminals: Any = None
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         space = input_spaces["records"]
         self._check_records(space)
-        super().create_variables(input_spaces, action_space)
+        super().create_variables(input_spaces)
         self._terminals = self.storage["terminals"]
         capacity = self.capacity
         self.env_indices = self.get_variable(

@@ -87,7 +87,7 @@ class Optimizer(Component):
         self.needs_variables_of(*components)
         return self
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         if not self.targets:
             raise SpecError(
                 f"{self.global_scope!r} optimizes nothing: call attach(component) before the build."

@@ -35,7 +35,7 @@ class Synchronizer(Component):
         target.input_spaces_from(source)  # a target no API method calls still gets its variables
         return self
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         if self.source is None or self.target is None:
             raise BuildError(f"{self.global_scope!r} has nothing to sync: call attach(source, target) first.")
         sources, targets = _relative(self.source), _relative(self.target)

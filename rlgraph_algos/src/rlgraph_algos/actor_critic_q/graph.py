@@ -39,7 +39,7 @@ class Temperature(Component):
         self.set_trainable(learned)
         self.log_alpha: Any = None
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         self.log_alpha = self.get_variable("log-alpha", shape=(), initializer=math.log(self.initial_alpha))
 
     @rlgraph.graph_fn(api=True)

@@ -60,7 +60,7 @@ class OrnsteinUhlenbeckNoise(Noise):
         self.theta, self.sigma, self.mu = float(theta), float(sigma), float(mu)
         self.states: dict[str, Any] = {}
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         for path, leaf in input_spaces["actions"].flatten().items():
             self.states[path] = self.get_variable(
                 f"state/{path}" if path else "state",

@@ -127,7 +127,7 @@ class Conv2D(_ImageLayer):
         self.kernel: Any = None
         self.bias: Any = None
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         channels = self.image_shapes(input_spaces, self.filters)
         self.activate = None if self.make_activation is None else self.make_activation(self.ops)
         initializer = "glorot_uniform" if self.weights_spec is None else self.weights_spec
@@ -171,7 +171,7 @@ class MaxPool2D(_ImageLayer):
         self.strides = self.window if strides is None else _pair(strides, "strides")
         self.padding = _check_padding(padding)
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         self.image_shapes(input_spaces, None)
 
     @rlgraph.graph_fn(api=True)

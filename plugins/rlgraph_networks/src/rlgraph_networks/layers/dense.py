@@ -50,7 +50,7 @@ class Dense(Layer):
         self.bias: Any = None
         self.cast_inputs = False
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         space = box_input(self, input_spaces, min_rank=1)
         self.activate = None if self.make_activation is None else self.make_activation(self.ops)
         self.cast_inputs = space.dtype != "float32"

@@ -67,7 +67,7 @@ class LSTM(Layer):
         self.time_major = False
         self.cast_inputs = False
 
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         space = box_input(self, input_spaces, min_rank=1)
         if not (space.has_batch_rank and space.has_time_rank):
             raise BuildError(

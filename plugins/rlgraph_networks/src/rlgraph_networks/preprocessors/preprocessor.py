@@ -69,7 +69,7 @@ class Preprocessor(Layer):
         )
 
     # -- the build -----------------------------------------------------------------------------
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         leaves = input_spaces["inputs"].flatten()
         self.leaf_spaces = {path: space for path, space in leaves.items() if path != ACTION_MASK}
         for path, space in self.leaf_spaces.items():
