@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,31 @@ def test_a_killed_actor_is_replaced_and_learning_goes_on(rlgraph_backend):
             second = executor.execute_workload({"num_timesteps": 400})
         assert executor.worker_restarts == 1 and second["worker_restarts"] == 1
         assert second["timesteps_executed"] >= 400 and second["updates_executed"] >= 8
+    finally:
+        executor.terminate()
+
+
+@pytest.mark.filterwarnings("ignore:actor 0 died:RuntimeWarning")
+def test_an_actor_killed_while_it_held_the_rollout_queue_does_not_stall_the_others(rlgraph_backend):
+    """SIGKILL inside a put leaves the shared queue's write lock held for ever (here the test holds it,
+    as such an actor would): every actor starts again on a new queue, and learning goes on."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    executor = LocalIMPALAExecutor(
+        "CartPole-v1", {**SMALL, "backend": rlgraph_backend}, num_workers=2, num_environments=2, seed=5
+    )
+    try:
+        executor.execute_workload({"num_timesteps": 100})
+        assert executor._rollouts._wlock.acquire(timeout=30)  # the write lock a dying writer kept
+        os.kill(executor._actors[0].pid, signal.SIGKILL)
+        results = {}
+        learner = threading.Thread(
+            target=lambda: results.update(executor.execute_workload({"num_timesteps": 200})), daemon=True
+        )
+        learner.start()
+        learner.join(timeout=120)
+        assert not learner.is_alive(), "the learner waits for rollouts that never come"
+        assert results["timesteps_executed"] >= 200 and executor.worker_restarts == 1
     finally:
         executor.terminate()
 

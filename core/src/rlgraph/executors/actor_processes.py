@@ -133,10 +133,7 @@ class LocalIMPALAExecutor(SamplingExecutor):
         :func:`~rlgraph.executors.executor.resume_seed`) with the loaded learner's weights."""
         self.restore_counts(state)
         self._resume_seed = resume_seed(self.seed, self._timesteps)
-        self._stop_actors()
-        self._stop.clear()
-        for index in range(self.num_workers):
-            self._start_actor(index)
+        self._restart_actors()
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -167,12 +164,29 @@ class LocalIMPALAExecutor(SamplingExecutor):
         weights.put((self.agent.get_weights(), self.weights_version))
 
     def _replace_dead_actors(self) -> None:
-        for index, actor in enumerate(self._actors):
-            if actor.is_alive():
-                continue
-            self.count_restart(f"actor {index} died (exit code {actor.exitcode})")
-            self._weights_queues[index].close()
+        dead = [index for index, actor in enumerate(self._actors) if not actor.is_alive()]
+        for index in dead:
+            self.count_restart(f"actor {index} died (exit code {self._actors[index].exitcode})")
+        if dead:
+            # A process killed inside a put may hold the shared queue's lock for ever, and every other
+            # actor would wait on it: all of them start again, on a new queue.
+            self._restart_actors()
+
+    def _restart_actors(self) -> None:
+        """Stop every actor, and start them again on a new rollout queue and stop event."""
+        self._stop_actors()
+        self._close_queues()
+        self._rollouts = self._context.Queue(maxsize=self.queue.capacity)
+        self._stop = self._context.Event()
+        for index in range(self.num_workers):
             self._start_actor(index)
+
+    def _close_queues(self) -> None:
+        """Close the rollout queue and the weights queues, waiting for nothing left in them."""
+        for channel in (self._rollouts, *self._weights_queues):
+            if channel is not None:
+                channel.close()
+                channel.cancel_join_thread()
 
     def _broadcast_weights(self) -> None:
         weights = self.agent.get_weights()
@@ -223,7 +237,4 @@ class LocalIMPALAExecutor(SamplingExecutor):
 
     def terminate(self) -> None:
         self._stop_actors()
-        for actor_weights in self._weights_queues:
-            if actor_weights is not None:
-                actor_weights.close()
-                actor_weights.cancel_join_thread()  # weights an actor never took are not waited for
+        self._close_queues()  # weights an actor never took are not waited for
