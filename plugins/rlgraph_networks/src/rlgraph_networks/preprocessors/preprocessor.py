@@ -9,8 +9,8 @@ import numpy as np
 
 import rlgraph
 from rlgraph.errors import BuildError
-from rlgraph.spaces import BoolBox, BoxSpace, Dict, FloatBox, IntBox, Space
-from rlgraph.spaces.masks import ACTION_MASK
+from rlgraph.spaces import BoolBox, BoxSpace, FloatBox, IntBox, Space
+from rlgraph.spaces.masks import ACTION_MASK, action_mask_space
 from rlgraph.utils import nested
 from rlgraph_networks.layers.layer import Layer
 
@@ -40,7 +40,7 @@ class Preprocessor(Layer):
     # -- without a backend ---------------------------------------------------------------------
     def output_space(self, space: Space) -> Space:
         """The space of ``call``'s output for inputs of ``space`` (ranks kept)."""
-        mask = space[ACTION_MASK] if isinstance(space, Dict) and ACTION_MASK in space else None
+        mask = action_mask_space(space)
         if mask is None:
             return space.map(self._checked_output_space)
         rest = space._from_children({k: v for k, v in space.items() if k != ACTION_MASK}, space._ranks())
