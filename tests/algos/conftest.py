@@ -1,8 +1,25 @@
-"""Algorithm tests: the support modules beside them are importable."""
+"""Algorithm tests: the support modules beside them are importable, and learning runs marked
+``ci_backend(name)`` run in the default sessions on that backend only."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked ``ci_backend(name)`` (a learning run whose representative seed would otherwise run on
+    every backend) is a ``learning`` run on every other backend: the default sessions learn each algorithm
+    on one backend, and ``nox -s learning`` on all (the parity cases hold the backends equal)."""
+    for item in items:
+        marker = item.get_closest_marker("ci_backend")
+        callspec = getattr(item, "callspec", None)
+        if marker is None or callspec is None or "rlgraph_backend" not in callspec.params:
+            continue
+        if callspec.params["rlgraph_backend"] not in marker.args:
+            item.add_marker(pytest.mark.learning)

@@ -21,9 +21,9 @@ SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=p
 @pytest.mark.parametrize(
     ("example", "budget", "target"),
     [
-        ("sac_pendulum.yaml", 20_000, -200),
-        ("td3_pendulum.yaml", 30_000, -200),
-        ("ddpg_pendulum.yaml", 30_000, -200),
+        pytest.param("sac_pendulum.yaml", 20_000, -200, marks=pytest.mark.ci_backend("jax")),
+        pytest.param("td3_pendulum.yaml", 30_000, -200, marks=pytest.mark.ci_backend("torch")),
+        pytest.param("ddpg_pendulum.yaml", 30_000, -200, marks=pytest.mark.ci_backend("tf")),
         pytest.param("sac_cartpole.yaml", 100_000, 475, marks=pytest.mark.learning),
     ],
 )

@@ -201,6 +201,7 @@ def test_keys_that_do_not_apply_are_refused():
         assert caught.value.path == key
 
 
+@pytest.mark.ci_backend("tf")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_c51_with_double_and_dueling_solves_cartpole_within_50000_steps(seed, rlgraph_backend, tmp_path):
     if rlgraph_backend == "numpy":

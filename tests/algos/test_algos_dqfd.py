@@ -119,6 +119,7 @@ def steps_to(progress: Path, target: float) -> int | None:
     return None
 
 
+@pytest.mark.ci_backend("torch")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_dqfd_solves_cartpole_in_at_most_half_the_steps_dqn_needs(seed, rlgraph_backend, tmp_path, capsys):
     """DQN trains an expert (the example, its 50,000 steps without stopping at the target: its run also gives
@@ -161,6 +162,7 @@ def push_with_the_motion(state) -> int:
     return 2 if state[1] >= 0 else 0
 
 
+@pytest.mark.ci_backend("tf")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_on_a_sparse_reward_dqfd_starts_ahead_of_dqn(seed, rlgraph_backend, tmp_path):
     """MountainCar-v0 pays -1 a step until the flag: DQN's greedy policy has not found it after 5,000 steps,

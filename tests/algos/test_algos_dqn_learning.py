@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "dqn_cartpole.yaml"
 
 
+@pytest.mark.ci_backend("jax")
 @pytest.mark.parametrize(
     "seed", [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
 )
@@ -36,6 +37,7 @@ def test_dqn_solves_cartpole_within_50000_steps(seed, tmp_path, rlgraph_backend)
     assert summary.timesteps_to_target <= 50_000
 
 
+@pytest.mark.ci_backend("torch")
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_dqn_learns_the_optimal_q_values_of_the_gridworld_start_state(seed, rlgraph_backend):
     if rlgraph_backend == "numpy":

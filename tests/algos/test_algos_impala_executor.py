@@ -29,6 +29,7 @@ SMALL = {
 SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
 
 
+@pytest.mark.ci_backend("torch")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_impala_with_two_actor_processes_solves_cartpole(seed, rlgraph_backend, tmp_path):
     if rlgraph_backend == "numpy":

@@ -139,6 +139,7 @@ def test_external_batches_are_refused(rlgraph_backend):
         agent.update({"states": np.zeros((1, 3), np.float32)})
 
 
+@pytest.mark.ci_backend("tf")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_example_solves_the_memory_task(seed, rlgraph_backend, tmp_path):
     if rlgraph_backend == "numpy":
@@ -149,6 +150,7 @@ def test_the_example_solves_the_memory_task(seed, rlgraph_backend, tmp_path):
     assert summary.target_reached, f"best greedy mean {summary.best_eval_mean_return}"
 
 
+@pytest.mark.ci_backend("jax")
 def test_the_same_spec_without_its_lstm_cannot_solve_the_memory_task(rlgraph_backend, tmp_path):
     """The example's keys on a feed-forward DQN (its LSTM a dense layer; transitions instead of sequences)
     stay far from the target: without memory the recall step's answer is a coin flip."""
