@@ -34,11 +34,11 @@ def train_example(name: str, seed: int, backend: str, run_dir: Path):
 @pytest.mark.parametrize(
     ("example", "budget", "target"),
     [
-        ("ppo_cartpole.yaml", 100_000, 475),
-        ("ppo_pendulum.yaml", 200_000, -250),
-        ("a2c_cartpole.yaml", 500_000, 475),
+        pytest.param("ppo_cartpole.yaml", 100_000, 475, marks=pytest.mark.ci_backend("tf")),
+        pytest.param("ppo_pendulum.yaml", 200_000, -250, marks=pytest.mark.ci_backend("torch")),
+        pytest.param("a2c_cartpole.yaml", 500_000, 475, marks=pytest.mark.ci_backend("jax")),
         ("ppo_lstm_memory_task.yaml", 100_000, 0.9),
-        ("impala_cartpole.yaml", 500_000, 475),
+        pytest.param("impala_cartpole.yaml", 500_000, 475, marks=pytest.mark.ci_backend("jax")),
     ],
 )
 @pytest.mark.parametrize("seed", SEEDS)
@@ -64,7 +64,8 @@ def test_ppo_learns_through_the_execution_seam(seed, rlgraph_backend):
     spec = {**spec, "backend": rlgraph_backend, "execution_spec": {"seed": seed}}
     env = OpenAIGymEnv("CartPole-v1")
     learner, acting = (
-        Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space) for _ in range(2)
+        Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space, role=role)
+        for role in ("learner", "worker")
     )
     worker = SingleThreadedWorker(acting, "CartPole-v1", num_environments=8, seed=seed)
     evaluator = GreedyEvaluator(learner, "CartPole-v1", episodes=10, seed=seed + 1000)

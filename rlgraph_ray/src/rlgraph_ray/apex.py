@@ -32,7 +32,7 @@ def worker_epsilon(index: int, num_workers: int, base: float = 0.4, alpha: float
 class ApexExecutor(DistributedExecutor):
     """Distributed prioritized experience replay on Ray (RLgraph's ``ApexExecutor``).
 
-    ``num_workers`` Ray actors each build the agent from its spec, act in ``num_environments``
+    ``num_workers`` Ray actors each build the agent's worker role from its spec, act in ``num_environments``
     environments with a fixed epsilon (:func:`worker_epsilon`), assemble the agent's transitions (its
     n-step returns) and compute their priorities with their own copy of the network (the agent's
     ``get_td_loss``). Their batches of ``worker_sample_size`` steps go, through Ray's object store, to

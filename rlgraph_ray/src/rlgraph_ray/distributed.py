@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import ray
 
+from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, resume_seed
@@ -41,7 +42,7 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
     """An executor whose workers are Ray actors and whose learner is this process's agent.
 
     It joins or starts Ray (:func:`~rlgraph_ray.cluster.connect`), builds the learner from ``agent_config``
-    and starts ``num_workers`` workers (:meth:`worker_class`, each with :meth:`worker_spec`). Subclasses
+    (the learner role: :mod:`rlgraph.agents.roles`) and starts ``num_workers`` workers (:meth:`worker_class`, each with :meth:`worker_spec`). Subclasses
     say what a worker is asked for (:meth:`launch_sample`) and what the learner does with it
     (:meth:`execute_workload`).
 
@@ -90,7 +91,7 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
         check_capacity(self.resources, num_workers, self.num_cpus_per_worker)
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)  # the spaces
         try:
-            self._agent = build_agent(learner_spec(self.agent_config), probe, seed)
+            self._agent = build_agent(learner_spec(self.agent_config), probe, seed, Role.LEARNER)
         finally:
             probe.terminate()
         layout = getattr(self._agent, "update_batch_layout", None)

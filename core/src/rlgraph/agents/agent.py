@@ -21,6 +21,7 @@ from rlgraph.agents.records import (
     environment_record,
     record_batch_space,
 )
+from rlgraph.agents.roles import Role, smallest_role_including
 from rlgraph.agents.spec_keys import check_spec_keys
 from rlgraph.agents.specs import (
     CHECKPOINT_NAME,
@@ -72,7 +73,10 @@ class Agent(Specifiable):
     ``*_spec`` arguments configure components (interpreted by subclasses) or the base
     (``update_spec``, ``observe_spec``, ``execution_spec``, ``summary_spec``, ``saver_spec``).
     ``backend`` names the backend (else ``RLGRAPH_BACKEND``, the config file, or the only one
-    installed). ``discount`` defaults to 0.98.
+    installed). ``discount`` defaults to 0.98. ``role``: what this process does with the agent
+    (:class:`~rlgraph.agents.roles.Role`: ``policy``, ``worker``, ``learner`` or, by default, ``agent``);
+    the graph holds only what that role runs, where the agent class builds it apart
+    (:attr:`roles_built`; else the smallest role it builds that includes it). :attr:`role` is the one built.
 
     Every key given to an agent does what it says or is rejected (``rlgraph.agents.spec_keys``). The
     base uses the spaces, ``backend``, ``name``, ``auto_build``, ``execution_spec`` (``seed``,
@@ -99,6 +103,9 @@ class Agent(Specifiable):
     honours_action_masks: ClassVar[bool] = False
     #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
     spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
+    #: The roles whose graphs the class builds apart (:mod:`rlgraph.agents.roles`); a role it does not list
+    #: gets the graph of the smallest listed role that includes it (the whole agent, at least).
+    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.AGENT})
 
     def __init__(
         self,
@@ -120,8 +127,11 @@ class Agent(Specifiable):
         backend: str | None = None,
         auto_build: bool = True,
         name: str = "agent",
+        role: Role | str = Role.AGENT,
     ) -> None:
         arguments = {key: value for key, value in locals().items() if key != "self"}  # as given
+        #: The role the graph is built for (see :mod:`rlgraph.agents.roles`).
+        self.role = smallest_role_including(Role.of(role), type(self).roles_built | {Role.AGENT})
         from rlgraph.spaces import space_from_spec
 
         self.state_space = space_from_spec(state_space).strip_ranks()
@@ -466,6 +476,11 @@ class Agent(Specifiable):
 
     def observe_record(self, record: Mapping[str, Any], env_id: Any = None) -> None:
         """Observe a record (field name -> one step or a batch of steps) as :meth:`observe` does."""
+        if self.role is not Role.AGENT and "observe" in self._built_executor().not_applicable:
+            raise APICallError(
+                f"observe: {self.name!r} was built for the {self.role} role, which keeps no memory: build it for "
+                "the agent role to observe into it (a worker sends its records elsewhere: collect)"
+            )
         record, ended = self._checked_record("observe", record)
         self.episodes += int(np.count_nonzero(ended))
         self.store_record(self._env_ids(env_id, len(ended)), record, ended)
@@ -565,6 +580,7 @@ class Agent(Specifiable):
         prioritized replay takes as new priorities, and metrics); it unpacks as
         ``loss, loss_per_item``.
         """
+        self._check_role_learns(batch)
         if batch is None:
             self.check_storage()
             result = self.update_from_storage()
@@ -576,6 +592,19 @@ class Agent(Specifiable):
         self.updates += 1
         self.last_loss = result.loss
         return result
+
+    def _check_role_learns(self, batch: Any) -> None:
+        """An APICallError where this agent's role does not learn, or keeps no memory to learn from."""
+        if not self.role.includes(Role.LEARNER):
+            raise APICallError(
+                f"update: {self.name!r} was built for the {self.role} role, which does not learn: build it for "
+                "the learner or agent role"
+            )
+        if batch is None and self.role is not Role.AGENT:
+            raise APICallError(
+                f"update: {self.name!r} was built for the {self.role} role, which learns from batches given from "
+                "outside and keeps no memory: give update a batch, or build it for the agent role"
+            )
 
     def _check_batch(self, records: dict[str, Any]) -> None:
         """An APICallError for an external batch whose fields differ in their rows (time steps and rows
@@ -682,8 +711,9 @@ class Agent(Specifiable):
         return self._built_executor().get_weights(trainable_only=True)
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
-        """Set the weights :meth:`get_weights` returns (from this or another backend)."""
-        self._built_executor().set_weights(weights, trainable_only=True)
+        """Set the weights :meth:`get_weights` returns (from this or another backend). An agent built for a
+        role that holds fewer weights (a policy taking a learner's, critics included) takes its own."""
+        self._built_executor().set_weights(weights, trainable_only=True, partial=self.role is not Role.AGENT)
 
     def preprocessing_state(self) -> dict[str, np.ndarray]:
         """The variables of stateful preprocessors (frame stacks, running statistics), by scope."""
@@ -725,6 +755,7 @@ class Agent(Specifiable):
             target = target / (f"model-{self.timesteps}.npz" if add_timestep else "model.npz")
         metadata = {
             "agent": type(self).__name__,
+            "role": self.role.value,
             "timesteps": self.timesteps,
             "episodes": self.episodes,
             "updates": self.updates,
@@ -741,10 +772,12 @@ class Agent(Specifiable):
         any backend: the variables, the counters and :attr:`rng`, and the graph's random streams where
         it was written on this backend. Returns the checkpoint's metadata.
 
-        A missing, truncated or foreign file raises CheckpointError and leaves the agent as it was.
+        A missing, truncated or foreign file raises CheckpointError and leaves the agent as it was. A
+        checkpoint written for another role (:attr:`role`) loads what both graphs hold: a policy takes a
+        learner's weights; an agent takes a learner's weights and optimizer state, and its memory stays.
         """
         executor = self._built_executor()
-        metadata = executor.load(_checkpoint_file(Path(path)))
+        metadata = executor.load(_checkpoint_file(Path(path)), partial_if=self._written_for_another_role)
         self.timesteps = int(metadata.get("timesteps", self.timesteps))
         self.episodes = int(metadata.get("episodes", self.episodes))
         self.updates = int(metadata.get("updates", self.updates))
@@ -753,6 +786,9 @@ class Agent(Specifiable):
         if host is not None:
             set_generator_state(self.rng, host)
         return metadata
+
+    def _written_for_another_role(self, metadata: Mapping[str, Any]) -> bool:
+        return metadata.get("role", Role.AGENT.value) != self.role.value
 
     def greedy_policy(self) -> Any:
         """The agent's greedy policy as a function of a batch of preprocessed states (backend tensors)

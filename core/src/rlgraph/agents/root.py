@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 
 
@@ -13,9 +14,13 @@ class AgentRoot(Component):
     ``reset(env_rows)``, as ``rlgraph_networks``' preprocessor stack): gives the root the agent's
     ``preprocess_states`` and ``reset_preprocessor``. ``env_rows`` names the environments a batch's rows
     belong to, so stateful preprocessing (frame stacks) keeps each environment apart.
+
+    ``role``: the role it was built for (:class:`~rlgraph.agents.roles.Role`); the components that role
+    leaves out are None, and the API methods that need them are left out of the graph.
     """
 
     preprocessor: Component
+    role: Role = Role.AGENT
 
     @rlgraph.api
     def preprocess_states(self, states: Any, env_rows: Any = None) -> Any:

@@ -47,6 +47,7 @@ BASE_KEYS = frozenset(
         "backend",
         "auto_build",
         "name",
+        "role",
         "execution_spec.seed",
         "execution_spec.device_map",
         "execution_spec.gpu_spec",

@@ -381,6 +381,14 @@ class Builder:
 
     # -- called by the decorators ---------------------------------------------------------------
     def call_api(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
+        missing = [name for name in api.needs if getattr(component, name, None) is None]
+        if missing:
+            role = getattr(self.root, "role", None)
+            built = f"a graph built for the {role} role" if role is not None else "this graph"
+            raise NotApplicableError(
+                f"{api.name} needs the {' and '.join(missing)} of {component.global_scope!r}, which {built} "
+                "leaves out"
+            )
         if self._stack:  # a function argument runs where it was written: in the caller's API method
             caller = self._stack[-1]
             args = tuple(self._in_frame(a, caller) if _is_function(a) else a for a in args)

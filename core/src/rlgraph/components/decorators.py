@@ -24,13 +24,20 @@ class APIMethod:
     """What :func:`api` records about one API method. ``graph_fn`` is set when the API method is a
     graph function itself (``@graph_fn(api=True)``)."""
 
-    __slots__ = ("function", "graph_fn", "name", "signature")
+    __slots__ = ("function", "graph_fn", "name", "needs", "signature")
 
-    def __init__(self, function: Callable, name: str, graph_fn: GraphFunction | None = None) -> None:
+    def __init__(
+        self,
+        function: Callable,
+        name: str,
+        graph_fn: GraphFunction | None = None,
+        needs: tuple[str, ...] = (),
+    ) -> None:
         self.function = function
         self.name = name
         self.signature = inspect.signature(graph_fn.function if graph_fn is not None else function)
         self.graph_fn = graph_fn
+        self.needs = needs
 
 
 #: The ``batched`` values that declare outputs' two leading axes a time and a batch rank.
@@ -78,16 +85,21 @@ class GraphFunction:
         return run_split
 
 
-def api(function: Callable | None = None) -> Any:
+def api(function: Callable | None = None, *, needs: str | tuple[str, ...] = ()) -> Any:
     """Declare a Component method an API method: an edge of the component graph.
 
     API methods call other API methods (their own or a sub-component's) and graph functions;
     they hold no numeric code. A method whose body is numeric code is a graph function declared
     an API method: ``@graph_fn(api=True)``.
+
+    ``needs``: attributes of the component the method cannot run without (``"memory"``). Where one is None
+    (a graph built for a role that leaves it out: see :mod:`rlgraph.agents.roles`), the build leaves the
+    method out of the graph, and calling it says what is missing.
     """
+    needed = (needs,) if isinstance(needs, str) else tuple(needs)
 
     def decorate(fn: Callable) -> Callable:
-        meta = APIMethod(fn, fn.__name__)
+        meta = APIMethod(fn, fn.__name__, needs=needed)
 
         @functools.wraps(fn)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:

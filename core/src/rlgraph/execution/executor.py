@@ -107,6 +107,11 @@ class GraphExecutor:
         """Root API method name -> :class:`~rlgraph.components.build.APIRecord`."""
         return self._built().api_registry
 
+    @property
+    def not_applicable(self) -> dict[str, str]:
+        """Root API methods left out of the graph, each with the reason (calling one raises it)."""
+        return self._built().not_applicable
+
     def shares_state(self, first: str, second: str) -> bool:
         """Whether root API methods ``first`` and ``second`` may touch the same variables: one runs a
         graph function of a component that is, contains or is inside one the other runs a graph
@@ -242,9 +247,17 @@ class GraphExecutor:
         self._built()
         return self.backend.read_variables(self.variables(trainable_only))
 
-    def set_weights(self, weights: dict[str, np.ndarray], trainable_only: bool = False) -> None:
-        """Write ``weights`` (as from :meth:`get_weights`) into the variables; all or nothing."""
+    def set_weights(
+        self, weights: dict[str, np.ndarray], trainable_only: bool = False, partial: bool = False
+    ) -> None:
+        """Write ``weights`` (as from :meth:`get_weights`) into the variables; all or nothing. ``partial``:
+        ``weights`` may hold variables this graph lacks (skipped) and lack its variables other than
+        trainable weights (they keep their values)."""
         variables = self.variables(trainable_only)
+        if partial:
+            trainable = self.variables(trainable_only=True)
+            variables = {name: v for name, v in variables.items() if name in weights or name in trainable}
+            weights = {name: value for name, value in weights.items() if name in variables}
         expected = self.backend.read_variables(variables)
         checkpoint.check_compatible(expected, weights, "weights")
         self.backend.assign_variables(variables, {name: np.asarray(weights[name]) for name in variables})
@@ -263,22 +276,27 @@ class GraphExecutor:
         arrays.update(checkpoint.random_arrays("", random_state or {}))
         return checkpoint.save_weights(path, arrays, {"backend": self.backend.name, **(metadata or {})})
 
-    def load(self, path: str | os.PathLike) -> dict[str, Any]:
+    def load(
+        self, path: str | os.PathLike, partial_if: Callable[[dict[str, Any]], bool] | None = None
+    ) -> dict[str, Any]:
         """Load a checkpoint written by :meth:`store` on any backend; return its metadata.
 
         The graph's random streams continue from the stored ones where the checkpoint was written on
         this backend (another backend's streams differ). The caller's random states come back in the
         metadata, as ``metadata["random_state"]``. A missing, corrupt or mismatching file raises
-        CheckpointError and changes nothing.
+        CheckpointError and changes nothing. ``partial_if``: a test of the checkpoint's metadata; where
+        it holds, the checkpoint loads as :meth:`set_weights` takes ``partial`` weights (a graph built
+        for another role).
         """
         arrays, metadata = checkpoint.load_weights(path)
+        partial = partial_if is not None and partial_if(metadata)
         weights, random_state = checkpoint.split_random_arrays(arrays)
         graph_random = {
             name.removeprefix(GRAPH_RANDOM): value
             for name, value in random_state.items()
             if name.startswith(GRAPH_RANDOM)
         }
-        self.set_weights(weights)
+        self.set_weights(weights, partial=partial)
         if (
             graph_random
             and metadata.get("backend") == self.backend.name

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints, resume_seed
@@ -107,7 +108,7 @@ class LocalIMPALAExecutor(SamplingExecutor):
         super().__init__(environment_spec, dict(agent_config), seed, episode_finish_callback)
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)
         try:
-            self._agent = build_agent(self.agent_config, probe, seed)
+            self._agent = build_agent(self.agent_config, probe, seed, Role.LEARNER)
         finally:
             probe.terminate()
         self.queue = RolloutQueue.for_agent(self._agent, num_environments, "LocalIMPALAExecutor")

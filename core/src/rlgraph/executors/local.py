@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import VectorEnv, make_environments
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.workers.single_threaded import SingleThreadedWorker, StepCallback
@@ -145,14 +146,17 @@ class LocalExecutor(Executor):
         self.env.terminate()
 
 
-def build_agent(agent_config: Any, env: VectorEnv, seed: int | None) -> Any:
-    """The agent of ``agent_config`` for ``env``'s spaces; errors name key paths under ``agent``."""
+def build_agent(agent_config: Any, env: VectorEnv, seed: int | None, role: Role = Role.AGENT) -> Any:
+    """The agent of ``agent_config`` for ``env``'s spaces, built for ``role`` (what the process that builds it
+    runs: :mod:`rlgraph.agents.roles`); errors name key paths under ``agent``."""
     from rlgraph.agents import Agent
 
     spec = dict(agent_config)
     if seed is not None and not (spec.get("execution_spec") or {}).get("seed"):
         spec["execution_spec"] = {**(spec.get("execution_spec") or {}), "seed": seed}
-    return Agent.from_spec(spec, path="agent", state_space=env.state_space, action_space=env.action_space)
+    return Agent.from_spec(
+        spec, path="agent", state_space=env.state_space, action_space=env.action_space, role=role
+    )
 
 
 def _loss(agent: Any) -> float | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv, make_environments
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
@@ -124,13 +125,13 @@ def run_agent(
     env_spec: EnvSpec | None = None,
     num_environments: int = 1,
 ) -> Iterator[tuple[Any, VectorEnv, Path]]:
-    """The agent of ``spec`` with a run's checkpoint loaded (see :func:`find_checkpoint`), its
+    """The agent of ``spec``, built to act (the policy role), with a run's checkpoint loaded (see :func:`find_checkpoint`), its
     environments (``env_spec``, default the run's), and the checkpoint file; all released afterwards."""
     file = find_checkpoint(run_dir, checkpoint)
     env = make_environments(spec.environment if env_spec is None else env_spec, num_environments)
     agent = None
     try:
-        agent = build_agent(spec, env.state_space, env.action_space)
+        agent = build_agent(spec, env.state_space, env.action_space, Role.POLICY)
         agent.load_model(file)
         yield agent, env, file
     finally:

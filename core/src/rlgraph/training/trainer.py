@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from rlgraph.agents.roles import Role
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.backend import EventBus
 from rlgraph.execution.compiling import LOGGER as COMPILE_LOGGER
@@ -115,12 +116,12 @@ class TrainingSummary:
         return "\n".join(lines)
 
 
-def build_agent(spec: RunSpec, state_space: Any, action_space: Any) -> Any:
-    """The agent of ``spec`` for the given spaces; errors name key paths under ``agent``."""
+def build_agent(spec: RunSpec, state_space: Any, action_space: Any, role: Role = Role.AGENT) -> Any:
+    """The agent of ``spec`` for the given spaces, built for ``role``; errors name key paths under ``agent``."""
     from rlgraph.agents import Agent
 
     return Agent.from_spec(
-        spec.agent_spec(), path="agent", state_space=state_space, action_space=action_space
+        spec.agent_spec(), path="agent", state_space=state_space, action_space=action_space, role=role
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.utils import nested
 from rlgraph.workers.single_threaded import SingleThreadedWorker
@@ -24,7 +25,8 @@ def worker_seed(seed: int | None, index: int) -> int | None:
 
 
 class SamplingWorker:
-    """Acts in ``num_environments`` environments with its own agent, built from ``agent_spec``.
+    """Acts in ``num_environments`` environments with its own agent, built from ``agent_spec`` for the worker
+    role (acting, and what its batches carry: no memory, no optimizer).
 
     ``sample(n)`` gives the raw records (time-major, for an on-policy learner); ``sample_transitions(n)``
     the transitions the agent's memory would store (through its observe buffers: n-step returns, say),
@@ -45,7 +47,7 @@ class SamplingWorker:
         if seed is not None:  # the worker's own random streams, apart from the other workers'
             spec["execution_spec"] = {**(spec.get("execution_spec") or {}), "seed": seed}
         self.env = make_environments(environment_spec, num_environments, seed, vectorization_mode)
-        self.agent = build_agent(spec, self.env, seed)
+        self.agent = build_agent(spec, self.env, seed, Role.WORKER)
         self.worker = SingleThreadedWorker(self.agent, self.env)
         self.weights_version = -1
         self._restart = False  # the next batch starts new episodes

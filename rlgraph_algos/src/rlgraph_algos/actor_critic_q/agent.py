@@ -11,6 +11,7 @@ import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.records import UpdateResult
+from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import CheckpointError, SpaceError, SpecError
@@ -96,6 +97,9 @@ class ActorCriticQAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "transitions"
+    #: A worker acts with the policy alone (its batches carry nothing it computes); a learner fed from outside
+    #: builds no memory.
+    roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
 
     spec_keys: ClassVar[tuple[str, ...]] = (
         "discount",
@@ -139,32 +143,39 @@ class ActorCriticQAgent(Agent):
         super().__init__(**kwargs)
 
     # -- the graph ---------------------------------------------------------------------------------------
+    @property
+    def learns(self) -> bool:
+        """Whether the agent's role learns (builds critics and optimizers), not only acts."""
+        return self.role.includes(Role.LEARNER)
+
     def graph_parts(self) -> dict[str, Any]:
         """The arguments of :class:`~rlgraph_algos.actor_critic_q.graph.ActorCriticQGraph` every agent here
-        passes (the preprocessor, the memory, a critic, the optimizers, ...), with ``num_q_functions`` and
-        ``policy`` left to the agent."""
+        passes (the preprocessor; for the roles that learn a critic, the optimizers, the memory, ...), with
+        ``num_q_functions`` and ``policy`` left to the agent."""
         preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
         ).strip_ranks()
-        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
+        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)  # unbuilt: checks the spec
         try:
             q_function = QFunction(
                 self.network_spec if self.value_function_spec is None else self.value_function_spec
             )
         except SpecError as error:
             raise rebase(error, "value_function_spec") from None
+        acting = {"preprocessor": preprocessor, "scope": self.name, "role": self.role}
+        if not self.learns:
+            return acting
         return {
-            "preprocessor": preprocessor,
+            **acting,
             "q_function": q_function,
-            "memory": memory,
+            "memory": memory if self.role is Role.AGENT else None,
             "optimizer": self._optimizer(self.optimizer_spec, "optimizer_spec", "policy"),
             "q_optimizer": self._optimizer(
                 self.value_function_optimizer_spec, "value_function_optimizer_spec", "critic"
             ),
             "batch_size": self.update_spec.batch_size,
             "sync_tau": self.update_spec.sync_tau,
-            "scope": self.name,
         }
 
     def _optimizer(self, spec: Any, path: str, role: str) -> Optimizer:
@@ -177,7 +188,8 @@ class ActorCriticQAgent(Agent):
 
     def build(self, build_options: dict[str, Any] | None = None) -> Any:
         report = super().build(build_options)
-        self._execute("reset_targets")
+        if self.learns:
+            self._execute("reset_targets")
         return report
 
     def graph_record_space(self) -> dict[str, Any]:
@@ -296,16 +308,19 @@ class SACAgent(ActorCriticQAgent):
             )
         policy = self._policy(discrete_mode)
         parts = self.graph_parts()
-        if discrete_mode == "expectation":  # _policy() refused every space but one IntBox
-            parts["q_function"] = self._discrete_critic()
+        if self.learns:
+            if discrete_mode == "expectation":  # _policy() refused every space but one IntBox
+                parts["q_function"] = self._discrete_critic()
+            parts.update(
+                num_q_functions=2 if self.double_q else 1,
+                temperature=Temperature(self.initial_alpha, learned=target_entropy is not None),
+                loss=SACLoss(self.discount, target_entropy),
+                alpha_optimizer=None
+                if target_entropy is None
+                else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
+            )
         return SACGraph(
             policy=policy,
-            num_q_functions=2 if self.double_q else 1,
-            temperature=Temperature(self.initial_alpha, learned=target_entropy is not None),
-            loss=SACLoss(self.discount, target_entropy),
-            alpha_optimizer=None
-            if target_entropy is None
-            else self._optimizer(self.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
             discrete_mode=discrete_mode,
             gumbel_softmax_temperature=self.gumbel_softmax_temperature,
             **parts,
@@ -439,18 +454,22 @@ class TD3Agent(ActorCriticQAgent):
             exploration = Exploration.from_spec(self._exploration_spec(scale))
         except SpecError as error:
             raise rebase(error, "exploration_spec") from None
+        parts = self.graph_parts()
+        if self.learns:
+            parts.update(
+                num_q_functions=2 if self.twin_q else 1,
+                loss=TD3Loss(
+                    space.low,
+                    space.high,
+                    self.discount,
+                    noise_std=self.target_noise_std * scale,
+                    noise_clip=self.target_noise_clip * scale,
+                ),
+            )
         return TD3Graph(
             policy=DeterministicPolicy(self.network_spec, action_space=space, weights_spec=self.weights_spec),
             exploration=exploration,
-            loss=TD3Loss(
-                space.low,
-                space.high,
-                self.discount,
-                noise_std=self.target_noise_std * scale,
-                noise_clip=self.target_noise_clip * scale,
-            ),
-            num_q_functions=2 if self.twin_q else 1,
-            **self.graph_parts(),
+            **parts,
         )
 
     def _exploration_spec(self, scale: float) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
@@ -52,6 +53,11 @@ class ActorCriticQGraph(AgentRoot):
     own initial weights) with target copies moved toward them by ``sync_tau``, a policy, a memory, the
     critics' and the policy's optimizers.
 
+    Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: the policy role
+    (and a worker's) the preprocessor and the policy alone (``q_function`` None), a learner the critics, their
+    targets and the optimizers too, the whole agent the memory too; the API methods that need what a role
+    leaves out are left out.
+
     API (the subclasses add acting):
 
     * ``observe(records)``: into the memory.
@@ -67,34 +73,44 @@ class ActorCriticQGraph(AgentRoot):
         self,
         preprocessor: PreprocessorStack,
         policy: Component,
-        q_function: QFunction,
-        num_q_functions: int,
-        memory: Component,
-        optimizer: Optimizer,
-        q_optimizer: Optimizer,
-        batch_size: int,
-        sync_tau: float,
         scope: str,
+        role: Role = Role.AGENT,
+        q_function: QFunction | None = None,
+        num_q_functions: int = 1,
+        memory: Component | None = None,
+        optimizer: Optimizer | None = None,
+        q_optimizer: Optimizer | None = None,
+        batch_size: int = 64,
+        sync_tau: float = 1.0,
     ) -> None:
         super().__init__(scope=scope)
+        self.role = role
         self.preprocessor = preprocessor
         self.policy = policy
-        self.q_functions = [q_function] + [
-            q_function.copy(scope=f"{q_function.scope}-{i}") for i in range(2, num_q_functions + 1)
-        ]
-        self.target_q_functions = [self._target_of(q) for q in self.q_functions]
-        self.add_components(*self.q_functions, *self.target_q_functions)
-        self.synchronizers = [
-            Synchronizer(tau=sync_tau, scope=f"synchronizer-{q.scope}").attach(q, target)
-            for q, target in zip(self.q_functions, self.target_q_functions)
-        ]
-        self.add_components(*self.synchronizers)
+        self.q_functions = self.target_q_functions = self.synchronizers = None
+        self.optimizer = self.q_optimizer = None
+        if q_function is not None:
+            self.q_functions = [q_function] + [
+                q_function.copy(scope=f"{q_function.scope}-{i}") for i in range(2, num_q_functions + 1)
+            ]
+            self.target_q_functions = [self._target_of(q) for q in self.q_functions]
+            self.add_components(*self.q_functions, *self.target_q_functions)
+            self.synchronizers = [
+                Synchronizer(tau=sync_tau, scope=f"synchronizer-{q.scope}").attach(q, target)
+                for q, target in zip(self.q_functions, self.target_q_functions)
+            ]
+            self.add_components(*self.synchronizers)
+            self.optimizer = optimizer.attach(policy)
+            self.q_optimizer = q_optimizer.attach(*self.q_functions)
         self.memory = memory
-        self.optimizer = optimizer.attach(policy)
-        self.q_optimizer = q_optimizer.attach(*self.q_functions)
         self.batch_size = batch_size
         self.sync_tau = sync_tau
-        self.prioritized = "update_records" in type(memory).api_methods()
+        self.prioritized = memory is not None and "update_records" in type(memory).api_methods()
+
+    @property
+    def learns(self) -> bool:
+        """Whether the graph holds the critics and optimizers (a learner's or the whole agent's)."""
+        return self.q_functions is not None
 
     @staticmethod
     def _target_of(source: Component) -> Component:
@@ -102,7 +118,7 @@ class ActorCriticQGraph(AgentRoot):
         target.set_trainable(False)
         return target
 
-    @rlgraph.api
+    @rlgraph.api(needs="q_functions")
     def get_q_values(self, preprocessed_states, actions):
         """Every critic's ``Q(s, a)``: a tuple, one value per row each."""
         return tuple(self.critic_values(q, preprocessed_states, actions) for q in self.q_functions)
@@ -111,11 +127,11 @@ class ActorCriticQGraph(AgentRoot):
         """``Q(s, a)`` of ``critic`` for actions as the agent takes and stores them."""
         return critic.q_values(states, actions)
 
-    @rlgraph.api
+    @rlgraph.api(needs="memory")
     def observe(self, records):
         self.memory.insert_records(records)
 
-    @rlgraph.api
+    @rlgraph.api(needs=("memory", "q_functions"))
     def update(self, time_step, update_actor=True, sync_targets=True):
         sample = self.memory.get_records(self.batch_size)
         records = sample["records"]
@@ -125,7 +141,7 @@ class ActorCriticQGraph(AgentRoot):
             self.memory.update_records(sample["indices"], outputs["td_errors"])
         return outputs
 
-    @rlgraph.api
+    @rlgraph.api(needs="q_functions")
     def update_from_batch(
         self,
         preprocessed_states,
@@ -150,7 +166,7 @@ class ActorCriticQGraph(AgentRoot):
             sync_targets,
         )
 
-    @rlgraph.api
+    @rlgraph.api(needs="synchronizers")
     def reset_targets(self):
         return tuple(synchronizer.hard_sync() for synchronizer in self.synchronizers)
 
@@ -205,9 +221,9 @@ class SACGraph(ActorCriticQGraph):
     def __init__(
         self,
         policy: Policy,
-        temperature: Temperature,
-        loss: SACLoss,
-        alpha_optimizer: Optimizer | None,
+        temperature: Temperature | None = None,
+        loss: SACLoss | None = None,
+        alpha_optimizer: Optimizer | None = None,
         discrete_mode: str = "gumbel_softmax",
         gumbel_softmax_temperature: float = 1.0,
         **kwargs: Any,
@@ -235,7 +251,7 @@ class SACGraph(ActorCriticQGraph):
     def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
         return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}
 
-    @rlgraph.api
+    @rlgraph.api(needs="temperature")
     def get_alpha(self):
         return self.temperature.alpha()
 
@@ -328,14 +344,19 @@ class TD3Graph(ActorCriticQGraph):
     """
 
     def __init__(
-        self, policy: DeterministicPolicy, exploration: Exploration, loss: TD3Loss, **kwargs: Any
+        self,
+        policy: DeterministicPolicy,
+        exploration: Exploration,
+        loss: TD3Loss | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(policy=policy, **kwargs)
-        self.target_policy = self._target_of(policy)
-        self.policy_synchronizer = Synchronizer(tau=self.sync_tau, scope="synchronizer-policy").attach(
-            policy, self.target_policy
-        )
-        self.synchronizers.append(self.policy_synchronizer)
+        if self.learns:
+            self.target_policy = self._target_of(policy)
+            self.policy_synchronizer = Synchronizer(tau=self.sync_tau, scope="synchronizer-policy").attach(
+                policy, self.target_policy
+            )
+            self.synchronizers.append(self.policy_synchronizer)
         self.exploration = exploration
         self.loss = loss
 

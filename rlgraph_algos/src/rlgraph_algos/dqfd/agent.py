@@ -10,11 +10,13 @@ import numpy as np
 import rlgraph
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.records import UpdateResult, record_batch_space
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.utils import nested
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
-from rlgraph_algos.dqn.agent import DQNAgent, DQNGraph
+from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import names_frame_replay, replay_memory
 
@@ -24,8 +26,8 @@ PRETRAIN_SYNC_INTERVAL = 100
 _DEMO_ENV = "demonstrations"
 
 
-class DQFDGraph(DQNGraph):
-    """:class:`~rlgraph_algos.dqn.agent.DQNGraph` with a demonstration memory beside the agent's own.
+class DQFDLearnerGraph(DQNLearnerGraph):
+    """:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph` with a demonstration memory beside the agent's own.
 
     * ``observe_demos(demo_records)``: demonstrations into their memory;
     * ``update()``: ``batch_size`` transitions of the agent's own and ``demo_sample_size`` demonstrations,
@@ -162,7 +164,9 @@ class DQFDAgent(DQNAgent):
     honours_action_masks: ClassVar[bool] = False
 
     update_batch_layout: ClassVar[str | None] = None
-    graph_class: ClassVar[type] = DQFDGraph
+    #: It learns from its own memories: it has no learner fed from outside, nor workers that compute for one.
+    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.AGENT})
+    graph_class: ClassVar[type] = DQFDLearnerGraph
 
     def __init__(
         self,
@@ -203,7 +207,7 @@ class DQFDAgent(DQNAgent):
         self.demo_count = 0
         super().__init__(name=name, **kwargs)
         self.demo_buffer = NStepBuffer(self.n_step, self.discount)
-        if demonstrations is not None:
+        if demonstrations is not None and self.role is Role.AGENT:  # a policy acts without them
             self.load_demonstrations(demonstrations)
 
     # -- the graph ---------------------------------------------------------------------------------------

@@ -8,19 +8,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import rlgraph
 from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.records import UpdateResult
-from rlgraph.agents.root import AgentRoot
+from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
-from rlgraph.spaces.masks import action_mask_of
 from rlgraph.specs.validation import Problem, spec_error
 from rlgraph.utils.naming import normalize_name
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import (
     REPLAY_ALIASES,
@@ -34,120 +34,9 @@ from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
-from rlgraph_networks.synchronizer import Synchronizer
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
-
-
-class DQNGraph(AgentRoot):
-    """The DQN agent's root component: acting, observing into memory, learning, target sync."""
-
-    def __init__(
-        self,
-        preprocessor: PreprocessorStack,
-        policy: Policy,
-        exploration: Exploration,
-        memory: Component,
-        optimizer: Optimizer,
-        loss: DQNLoss,
-        batch_size: int,
-        sync_tau: float,
-        scope: str,
-    ) -> None:
-        super().__init__(scope=scope)
-        self.preprocessor = preprocessor
-        self.policy = policy
-        self.target_policy = policy.copy(scope="target-policy")
-        self.target_policy.set_trainable(False)
-        self.exploration = exploration
-        self.memory = memory
-        self.loss = loss
-        self.optimizer = optimizer.attach(self.policy)
-        self.synchronizer = Synchronizer(tau=sync_tau).attach(self.policy, self.target_policy)
-        self.batch_size = batch_size
-        self.prioritized = "update_records" in type(memory).api_methods()
-
-    @rlgraph.api
-    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
-        greedy = self.policy.get_action(preprocessed_states, deterministic=True)
-        mask = action_mask_of(preprocessed_states)
-        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration, mask)}
-
-    @rlgraph.api
-    def get_q_values(self, preprocessed_states):
-        return self.policy.get_q_values(preprocessed_states)
-
-    @rlgraph.api
-    def observe(self, records):
-        self.memory.insert_records(records)  # nothing returned: the agent needs no result back per step
-
-    @rlgraph.api
-    def update(self):
-        sample = self.memory.get_records(self.batch_size)
-        records = sample["records"]
-        return self._learn(
-            records["states"],
-            records["actions"],
-            records["rewards"],
-            records["terminals"],
-            records["next_states"],
-            records["discounts"],
-            sample["weights"],
-            sample["indices"],
-        )
-
-    @rlgraph.api
-    def update_from_batch(
-        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
-    ):
-        return self._learn(
-            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights, None
-        )
-
-    @rlgraph.api
-    def get_td_loss(
-        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
-    ):
-        td_loss = self._td_loss(
-            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
-        )
-        loss, td_errors = td_loss()
-        return {"loss": loss, "td_errors": td_errors}
-
-    @rlgraph.api
-    def sync_target(self):
-        return self.synchronizer.sync()
-
-    @rlgraph.api
-    def reset_targets(self):
-        return self.synchronizer.hard_sync()
-
-    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
-        """The loss of a batch as a function of the online network (the optimizer differentiates it)."""
-        next_target = self.target_policy.get_q_values(next_states)
-        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
-
-        def td_loss():
-            q_values = self.policy.get_q_values(states)
-            return self.loss.loss(
-                q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
-            )
-
-        return td_loss
-
-    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
-        td_loss = self._td_loss(states, actions, rewards, terminals, next_states, discounts, weights)
-        loss, td_errors = self.optimizer.step(td_loss)
-        if self.prioritized and indices is not None:
-            self.memory.update_records(indices, td_errors)
-        return {"loss": loss, "td_errors": td_errors}
 
 
 class DQNAgent(Agent):
@@ -179,8 +68,10 @@ class DQNAgent(Agent):
 
     update_batch_layout: ClassVar[str | None] = "transitions"
     honours_action_masks: ClassVar[bool] = True
-    #: The root component's class.
-    graph_class: ClassVar[type] = DQNGraph
+    roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
+    #: The root component's class for the roles that learn or compute TD errors (the policy role's is
+    #: :class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph`).
+    graph_class: ClassVar[type] = DQNLearnerGraph
 
     spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     spec_keys: ClassVar[tuple[str, ...]] = (
@@ -243,27 +134,34 @@ class DQNAgent(Agent):
         self.preprocessed_state_space = preprocessor.output_space(
             self.state_space.with_batch_rank()
         ).strip_ranks()
-        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)
+        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)  # unbuilt: a spec until used
         if self.frame_steps is not None:
             memory.learn_with(self.n_step, self.discount)
             self.frame_steps.num_environments = memory.num_environments
+        acting = {
+            "preprocessor": preprocessor,
+            "policy": self._policy(),
+            "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
+            "scope": self.name,
+            "role": self.role,
+        }
+        if self.role is Role.POLICY:
+            return DQNPolicyGraph(**acting)
+        learns = self.role.includes(Role.LEARNER)
+        optimizer = self.optimizer_spec or dict(DEFAULT_OPTIMIZER)
         return self.graph_class(
-            preprocessor=preprocessor,
-            policy=self._policy(),
-            exploration=Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
-            memory=memory,
-            optimizer=Optimizer.from_spec(
-                self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
-            ),
             loss=self._loss(),
+            optimizer=Optimizer.from_spec(optimizer, path="optimizer_spec") if learns else None,
+            memory=memory if self.role is Role.AGENT else None,
             batch_size=self.update_spec.batch_size,
             sync_tau=self.update_spec.sync_tau,
-            scope=self.name,
+            **acting,
             **self.graph_components(),
         )
 
     def graph_components(self) -> dict[str, Any]:
-        """Further arguments of the root component (its further components, by argument name)."""
+        """Further arguments of the root component (its further components, by argument name), for the roles
+        above the policy's."""
         return {}
 
     def _loss(self) -> Component:

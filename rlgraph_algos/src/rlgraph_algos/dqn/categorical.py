@@ -10,7 +10,8 @@ import numpy as np
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph_algos.dqn.agent import DQNAgent, DQNGraph
+from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
 
 
@@ -91,8 +92,8 @@ def _of_actions(ops: Any, logits: Any, actions: Any) -> Any:
     return ops.sum(logits * ops.expand_dims(chosen, -1), axis=1)
 
 
-class CategoricalDQNGraph(DQNGraph):
-    """:class:`~rlgraph_algos.dqn.agent.DQNGraph` learning return distributions: the loss takes the online
+class CategoricalDQNLearnerGraph(DQNLearnerGraph):
+    """:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph` learning return distributions: the loss takes the online
     network's logits, the target network's next logits and the Q-values that pick the next action."""
 
     def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
@@ -123,7 +124,7 @@ class CategoricalDQNAgent(DQNAgent):
 
     honours_action_masks: ClassVar[bool] = False
 
-    graph_class: ClassVar[type] = CategoricalDQNGraph
+    graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
 
     def __init__(
         self,

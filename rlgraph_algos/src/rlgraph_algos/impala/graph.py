@@ -15,7 +15,7 @@ class VTraceTargets:
 
     v_trace: Component
 
-    @rlgraph.api
+    @rlgraph.api(needs="v_trace")
     def vtrace(
         self, log_rhos, rollout_rewards, rollout_values, rollout_next_values, rollout_terminals, sequence_ends
     ):
@@ -28,11 +28,11 @@ class IMPALAGraph(VTraceTargets, PolicyGradientGraph):
     """:class:`PolicyGradientGraph` with ``vtrace`` and ``get_log_probs_and_values(preprocessed_states,
     actions)``: the current policy's log-likelihoods of the actions taken and the baseline's values."""
 
-    def __init__(self, v_trace: Component, **kwargs: Any) -> None:
+    def __init__(self, v_trace: Component | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.v_trace = v_trace
 
-    @rlgraph.api
+    @rlgraph.api(needs="value_function")
     def get_log_probs_and_values(self, preprocessed_states, actions):
         return self.policy.get_log_prob(preprocessed_states, actions), self._values(preprocessed_states)
 
@@ -42,11 +42,11 @@ class RecurrentIMPALAGraph(VTraceTargets, RecurrentPolicyGradientGraph):
     preprocessed_states, internals, rollout_actions)``: time-major steps and their actions, each taken one
     step from its own internal states (the states it was acted with); outputs ``(T * B,)``."""
 
-    def __init__(self, v_trace: Component, **kwargs: Any) -> None:
+    def __init__(self, v_trace: Component | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.v_trace = v_trace
 
-    @rlgraph.api
+    @rlgraph.api(needs="value_function")
     def get_log_probs_and_values(self, preprocessed_states, internals, rollout_actions):
         policy_inputs, value_inputs = self._one_step_inputs(preprocessed_states, internals)
         actions = self._graph_fn_merge_time(rollout_actions)

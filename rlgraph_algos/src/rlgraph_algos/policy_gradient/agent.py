@@ -10,6 +10,7 @@ import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
+from rlgraph.agents.roles import Role
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
@@ -76,6 +77,9 @@ class PolicyGradientAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "rollouts"
+    #: Its policy and workers act with the policy alone; a learner is the whole agent (it keeps rollouts on the
+    #: host, no memory in its graph).
+    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.WORKER, Role.AGENT})
     honours_action_masks: ClassVar[bool] = True  # feed-forward policies (build_root refuses a recurrent one)
 
     spec_keys: ClassVar[tuple[str, ...]] = (
@@ -156,11 +160,18 @@ class PolicyGradientAgent(Agent):
             policy_spec["network_spec"] = []
         feed_forward_graph, recurrent_graph = self.graph_classes()
         graph = recurrent_graph if recurrent else feed_forward_graph
-        return graph(
+        acting = {
             **({"body": body} if recurrent else {}),
+            "preprocessor": preprocessor,
+            "policy": Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
+            "scope": self.name,
+            "role": self.role,
+        }
+        if not self.role.includes(Role.LEARNER):  # a worker's rollouts carry nothing but what it acts with
+            return graph(**acting)
+        return graph(
+            **acting,
             **self.graph_components(),
-            preprocessor=preprocessor,
-            policy=Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
             value_function=value_function,
             shared_network=shared,
             gae=GeneralizedAdvantageEstimation(self.discount, self.gae_lambda, self.clip_rewards),
@@ -168,7 +179,6 @@ class PolicyGradientAgent(Agent):
             value_loss=ValueLoss(weight=self.weight_vf, clipping=self.value_function_clipping()),
             optimizer=Optimizer.from_spec(optimizer_spec, path="optimizer_spec"),
             value_optimizer=value_optimizer,
-            scope=self.name,
         )
 
     def policy_loss(self) -> Component:

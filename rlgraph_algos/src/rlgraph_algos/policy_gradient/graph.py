@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.errors import NotApplicableError
@@ -29,22 +30,28 @@ class PolicyGradientGraph(AgentRoot):
     * ``update_minibatch(...)``: one gradient step on a batch of steps: the policy loss plus the value loss
       with one optimizer (the baseline a linear head on the policy's network outputs), or each with its own
       optimizer (a separate value network). Returns the losses and the loss's statistics.
+
+    Built for the policy role (or a worker's: its rollouts carry nothing it computes), it holds the
+    preprocessor and the policy alone (``value_function`` and what learns None); the methods of learning
+    are left out.
     """
 
     def __init__(
         self,
         preprocessor: PreprocessorStack,
         policy: Policy,
-        value_function: ValueFunction,
-        shared_network: bool,
-        gae: GeneralizedAdvantageEstimation,
-        policy_loss: Component,
-        value_loss: Component,
-        optimizer: Optimizer,
-        value_optimizer: Optimizer | None,
         scope: str,
+        role: Role = Role.AGENT,
+        value_function: ValueFunction | None = None,
+        shared_network: bool = True,
+        gae: GeneralizedAdvantageEstimation | None = None,
+        policy_loss: Component | None = None,
+        value_loss: Component | None = None,
+        optimizer: Optimizer | None = None,
+        value_optimizer: Optimizer | None = None,
     ) -> None:
         super().__init__(scope=scope)
+        self.role = role
         self.preprocessor = preprocessor
         self.policy = policy
         self.value_function = value_function
@@ -52,10 +59,10 @@ class PolicyGradientGraph(AgentRoot):
         self.gae = gae
         self.policy_loss = policy_loss
         self.value_loss = value_loss
-        if value_optimizer is None:
+        self.optimizer = self.value_optimizer = None
+        if optimizer is not None and value_optimizer is None:
             self.optimizer = optimizer.attach(policy, value_function)
-            self.value_optimizer = None
-        else:
+        elif optimizer is not None:
             self.optimizer = optimizer.attach(policy)
             self.value_optimizer = value_optimizer.attach(value_function)
 
@@ -75,12 +82,12 @@ class PolicyGradientGraph(AgentRoot):
         actions, log_probs = self.policy.get_action_and_log_prob(preprocessed_states, not use_exploration)
         return {"actions": actions, "log_probs": log_probs}
 
-    @rlgraph.api
+    @rlgraph.api(needs="value_function")
     def get_state_values(self, preprocessed_states):
         return self._values(preprocessed_states)
 
     # -- learning --------------------------------------------------------------------------------------------------
-    @rlgraph.api
+    @rlgraph.api(needs=("value_function", "gae"))
     def postprocess(
         self, rollout_states, rollout_next_states, rollout_rewards, rollout_terminals, sequence_ends
     ):
@@ -91,7 +98,7 @@ class PolicyGradientGraph(AgentRoot):
         )
         return {"advantages": advantages, "value_targets": value_targets, "values": values}
 
-    @rlgraph.api
+    @rlgraph.api(needs="optimizer")
     def update_minibatch(
         self, preprocessed_states, actions, log_probs, advantages, value_targets, values, time_step
     ):
@@ -170,7 +177,8 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
     def __init__(self, body: Component, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.body = body
-        self.optimizer.attach(body)
+        if self.optimizer is not None:
+            self.optimizer.attach(body)
 
     @rlgraph.api
     def preprocess_states(self, states, env_rows=None):
@@ -191,7 +199,7 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
         )
         return {"actions": actions, "log_probs": log_probs, "internal_states": last_internals}
 
-    @rlgraph.api
+    @rlgraph.api(needs="value_function")
     def get_state_values(self, preprocessed_states, internals):
         return self._values(self._one_step_inputs(preprocessed_states, internals)[1])
 
@@ -202,7 +210,7 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
         merged = self._graph_fn_merge_time(features)
         return merged, merged if self.shared_network else self._graph_fn_merge_time(preprocessed_states)
 
-    @rlgraph.api
+    @rlgraph.api(needs="gae")
     def advantages(
         self, rollout_rewards, rollout_values, rollout_next_values, rollout_terminals, sequence_ends
     ):
@@ -210,7 +218,7 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
             rollout_rewards, rollout_values, rollout_next_values, rollout_terminals, sequence_ends
         )
 
-    @rlgraph.api
+    @rlgraph.api(needs="optimizer")
     def update_sequences(
         self,
         preprocessed_states,

@@ -1,0 +1,111 @@
+"""DQN's learner role: the target network, the loss, the optimizer and the target's synchronization, with
+the replay memory where the learner owns one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_networks.optimizers import Optimizer
+from rlgraph_networks.synchronizer import Synchronizer
+
+
+class DQNLearnerGraph(DQNPolicyGraph):
+    """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
+    (``update``) or from batches given from outside (``update_from_batch``), the TD errors of a batch
+    (``get_td_loss``: an Ape-X worker's priorities), and target syncs.
+
+    Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: a worker the
+    target network and the loss, a learner the optimizer too, the whole agent the memory too; the others
+    are None, and the API methods that need them are left out.
+    """
+
+    def __init__(
+        self,
+        loss: DQNLoss | None = None,
+        optimizer: Optimizer | None = None,
+        memory: Component | None = None,
+        batch_size: int = 64,
+        sync_tau: float = 1.0,
+        **policy: Any,
+    ) -> None:
+        super().__init__(**policy)
+        self.loss = loss
+        self.target_policy = None
+        self.synchronizer = None
+        if loss is not None:
+            self.target_policy = self.policy.copy(scope="target-policy")
+            self.target_policy.set_trainable(False)
+            self.synchronizer = Synchronizer(tau=sync_tau).attach(self.policy, self.target_policy)
+        self.optimizer = None if optimizer is None else optimizer.attach(self.policy)
+        self.memory = memory
+        self.batch_size = batch_size
+        self.prioritized = memory is not None and "update_records" in type(memory).api_methods()
+
+    @rlgraph.api(needs="memory")
+    def observe(self, records):
+        self.memory.insert_records(records)  # nothing returned: the agent needs no result back per step
+
+    @rlgraph.api(needs=("memory", "optimizer"))
+    def update(self):
+        sample = self.memory.get_records(self.batch_size)
+        records = sample["records"]
+        return self._learn(
+            records["states"],
+            records["actions"],
+            records["rewards"],
+            records["terminals"],
+            records["next_states"],
+            records["discounts"],
+            sample["weights"],
+            sample["indices"],
+        )
+
+    @rlgraph.api(needs="optimizer")
+    def update_from_batch(
+        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+    ):
+        return self._learn(
+            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights, None
+        )
+
+    @rlgraph.api(needs="loss")
+    def get_td_loss(
+        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+    ):
+        td_loss = self._td_loss(
+            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+        )
+        loss, td_errors = td_loss()
+        return {"loss": loss, "td_errors": td_errors}
+
+    @rlgraph.api(needs="synchronizer")
+    def sync_target(self):
+        return self.synchronizer.sync()
+
+    @rlgraph.api(needs="synchronizer")
+    def reset_targets(self):
+        return self.synchronizer.hard_sync()
+
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+        """The loss of a batch as a function of the online network (the optimizer differentiates it)."""
+        next_target = self.target_policy.get_q_values(next_states)
+        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
+
+        def td_loss():
+            q_values = self.policy.get_q_values(states)
+            return self.loss.loss(
+                q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
+            )
+
+        return td_loss
+
+    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
+        td_loss = self._td_loss(states, actions, rewards, terminals, next_states, discounts, weights)
+        loss, td_errors = self.optimizer.step(td_loss)
+        if self.prioritized and indices is not None:
+            self.memory.update_records(indices, td_errors)
+        return {"loss": loss, "td_errors": td_errors}

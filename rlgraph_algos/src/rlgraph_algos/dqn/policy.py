@@ -1,0 +1,46 @@
+"""DQN's policy role: what acting needs (preprocessing, the Q-network, epsilon-greedy exploration)."""
+
+from __future__ import annotations
+
+import rlgraph
+from rlgraph.agents.roles import Role
+from rlgraph.agents.root import AgentRoot
+from rlgraph.spaces.masks import action_mask_of
+from rlgraph_networks.explorations.exploration import Exploration
+from rlgraph_networks.policies.policy import Policy
+from rlgraph_networks.preprocessors.stack import PreprocessorStack
+
+
+class DQNPolicyGraph(AgentRoot):
+    """Acting with a Q-network: greedy actions, explored (``use_exploration``) by ``exploration`` at
+    ``time_step``; where the states hold an action mask, only allowed actions are taken."""
+
+    def __init__(
+        self,
+        preprocessor: PreprocessorStack,
+        policy: Policy,
+        exploration: Exploration,
+        scope: str,
+        role: Role = Role.POLICY,
+    ) -> None:
+        super().__init__(scope=scope)
+        self.role = role
+        self.preprocessor = preprocessor
+        self.policy = policy
+        self.exploration = exploration
+
+    @rlgraph.api
+    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
+        greedy = self.policy.get_action(preprocessed_states, deterministic=True)
+        mask = action_mask_of(preprocessed_states)
+        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration, mask)}
+
+    @rlgraph.api
+    def get_q_values(self, preprocessed_states):
+        return self.policy.get_q_values(preprocessed_states)
