@@ -142,13 +142,16 @@ def test_a_role_an_agent_does_not_build_apart_gets_the_smallest_graph_that_runs_
 
 
 PENDULUM = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(low=-2.0, high=2.0, shape=(1,))}
-#: Per agent type: its spaces, and the components its policy role holds.
+DENSE = [{"type": "dense", "units": 8}]
+#: Per agent type: its spaces, network, and the components its policy role holds.
 POLICIES = {
-    "sac": (PENDULUM, {"policy"}),
-    "td3": (PENDULUM, {"deterministic-policy"}),
-    "ddpg": (PENDULUM, {"deterministic-policy", "exploration"}),
-    "ppo": (CARTPOLE, {"policy"}),
-    "impala": (CARTPOLE, {"policy"}),
+    "sac": (PENDULUM, DENSE, {"policy"}),
+    "td3": (PENDULUM, DENSE, {"deterministic-policy"}),
+    "ddpg": (PENDULUM, DENSE, {"deterministic-policy", "exploration"}),
+    "ppo": (CARTPOLE, DENSE, {"policy"}),
+    "impala": (CARTPOLE, DENSE, {"policy"}),
+    "categorical_dqn": (CARTPOLE, DENSE, {"categorical-q-policy"}),
+    "r2d2": (CARTPOLE, [{"type": "lstm", "units": 8}], {"q-network"}),
 }
 
 
@@ -156,8 +159,8 @@ POLICIES = {
 def test_a_policy_holds_what_acting_needs_and_acts_as_the_agent_it_was_stored_from(
     rlgraph_backend, agent_type, tmp_path
 ):
-    spaces, policy_components = POLICIES[agent_type]
-    spec = {"type": agent_type, "network_spec": [{"type": "dense", "units": 8}], "backend": rlgraph_backend}
+    spaces, network, policy_components = POLICIES[agent_type]
+    spec = {"type": agent_type, "network_spec": network, "backend": rlgraph_backend}
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
     agent = Agent.from_spec({**spec, "execution_spec": {"seed": 1}}, **spaces)

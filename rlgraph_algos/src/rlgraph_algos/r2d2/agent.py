@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlgraph.agents.records import INTERNALS, UpdateResult
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
@@ -58,6 +59,8 @@ class R2D2Agent(DQNAgent):
     honours_action_masks: ClassVar[bool] = False
 
     update_batch_layout: ClassVar[str | None] = None
+    #: It learns from its own replay of sequences: no learner fed from outside, no workers computing for one.
+    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.AGENT})
     spec_keys: ClassVar[tuple[str, ...]] = ("internal_states_space",)
 
     def __init__(
@@ -103,11 +106,19 @@ class R2D2Agent(DQNAgent):
         if not body.num_recurrent_layers:
             raise SpecError("R2D2 needs a recurrent network: add an lstm layer", "network_spec")
         use_recurrent_body(self, body)
+        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)  # unbuilt: checks the spec
+        acting = {
+            "preprocessor": preprocessor,
+            "q_network": RecurrentQNetwork(body, self._policy(network_spec=[])),
+            "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
+            "scope": self.name,
+            "role": self.role,
+        }
+        if self.role is Role.POLICY:
+            return R2D2Graph(**acting)
         return R2D2Graph(
-            preprocessor=preprocessor,
-            q_network=RecurrentQNetwork(body, self._policy(network_spec=[])),
-            exploration=Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
-            memory=replay_memory(self.memory_spec, self.update_spec.batch_size),
+            **acting,
+            memory=memory,
             optimizer=Optimizer.from_spec(
                 self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
             ),
@@ -116,7 +127,6 @@ class R2D2Agent(DQNAgent):
             burn_in=self.burn_in,
             priority_eta=self.priority_eta,
             sync_tau=self.update_spec.sync_tau,
-            scope=self.name,
         )
 
     def graph_record_space(self) -> dict[str, Any]:

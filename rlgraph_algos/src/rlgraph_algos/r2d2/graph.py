@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.utils import nested
@@ -64,6 +65,9 @@ class R2D2Graph(AgentRoot):
     bootstrap state ``s_m`` taken from the same unroll. A sequence's loss is the mean over its valid steps
     of the per-step loss; the batch's, the importance-weighted mean over sequences. The new priority of a
     sequence is ``eta * max |delta| + (1 - eta) * mean |delta|`` over its valid steps.
+
+    Built for the policy role, it holds the preprocessor, the online network and the exploration alone
+    (``loss`` None); learning's methods are left out.
     """
 
     def __init__(
@@ -71,29 +75,33 @@ class R2D2Graph(AgentRoot):
         preprocessor: PreprocessorStack,
         q_network: RecurrentQNetwork,
         exploration: Exploration,
-        memory: Component,
-        optimizer: Optimizer,
-        loss: DQNLoss,
-        batch_size: int,
-        burn_in: int,
-        priority_eta: float,
-        sync_tau: float,
         scope: str,
+        role: Role = Role.AGENT,
+        memory: Component | None = None,
+        optimizer: Optimizer | None = None,
+        loss: DQNLoss | None = None,
+        batch_size: int = 32,
+        burn_in: int = 0,
+        priority_eta: float = 0.9,
+        sync_tau: float = 1.0,
     ) -> None:
         super().__init__(scope=scope)
+        self.role = role
         self.preprocessor = preprocessor
         self.q_network = q_network
-        self.target_q_network = q_network.copy(scope="target-q-network")
-        self.target_q_network.set_trainable(False)
         self.exploration = exploration
+        self.target_q_network = self.synchronizer = self.optimizer = None
+        if loss is not None:
+            self.target_q_network = q_network.copy(scope="target-q-network")
+            self.target_q_network.set_trainable(False)
+            self.optimizer = optimizer.attach(q_network)
+            self.synchronizer = Synchronizer(tau=sync_tau).attach(q_network, self.target_q_network)
         self.memory = memory
         self.loss = loss
-        self.optimizer = optimizer.attach(q_network)
-        self.synchronizer = Synchronizer(tau=sync_tau).attach(q_network, self.target_q_network)
         self.batch_size = batch_size
         self.burn_in = burn_in
         self.priority_eta = priority_eta
-        self.prioritized = "update_records" in type(memory).api_methods()
+        self.prioritized = memory is not None and "update_records" in type(memory).api_methods()
 
     # -- acting ------------------------------------------------------------------------------------------
     @rlgraph.api
@@ -114,11 +122,11 @@ class R2D2Graph(AgentRoot):
         return {"actions": actions, "internal_states": last}
 
     # -- observing and learning ----------------------------------------------------------------------------
-    @rlgraph.api
+    @rlgraph.api(needs="memory")
     def observe(self, records):
         self.memory.insert_records(records)
 
-    @rlgraph.api
+    @rlgraph.api(needs=("memory", "optimizer"))
     def update(self):
         sample = self.memory.get_records(self.batch_size)
         records = self._graph_fn_time_major(sample["records"])
@@ -140,11 +148,11 @@ class R2D2Graph(AgentRoot):
             self.memory.update_records(sample["indices"], priorities)
         return {"loss": loss, "td_errors": priorities}
 
-    @rlgraph.api
+    @rlgraph.api(needs="synchronizer")
     def sync_target(self):
         return self.synchronizer.sync()
 
-    @rlgraph.api
+    @rlgraph.api(needs="synchronizer")
     def reset_targets(self):
         return self.synchronizer.hard_sync()
 
