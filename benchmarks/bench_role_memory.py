@@ -73,9 +73,11 @@ def worker_build(backend: str, role: str) -> dict:
     import time
 
     from rlgraph.environments.vector_env import make_environments
+    from rlgraph.execution.backend import load_backend
     from rlgraph.executors.local import build_agent
 
     env = make_environments("CartPole-v1", 4, 1)
+    load_backend(backend)  # the framework's own memory is not the build's
     before = peak_mb()
     start = time.perf_counter()
     build_agent(agent_spec(backend, CAPACITIES[-1]), env, 1, role)
@@ -89,9 +91,11 @@ def in_subprocess(function: str, *args: object) -> dict:
         cwd=Path(__file__).parent,
         env={**os.environ, **ONE_THREAD},
         capture_output=True,
+        check=False,
         text=True,
-        check=True,
     )
+    if result.returncode:
+        raise RuntimeError(f"{function}{args} failed:\n" + "\n".join(result.stderr.splitlines()[-30:]))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -101,19 +105,30 @@ def main() -> None:
     )
     parser.add_argument("--backends", nargs="+", default=["torch", "tf"])
     parser.add_argument("--timesteps", type=int, default=3000)
+    parser.add_argument("--tables", nargs="+", type=int, default=[1, 2], help="which tables to make")
     args = parser.parse_args()
-    print(f"1. Ape-X on CartPole, {args.timesteps} steps: peak resident MB by replay capacity")
+    if 1 in args.tables:
+        apex_table(args.backends, args.timesteps)
+    if 2 in args.tables:
+        build_table(args.backends)
+
+
+def apex_table(backends: list[str], timesteps: int) -> None:
+    print(f"1. Ape-X on CartPole, {timesteps} steps: peak resident MB by replay capacity")
     print(
         f"{'backend':8} {'process':10} " + " ".join(f"{c:>12,}" for c in CAPACITIES) + f" {'difference':>11}"
     )
-    for backend in args.backends:
-        runs = [in_subprocess("apex_run", backend, capacity, args.timesteps) for capacity in CAPACITIES]
+    for backend in backends:
+        runs = [in_subprocess("apex_run", backend, capacity, timesteps) for capacity in CAPACITIES]
         for process in runs[0]:
             small, large = runs[0][process], runs[1][process]
             print(f"{backend:8} {process:10} {small:12.0f} {large:12.0f} {large - small:11.0f}")
+
+
+def build_table(backends: list[str]) -> None:
     print(f"\n2. One worker's agent built in a fresh process, replay capacity {CAPACITIES[-1]:,}")
     print(f"{'backend':8} {'role':8} {'seconds':>8} {'peak MB grew':>13}")
-    for backend in args.backends:
+    for backend in backends:
         for role in ("agent", "worker"):
             built = in_subprocess("worker_build", backend, role)
             print(f"{backend:8} {role:8} {built['seconds']:8.2f} {built['grew_mb']:13.0f}")

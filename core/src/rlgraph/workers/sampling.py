@@ -72,7 +72,7 @@ class SamplingWorker:
     def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
         """Act with the learner's ``weights`` from now on; target networks follow them (for priorities)."""
         self.agent.set_weights(weights)
-        if hasattr(self.agent, "reset_targets"):
+        if self.agent.has_api("reset_targets"):  # a worker that computes TD errors with target networks
             self.agent.reset_targets()
         self.weights_version = version
 
