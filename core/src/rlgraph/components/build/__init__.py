@@ -1,0 +1,44 @@
+"""The three build phases of a component graph.
+
+1. Composition: the user creates components and nests them (plain Python objects).
+2. Assembly (:meth:`Builder.assemble`): every API method of the root is called once with
+   abstract :class:`Record` values. This yields the component graph (who calls which API
+   method of whom), the API registry, and which inputs each component receives.
+3. Build (:meth:`Builder.build`): backend placeholders made from the input spaces flow
+   through the API methods. A component is completed (its ``create_variables`` called) as
+   soon as the input spaces it asks for are known; graph functions that need variables wait
+   until then, so API methods are retried until all are built or the build stalls (a
+   :class:`BuildError` naming the component, API method and missing spaces).
+
+The package has one module per job:
+
+- :mod:`~rlgraph.components.build.builder`: the :class:`Builder` (entry points, the decorators' calls);
+- :mod:`~rlgraph.components.build.assembly`: recording the component graph (phase 2);
+- :mod:`~rlgraph.components.build.space_flow` and :mod:`~rlgraph.components.build.spaces`: the spaces
+  of the build's values and the derivation of their batch and time ranks;
+- :mod:`~rlgraph.components.build.completion`: completing components;
+- :mod:`~rlgraph.components.build.fast_path`: binding the fast path after the build;
+- :mod:`~rlgraph.components.build.graph`: the component graph and its rendering;
+- :mod:`~rlgraph.components.build.records`: the values flowing through API methods;
+- :mod:`~rlgraph.components.build.report`: the build's timings (:class:`BuildReport`).
+"""
+
+from rlgraph.components.build.builder import Builder
+from rlgraph.components.build.graph import APIRecord, ComponentGraph, short_space
+from rlgraph.components.build.records import Record, Twin
+from rlgraph.components.build.report import BuildReport
+from rlgraph.components.build.spaces import BUILD_SIZES, NO_RANKS, Ranks, space_for
+
+__all__ = [
+    "BUILD_SIZES",
+    "NO_RANKS",
+    "APIRecord",
+    "BuildReport",
+    "Builder",
+    "ComponentGraph",
+    "Ranks",
+    "Record",
+    "Twin",
+    "short_space",
+    "space_for",
+]
