@@ -12,7 +12,7 @@ from cartpole_checks import check_cartpole_rows
 from rlgraph.environments import Environment, GridWorld, GymnasiumEnv, OpenAIGymEnv, VectorEnv
 from rlgraph.environments.vector_env import RowInfos
 from rlgraph.errors import SpecError
-from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.spaces import Dict, FloatBox, IntBox, to_gymnasium
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarn
 def test_gymnasium_env_spaces_and_steps_match_gymnasium():
     env = GymnasiumEnv("CartPole-v1", seed=7)
     reference = gym.make("CartPole-v1")
-    assert env.state_space.to_gymnasium() == reference.observation_space
+    assert to_gymnasium(env.state_space) == reference.observation_space
     assert env.action_space == IntBox(2, dtype=np.int64)
     np.testing.assert_array_equal(env.reset(), reference.reset(seed=7)[0])
     for action in [0, 1, 1, 0, 1]:

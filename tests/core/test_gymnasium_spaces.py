@@ -7,7 +7,7 @@ import pytest
 from gymnasium import spaces as gym
 
 from rlgraph.errors import SpaceError
-from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, TextBox, Tuple, from_gymnasium
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, TextBox, Tuple, from_gymnasium, to_gymnasium
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*Casting input x to numpy array")
 
@@ -41,7 +41,7 @@ def _round_trip_ids():
 @pytest.mark.parametrize("name", _round_trip_ids())
 def test_round_trip_is_exact(name):
     gym_space = ROUND_TRIP[name]
-    assert from_gymnasium(gym_space).to_gymnasium() == gym_space
+    assert to_gymnasium(from_gymnasium(gym_space)) == gym_space
 
 
 @pytest.mark.parametrize("name", _round_trip_ids())
@@ -74,7 +74,7 @@ def test_box_int_high_becomes_exclusive():
 
 def test_small_int_box_comes_back_as_multi_discrete_with_the_same_values():
     gym_space = gym.Box(2, 4, shape=(2,), dtype=np.int64)
-    back = from_gymnasium(gym_space).to_gymnasium()
+    back = to_gymnasium(from_gymnasium(gym_space))
     assert back == gym.MultiDiscrete([3, 3], start=[2, 2])
     values = {tuple(back.sample().tolist()) for _ in range(500)}
     assert (
@@ -110,7 +110,7 @@ def test_bool_gym_box_is_a_bool_box():
 
 
 def test_bool_box_goes_to_multi_binary():
-    gym_space = BoolBox(shape=(3,)).to_gymnasium()
+    gym_space = to_gymnasium(BoolBox(shape=(3,)))
     assert gym_space == gym.MultiBinary(3)
     assert gym_space.contains(BoolBox(shape=(3,)).sample())
 
@@ -132,18 +132,18 @@ def test_containers_convert_recursively():
 
 
 def test_rlgraph_spaces_to_gymnasium():
-    assert FloatBox(0.0, 1.0, shape=(2,)).to_gymnasium() == gym.Box(0.0, 1.0, (2,), np.float32)
-    assert IntBox(5).to_gymnasium() == gym.Discrete(5, dtype=np.int32)
-    assert IntBox(2, 5, shape=(3,)).to_gymnasium() == gym.MultiDiscrete(
+    assert to_gymnasium(FloatBox(0.0, 1.0, shape=(2,))) == gym.Box(0.0, 1.0, (2,), np.float32)
+    assert to_gymnasium(IntBox(5)) == gym.Discrete(5, dtype=np.int32)
+    assert to_gymnasium(IntBox(2, 5, shape=(3,))) == gym.MultiDiscrete(
         [3, 3, 3], dtype=np.int32, start=[2] * 3
     )
-    assert IntBox(dtype=np.int16).to_gymnasium() == gym.Box(-(2**15), 2**15 - 1, (), np.int16)
-    assert TextBox(max_length=4).to_gymnasium() == gym.Text(4, min_length=0)
+    assert to_gymnasium(IntBox(dtype=np.int16)) == gym.Box(-(2**15), 2**15 - 1, (), np.int16)
+    assert to_gymnasium(TextBox(max_length=4)) == gym.Text(4, min_length=0)
 
 
 def test_ranks_are_dropped():
     space = FloatBox(shape=(2,), add_batch_rank=True, add_time_rank=True)
-    assert space.to_gymnasium() == gym.Box(-np.inf, np.inf, (2,), np.float32)
+    assert to_gymnasium(space) == gym.Box(-np.inf, np.inf, (2,), np.float32)
 
 
 @pytest.mark.parametrize(
@@ -164,6 +164,6 @@ def test_unsupported_gymnasium_spaces_raise(gym_space):
 
 def test_unconvertible_rlgraph_spaces_raise():
     with pytest.raises(SpaceError):
-        TextBox(shape=(2,)).to_gymnasium()
+        to_gymnasium(TextBox(shape=(2,)))
     with pytest.raises(SpaceError):
         from_gymnasium(gym.Dict({"a/b": gym.Discrete(2)}))

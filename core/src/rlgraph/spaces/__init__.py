@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rlgraph.spaces.box import BoolBox, BoxSpace, FloatBox, IntBox, TextBox
 from rlgraph.spaces.containers import ContainerSpace, Dict, Tuple
-from rlgraph.spaces.gymnasium import from_gymnasium
+from rlgraph.spaces.gymnasium import from_gymnasium, to_gymnasium
 from rlgraph.spaces.space import Space, space_from_spec
 
 __all__ = [
@@ -23,4 +23,5 @@ __all__ = [
     "Tuple",
     "from_gymnasium",
     "space_from_spec",
+    "to_gymnasium",
 ]

@@ -275,12 +275,6 @@ class Space(abc.ABC):
         is expected becomes an array (a list is a value of a leaf space, not a container)."""
         return value if type(value) is np.ndarray else np.asarray(value)
 
-    def to_gymnasium(self) -> Any:
-        """The equivalent ``gymnasium.spaces.Space`` (ranks are dropped)."""
-        from rlgraph.spaces.gymnasium import to_gymnasium
-
-        return to_gymnasium(self)
-
     @classmethod
     def _from_spec(cls, args: list[Any], kwargs: dict[str, Any], path: str) -> Space:
         """``cls(*args, **kwargs)``, with spec errors for unknown keys and bad values."""

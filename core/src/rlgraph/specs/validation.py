@@ -465,9 +465,9 @@ def _attrs_hook(spec_class: type, converter: cattrs.Converter) -> Callable[[Any,
 
 
 def _is_specifiable(annotation: Any) -> bool:
-    from rlgraph.specs.specifiable import Specifiable
-
-    return isinstance(annotation, type) and issubclass(annotation, Specifiable)
+    """Whether ``annotation`` is a class built from specs: a :class:`~rlgraph.specs.specifiable.Specifiable`
+    (known by the entry-point group it looks types up in, so that this module need not import it)."""
+    return isinstance(annotation, type) and hasattr(annotation, "__rlgraph_group__")
 
 
 def _to_specifiable(value: Any, target: Any) -> Any:

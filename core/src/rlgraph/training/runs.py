@@ -14,15 +14,14 @@ import attrs
 from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv, make_environments
-from rlgraph.errors import CheckpointError, RLGraphError, SpecError
+from rlgraph.errors import RLGraphError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import read_progress
-from rlgraph.training.spec import RunSpec, environment_label, load_run_spec
+from rlgraph.training.spec import RunSpec, environment_label, read_run_spec
 from rlgraph.training.trainer import (
     BEST_CHECKPOINT,
     CHECKPOINT_DIR,
     PROGRESS_FILE,
-    RUN_SPEC_FILE,
     SUMMARY_FILE,
     build_agent,
     evaluation_seed,
@@ -31,20 +30,6 @@ from rlgraph.training.trainer import (
 from rlgraph.utils.naming import normalize_name
 
 DEFAULT_EPISODES = 10
-
-
-def read_run_spec(run_dir: str | os.PathLike) -> RunSpec:
-    """The run spec stored in a run folder; CheckpointError if there is no run folder or spec."""
-    folder = Path(run_dir)
-    if not folder.is_dir():
-        raise CheckpointError(f"no run folder at {str(folder)!r}")
-    file = folder / RUN_SPEC_FILE
-    if not file.is_file():
-        raise CheckpointError(f"{str(folder)!r} is not a run folder: it has no {RUN_SPEC_FILE}")
-    try:
-        return load_run_spec(file)
-    except SpecError as error:
-        raise CheckpointError(f"{file} is not a valid run spec: {error}") from error
 
 
 def find_checkpoint(run_dir: str | os.PathLike, checkpoint: str | os.PathLike | None = None) -> Path:

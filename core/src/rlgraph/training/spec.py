@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from rlgraph.errors import SpecError
+from rlgraph.errors import CheckpointError, SpecError
 from rlgraph.specs.checks import at_least
 from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
@@ -114,6 +114,20 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "executor": ("executor", "type"),
     "num_workers": ("executor", "num_workers"),
 }
+
+
+def read_run_spec(run_dir: str | os.PathLike) -> RunSpec:
+    """The run spec stored in a run folder; CheckpointError if there is no run folder or spec."""
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        raise CheckpointError(f"no run folder at {str(folder)!r}")
+    file = folder / RUN_SPEC_FILE
+    if not file.is_file():
+        raise CheckpointError(f"{str(folder)!r} is not a run folder: it has no {RUN_SPEC_FILE}")
+    try:
+        return load_run_spec(file)
+    except SpecError as error:
+        raise CheckpointError(f"{file} is not a valid run spec: {error}") from error
 
 
 def load_run_spec(
@@ -224,6 +238,8 @@ def agent_label(agent_spec: Mapping[str, Any]) -> str:
 
 #: Where run folders go by default.
 RUNS_ROOT = "runs"
+#: The run spec's file in a run folder.
+RUN_SPEC_FILE = "run.yaml"
 
 
 def default_run_dir(spec: RunSpec, root: str | os.PathLike = RUNS_ROOT, now: datetime | None = None) -> Path:

@@ -28,10 +28,9 @@ from rlgraph.execution.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
-from rlgraph.training.spec import RunSpec, agent_label, environment_label
+from rlgraph.training.spec import RUN_SPEC_FILE, RunSpec, agent_label, environment_label, read_run_spec
 from rlgraph.training.tensorboard import TensorBoardWriter
 
-RUN_SPEC_FILE = "run.yaml"
 SUMMARY_FILE = "summary.json"
 PROGRESS_FILE = "progress.csv"
 CHECKPOINT_DIR = "checkpoints"
@@ -227,8 +226,6 @@ class Trainer:
         anew; ``progress.csv`` continues (rows after the checkpoint, from a run killed without one,
         are dropped). ``timesteps`` extends the run's total. The run folder is held until :meth:`close`:
         a second claimant gets a :class:`~rlgraph.errors.RunFolderInUseError`."""
-        from rlgraph.training.runs import read_run_spec
-
         spec = read_run_spec(run_dir)
         if timesteps is not None:
             spec = attrs.evolve(spec, timesteps=timesteps)
