@@ -32,9 +32,13 @@ DQN_COMPONENTS = {
 }
 
 
-def make(backend, role="agent", spec=APEX, **changes):
+def skip_numpy(backend):
     if backend == "numpy":
         pytest.skip("needs gradients")
+
+
+def make(backend, role="agent", spec=APEX, **changes):
+    skip_numpy(backend)
     return Agent.from_spec({**spec, **changes, "backend": backend, "role": role}, **CARTPOLE)
 
 
@@ -133,8 +137,9 @@ def test_a_checkpoint_without_the_weights_a_role_acts_with_is_refused(rlgraph_ba
         np.testing.assert_array_equal(value, before[name])
 
 
-def test_a_role_an_agent_does_not_build_apart_gets_the_smallest_graph_that_runs_it():
-    spec = {"type": "ppo", "network_spec": [{"type": "dense", "units": 8}], "backend": "torch"}
+def test_a_role_an_agent_does_not_build_apart_gets_the_smallest_graph_that_runs_it(rlgraph_backend):
+    skip_numpy(rlgraph_backend)
+    spec = {"type": "ppo", "network_spec": [{"type": "dense", "units": 8}], "backend": rlgraph_backend}
     assert (
         Agent.from_spec({**spec, "role": "learner"}, **CARTPOLE).role is Role.AGENT
     )  # no memory to leave out
@@ -177,18 +182,75 @@ def test_a_policy_holds_what_acting_needs_and_acts_as_the_agent_it_was_stored_fr
         policy.update()
 
 
-def test_an_unknown_role_is_refused_naming_the_roles():
+def test_an_unknown_role_is_refused_naming_the_roles(rlgraph_backend):
+    skip_numpy(rlgraph_backend)
     with pytest.raises(SpecError, match="role: unknown role 'actor': one of policy, worker, learner, agent"):
-        Agent.from_spec({**APEX, "backend": "torch", "role": "actor"}, **CARTPOLE)
+        Agent.from_spec({**APEX, "backend": rlgraph_backend, "role": "actor"}, **CARTPOLE)
 
 
-def test_a_dqfd_policy_acts_without_loading_its_demonstrations(tmp_path):
+def test_a_dqfd_policy_acts_without_loading_its_demonstrations(rlgraph_backend, tmp_path):
+    skip_numpy(rlgraph_backend)
     spec = {
         "type": "dqfd",
         "network_spec": [{"type": "dense", "units": 8}],
         "demonstrations": str(tmp_path / "missing.npz"),  # never read by the policy role
-        "backend": "torch",
+        "backend": rlgraph_backend,
         "role": "policy",
     }
     policy = Agent.from_spec(spec, **CARTPOLE)
     assert policy.role is Role.POLICY and policy.get_action(np.zeros(4, np.float32)) in (0, 1)
+
+
+def test_a_checkpoint_of_a_lighter_role_that_lacks_more_than_memories_is_refused(rlgraph_backend, tmp_path):
+    stored = make(rlgraph_backend, "policy").store_model(
+        tmp_path / "policy.npz"
+    )  # no target network, no optimizer
+    agent = make(rlgraph_backend)
+    before = agent.executor.get_weights()
+    with pytest.raises(CheckpointError, match="missing .*target-policy"):
+        agent.load_model(stored)
+    for name, value in agent.executor.get_weights().items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def test_an_agent_spec_given_to_an_executor_names_no_role(rlgraph_backend):
+    skip_numpy(rlgraph_backend)
+    from rlgraph.environments.vector_env import make_environments
+    from rlgraph.executors.local import build_agent
+
+    env = make_environments("CartPole-v1", 1, 1)
+    try:
+        with pytest.raises(SpecError, match="agent.role: the executor builds each process for its role"):
+            build_agent({**APEX, "backend": rlgraph_backend, "role": "learner"}, env, 1)
+    finally:
+        env.terminate()
+
+
+def test_a_subclass_that_changes_the_graph_without_naming_its_roles_builds_its_whole_graph(rlgraph_backend):
+    skip_numpy(rlgraph_backend)
+    from rlgraph_algos.dqn.agent import DQNAgent
+    from rlgraph_algos.dqn.learner import DQNLearnerGraph
+
+    class OwnGraph(DQNLearnerGraph):
+        def __init__(self, preprocessor, policy, exploration, scope, **learning):  # knows no roles
+            super().__init__(
+                preprocessor=preprocessor, policy=policy, exploration=exploration, scope=scope, **learning
+            )
+
+    class OwnDQN(DQNAgent):
+        graph_class = OwnGraph
+
+    own = OwnDQN(
+        **{k: v for k, v in APEX.items() if k != "type"}, backend=rlgraph_backend, role="worker", **CARTPOLE
+    )
+    assert own.role is Role.AGENT and isinstance(own.root, OwnGraph) and own.has_api("observe")
+
+
+def test_a_dqfd_policy_refuses_demonstrations(rlgraph_backend):
+    skip_numpy(rlgraph_backend)
+    spec = {"type": "dqfd", "network_spec": DENSE, "backend": rlgraph_backend, "role": "policy"}
+    policy = Agent.from_spec(spec, **CARTPOLE)
+    with pytest.raises(
+        APICallError, match="import_demonstrations: .* policy role, which keeps no demonstrations"
+    ):
+        policy.import_demonstrations({"states": np.zeros((2, 4), np.float32)})

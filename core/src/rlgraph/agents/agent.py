@@ -21,7 +21,7 @@ from rlgraph.agents.records import (
     environment_record,
     record_batch_space,
 )
-from rlgraph.agents.roles import Role, smallest_role_including
+from rlgraph.agents.roles import Role, roles_built, smallest_role_including
 from rlgraph.agents.spec_keys import check_spec_keys
 from rlgraph.agents.specs import (
     CHECKPOINT_NAME,
@@ -104,7 +104,8 @@ class Agent(Specifiable):
     #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
     spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
     #: The roles whose graphs the class builds apart (:mod:`rlgraph.agents.roles`); a role it does not list
-    #: gets the graph of the smallest listed role that includes it (the whole agent, at least).
+    #: gets the graph of the smallest listed role that includes it (the whole agent, at least). A subclass that
+    #: changes the graph (``build_root``, ``graph_class``, ...) declares its own, else it builds the agent's.
     roles_built: ClassVar[frozenset[Role]] = frozenset({Role.AGENT})
 
     def __init__(
@@ -131,7 +132,7 @@ class Agent(Specifiable):
     ) -> None:
         arguments = {key: value for key, value in locals().items() if key != "self"}  # as given
         #: The role the graph is built for (see :mod:`rlgraph.agents.roles`).
-        self.role = smallest_role_including(Role.of(role), type(self).roles_built | {Role.AGENT})
+        self.role = smallest_role_including(Role.of(role), roles_built(type(self)))
         from rlgraph.spaces import space_from_spec
 
         self.state_space = space_from_spec(state_space).strip_ranks()
@@ -370,6 +371,11 @@ class Agent(Specifiable):
             actions = outputs["actions"]
             self.timesteps += len(actions if type(actions) is np.ndarray else nested.flatten(actions)[0])
         return outputs
+
+    def role_arguments(self) -> dict[str, Any]:
+        """The root component's ``role`` argument where the agent is built for a role other than the agent's
+        (a root built for the agent takes none, as before roles: a graph class of its own need not know them)."""
+        return {} if self.role is Role.AGENT else {"role": self.role}
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and
@@ -713,7 +719,9 @@ class Agent(Specifiable):
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
         """Set the weights :meth:`get_weights` returns (from this or another backend). An agent built for a
         role that holds fewer weights (a policy taking a learner's, critics included) takes its own."""
-        self._built_executor().set_weights(weights, trainable_only=True, partial=self.role is not Role.AGENT)
+        self._built_executor().set_weights(
+            weights, trainable_only=True, skip_extra=self.role is not Role.AGENT
+        )
 
     def preprocessing_state(self) -> dict[str, np.ndarray]:
         """The variables of stateful preprocessors (frame stacks, running statistics), by scope."""
@@ -773,11 +781,12 @@ class Agent(Specifiable):
         it was written on this backend. Returns the checkpoint's metadata.
 
         A missing, truncated or foreign file raises CheckpointError and leaves the agent as it was. A
-        checkpoint written for another role (:attr:`role`) loads what both graphs hold: a policy takes a
-        learner's weights; an agent takes a learner's weights and optimizer state, and its memory stays.
+        checkpoint written for a role that includes this one's (:attr:`role`) loads what this graph holds (a
+        policy from a learner's); one of a lighter role loads where it lacks only memories (an agent from a
+        learner fed from outside: its memory stays as it is).
         """
         executor = self._built_executor()
-        metadata = executor.load(_checkpoint_file(Path(path)), partial_if=self._written_for_another_role)
+        metadata = executor.load(_checkpoint_file(Path(path)), fit=self._checkpoint_fit)
         self.timesteps = int(metadata.get("timesteps", self.timesteps))
         self.episodes = int(metadata.get("episodes", self.episodes))
         self.updates = int(metadata.get("updates", self.updates))
@@ -787,8 +796,25 @@ class Agent(Specifiable):
             set_generator_state(self.rng, host)
         return metadata
 
-    def _written_for_another_role(self, metadata: Mapping[str, Any]) -> bool:
-        return metadata.get("role", Role.AGENT.value) != self.role.value
+    def _checkpoint_fit(self, metadata: Mapping[str, Any]) -> tuple[bool, frozenset[str]]:
+        """How a checkpoint written for another role fits this graph (see :meth:`GraphExecutor.set_weights`):
+        of a role that includes this one, its variables this graph lacks are skipped; of a lighter role, only
+        the memories may be missing (a learner fed from outside keeps none). Every other variable must be there."""
+        written = Role.of(metadata.get("role", Role.AGENT.value), "the checkpoint's role")
+        if written is self.role:
+            return False, frozenset()
+        if written.includes(self.role):
+            return True, frozenset()
+        return False, frozenset(self._memory_variables())
+
+    def _memory_variables(self) -> list[str]:
+        """The names of the variables of the graph's memories (the components that count their records)."""
+        return [
+            name
+            for component in self.root.walk()
+            if getattr(component, "count_variable", None)
+            for name in component.variables()
+        ]
 
     def greedy_policy(self) -> Any:
         """The agent's greedy policy as a function of a batch of preprocessed states (backend tensors)

@@ -2,8 +2,9 @@
 
 The roles nest: a worker's graph holds the policy's, a learner's the worker's, and the whole agent's the
 learner's. An algorithm's agent builds, for each role, the components that role runs (the policy role:
-preprocessing, the policy network, exploration and recurrent state; the learner: losses, optimizers and
-target networks; the agent: the memory too); an API method that needs a component its role leaves out is
+preprocessing, the policy network, exploration and recurrent state; a worker: what its batches carry, as a
+DQN's target network and loss for its priorities; the learner: losses, optimizers, target networks and their
+synchronization; the agent: the memory too); an API method that needs a component its role leaves out is
 left out of the graph (``@rlgraph.api(needs=...)``), and calling it says so.
 """
 
@@ -18,7 +19,7 @@ from rlgraph.errors import SpecError
 class Role(enum.Enum):
     """What a process does with an agent, from the least to the most it builds."""
 
-    #: Acts: greedy evaluation, serving, and the workers of on-policy executors.
+    #: Acts: greedy evaluation, export, serving.
     POLICY = "policy"
     #: Acts, and computes what its batches carry for the learner (an Ape-X worker's priorities from its own
     #: copy of the networks).
@@ -48,6 +49,41 @@ class Role(enum.Enum):
 
 
 _ORDER = tuple(Role)
+
+
+#: The hooks through which an agent class changes its graph: a subclass that overrides one without saying which
+#: roles it builds apart (its own ``roles_built``) builds its whole graph for every role.
+GRAPH_HOOKS = (
+    "build_root",
+    "graph_class",
+    "graph_classes",
+    "graph_components",
+    "graph_parts",
+    "policy_graph_class",
+)
+
+
+def roles_built(agent_class: type) -> frozenset[Role]:
+    """The roles ``agent_class`` builds apart: its ``roles_built``, unless a class below the one that declares
+    them changes the graph (:data:`GRAPH_HOOKS`) and declares none (it may not know the roles): then the
+    agent's alone."""
+    for klass in agent_class.__mro__:
+        declared = vars(klass).get("roles_built")
+        if declared is not None:
+            return frozenset(declared) | {Role.AGENT}
+        if any(hook in vars(klass) for hook in GRAPH_HOOKS):
+            return frozenset({Role.AGENT})
+    return frozenset({Role.AGENT})
+
+
+def refuse_role_key(agent_spec: Any) -> None:
+    """A SpecError where an agent spec given to an executor or trainer names a role: they build each process's
+    role themselves (a key that did nothing would be silently ignored)."""
+    if isinstance(agent_spec, dict) and agent_spec.get("role") is not None:
+        raise SpecError(
+            "the executor builds each process for its role itself (workers, learner, evaluation): remove it",
+            "agent.role",
+        )
 
 
 def smallest_role_including(role: Role, built: Any) -> Role:

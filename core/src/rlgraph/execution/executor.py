@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,16 +248,19 @@ class GraphExecutor:
         return self.backend.read_variables(self.variables(trainable_only))
 
     def set_weights(
-        self, weights: dict[str, np.ndarray], trainable_only: bool = False, partial: bool = False
+        self,
+        weights: dict[str, np.ndarray],
+        trainable_only: bool = False,
+        skip_extra: bool = False,
+        may_miss: Collection[str] = (),
     ) -> None:
-        """Write ``weights`` (as from :meth:`get_weights`) into the variables; all or nothing. ``partial``:
-        ``weights`` may hold variables this graph lacks (skipped) and lack its variables other than
-        trainable weights (they keep their values)."""
+        """Write ``weights`` (as from :meth:`get_weights`) into the variables; all or nothing. Weights of
+        variables this graph lacks are an error, or skipped with ``skip_extra`` (a graph built for a lighter
+        role); so is a variable without a weight, unless it is one of ``may_miss`` (it keeps its value)."""
         variables = self.variables(trainable_only)
-        if partial:
-            trainable = self.variables(trainable_only=True)
-            variables = {name: v for name, v in variables.items() if name in weights or name in trainable}
+        if skip_extra:
             weights = {name: value for name, value in weights.items() if name in variables}
+        variables = {name: v for name, v in variables.items() if name in weights or name not in may_miss}
         expected = self.backend.read_variables(variables)
         checkpoint.check_compatible(expected, weights, "weights")
         self.backend.assign_variables(variables, {name: np.asarray(weights[name]) for name in variables})
@@ -277,26 +280,27 @@ class GraphExecutor:
         return checkpoint.save_weights(path, arrays, {"backend": self.backend.name, **(metadata or {})})
 
     def load(
-        self, path: str | os.PathLike, partial_if: Callable[[dict[str, Any]], bool] | None = None
+        self,
+        path: str | os.PathLike,
+        fit: Callable[[dict[str, Any]], tuple[bool, Collection[str]]] | None = None,
     ) -> dict[str, Any]:
         """Load a checkpoint written by :meth:`store` on any backend; return its metadata.
 
         The graph's random streams continue from the stored ones where the checkpoint was written on
         this backend (another backend's streams differ). The caller's random states come back in the
         metadata, as ``metadata["random_state"]``. A missing, corrupt or mismatching file raises
-        CheckpointError and changes nothing. ``partial_if``: a test of the checkpoint's metadata; where
-        it holds, the checkpoint loads as :meth:`set_weights` takes ``partial`` weights (a graph built
-        for another role).
+        CheckpointError and changes nothing. ``fit``: from the checkpoint's metadata, the ``skip_extra``
+        and ``may_miss`` of :meth:`set_weights` (a checkpoint of a graph built for another role).
         """
         arrays, metadata = checkpoint.load_weights(path)
-        partial = partial_if is not None and partial_if(metadata)
+        skip_extra, may_miss = (False, ()) if fit is None else fit(metadata)
         weights, random_state = checkpoint.split_random_arrays(arrays)
         graph_random = {
             name.removeprefix(GRAPH_RANDOM): value
             for name, value in random_state.items()
             if name.startswith(GRAPH_RANDOM)
         }
-        self.set_weights(weights, partial=partial)
+        self.set_weights(weights, skip_extra=skip_extra, may_miss=may_miss)
         if (
             graph_random
             and metadata.get("backend") == self.backend.name

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.roles import Role
+from rlgraph.agents.roles import Role, refuse_role_key
 from rlgraph.environments.vector_env import VectorEnv, make_environments
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.workers.single_threaded import SingleThreadedWorker, StepCallback
@@ -151,6 +151,7 @@ def build_agent(agent_config: Any, env: VectorEnv, seed: int | None, role: Role 
     runs: :mod:`rlgraph.agents.roles`); errors name key paths under ``agent``."""
     from rlgraph.agents import Agent
 
+    refuse_role_key(agent_config)
     spec = dict(agent_config)
     if seed is not None and not (spec.get("execution_spec") or {}).get("seed"):
         spec["execution_spec"] = {**(spec.get("execution_spec") or {}), "seed": seed}

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.agents.roles import Role
+from rlgraph.agents.roles import Role, refuse_role_key
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.execution.backend import EventBus
 from rlgraph.execution.compiling import LOGGER as COMPILE_LOGGER
@@ -119,8 +119,10 @@ def build_agent(spec: RunSpec, state_space: Any, action_space: Any, role: Role =
     """The agent of ``spec`` for the given spaces, built for ``role``; errors name key paths under ``agent``."""
     from rlgraph.agents import Agent
 
+    agent_spec = spec.agent_spec()
+    refuse_role_key(agent_spec)
     return Agent.from_spec(
-        spec.agent_spec(), path="agent", state_space=state_space, action_space=action_space, role=role
+        agent_spec, path="agent", state_space=state_space, action_space=action_space, role=role
     )
 
 

@@ -163,7 +163,7 @@ class ActorCriticQAgent(Agent):
             )
         except SpecError as error:
             raise rebase(error, "value_function_spec") from None
-        acting = {"preprocessor": preprocessor, "scope": self.name, "role": self.role}
+        acting = {"preprocessor": preprocessor, "scope": self.name, **self.role_arguments()}
         if not self.learns:
             return acting
         return {
@@ -266,6 +266,7 @@ class SACAgent(ActorCriticQAgent):
             ``action_adapter_spec`` configure the policy).
     """
 
+    roles_built: ClassVar[frozenset[Role]] = ActorCriticQAgent.roles_built
     spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
     discrete_modes: ClassVar[tuple[str, ...]] = ("auto", "gumbel_softmax", "expectation")
     honours_action_masks: ClassVar[bool] = (
@@ -419,6 +420,7 @@ class TD3Agent(ActorCriticQAgent):
         **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments.
     """
 
+    roles_built: ClassVar[frozenset[Role]] = ActorCriticQAgent.roles_built
     spec_keys: ClassVar[tuple[str, ...]] = ("exploration_spec",)
     default_noise: ClassVar[dict[str, Any]] = {"type": "gaussian_noise", "stddev": 0.1}
 

@@ -233,6 +233,7 @@ class DQFDAgent(DQNAgent):
         """Store demonstrations: one environment's steps in time order (the record's fields, ``states``
         preprocessed; ``truncateds`` optional), complete episodes as n-step transitions. Returns the
         demonstrations held. More than the demonstration memory holds is an error (it is never overwritten)."""
+        self._refuse_without_demo_memory("import_demonstrations")
         data = dict(observations)
         if "preprocessed_states" in data:
             data["states"] = data.pop("preprocessed_states")
@@ -252,6 +253,13 @@ class DQFDAgent(DQNAgent):
         self.demo_count += rows
         return self.demo_count
 
+    def _refuse_without_demo_memory(self, method: str) -> None:
+        if self.role is not Role.AGENT:
+            raise APICallError(
+                f"{method}: {self.name!r} was built for the {self.role} role, which keeps no demonstrations: build "
+                "it for the agent role"
+            )
+
     def import_observations(self, observations: dict[str, Any], demonstrations: bool = False) -> None:
         """Observe external data as every agent does, or with ``demonstrations`` store it as demonstrations
         (:meth:`import_demonstrations`)."""
@@ -268,6 +276,7 @@ class DQFDAgent(DQNAgent):
 
     def pretrain(self, num_updates: int) -> UpdateResult | None:
         """``num_updates`` updates on demonstrations alone (the target network copied every 100)."""
+        self._refuse_without_demo_memory("pretrain")
         if not self.demo_count:
             raise APICallError(
                 "pretrain: no demonstrations yet: import_demonstrations or load_demonstrations first"
@@ -302,3 +311,7 @@ class DQFDAgent(DQNAgent):
 
     def get_td_loss(self, batch: Any) -> UpdateResult:
         raise APICallError(f"get_td_loss: {type(self).__name__} learns from its memories only.")
+
+
+#: The name before the roles split the graph (kept for code that derives from it).
+DQFDGraph = DQFDLearnerGraph

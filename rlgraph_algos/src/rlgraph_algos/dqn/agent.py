@@ -69,9 +69,10 @@ class DQNAgent(Agent):
     update_batch_layout: ClassVar[str | None] = "transitions"
     honours_action_masks: ClassVar[bool] = True
     roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
-    #: The root component's class for the roles that learn or compute TD errors (the policy role's is
-    #: :class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph`).
+    #: The root component's class for the roles that learn or compute TD errors.
     graph_class: ClassVar[type] = DQNLearnerGraph
+    #: The root component's class for the policy role.
+    policy_graph_class: ClassVar[type] = DQNPolicyGraph
 
     spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     spec_keys: ClassVar[tuple[str, ...]] = (
@@ -143,10 +144,10 @@ class DQNAgent(Agent):
             "policy": self._policy(),
             "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
             "scope": self.name,
-            "role": self.role,
+            **self.role_arguments(),
         }
         if self.role is Role.POLICY:
-            return DQNPolicyGraph(**acting)
+            return self.policy_graph_class(**acting)
         learns = self.role.includes(Role.LEARNER)
         optimizer = self.optimizer_spec or dict(DEFAULT_OPTIMIZER)
         return self.graph_class(
@@ -348,3 +349,7 @@ class ApexAgent(DQNAgent):
         **kwargs: Any,
     ) -> None:
         super().__init__(n_step=n_step, memory_spec=memory_spec or dict(APEX_MEMORY), name=name, **kwargs)
+
+
+#: The name before the roles split the graph (kept for code that derives from it).
+DQNGraph = DQNLearnerGraph

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import rlgraph
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph_algos.dqn.agent import DQNAgent
@@ -124,6 +125,7 @@ class CategoricalDQNAgent(DQNAgent):
 
     honours_action_masks: ClassVar[bool] = False
 
+    roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
     graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
 
     def __init__(
@@ -162,3 +164,7 @@ class CategoricalDQNAgent(DQNAgent):
             dueling=self.dueling_q,
             action_space=self.action_space,
         )
+
+
+#: The name before the roles split the graph (kept for code that derives from it).
+CategoricalDQNGraph = CategoricalDQNLearnerGraph

@@ -21,7 +21,7 @@ class DQNPolicyGraph(AgentRoot):
         policy: Policy,
         exploration: Exploration,
         scope: str,
-        role: Role = Role.POLICY,
+        role: Role = Role.AGENT,
     ) -> None:
         super().__init__(scope=scope)
         self.role = role

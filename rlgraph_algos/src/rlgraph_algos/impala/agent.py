@@ -3,11 +3,12 @@ corrected by V-trace."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import check_positive_ints
@@ -45,6 +46,8 @@ class IMPALAAgent(ActorCriticAgent):
             (:func:`~rlgraph_algos.impala.networks.impala_network`); instead of ``network_spec``.
         **kwargs: :class:`~rlgraph_algos.policy_gradient.agent.PolicyGradientAgent`'s and the Agent's.
     """
+
+    roles_built: ClassVar[frozenset[Role]] = ActorCriticAgent.roles_built
 
     def __init__(
         self,

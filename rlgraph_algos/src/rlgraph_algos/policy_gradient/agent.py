@@ -165,7 +165,7 @@ class PolicyGradientAgent(Agent):
             "preprocessor": preprocessor,
             "policy": Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
             "scope": self.name,
-            "role": self.role,
+            **self.role_arguments(),
         }
         if not self.role.includes(Role.LEARNER):  # a worker's rollouts carry nothing but what it acts with
             return graph(**acting)

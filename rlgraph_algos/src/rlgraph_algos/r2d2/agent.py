@@ -112,7 +112,7 @@ class R2D2Agent(DQNAgent):
             "q_network": RecurrentQNetwork(body, self._policy(network_spec=[])),
             "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
             "scope": self.name,
-            "role": self.role,
+            **self.role_arguments(),
         }
         if self.role is Role.POLICY:
             return R2D2Graph(**acting)

@@ -57,7 +57,8 @@ class Builder(Assembly, SpaceFlow, Completion, FastPath):
         self.device_map = dict(device_map or {})
         self.graph = ComponentGraph(root)
         self.api_registry: dict[str, APIRecord] = {}
-        #: Root API methods left out because they do not apply to the spaces, with the reason.
+        #: Root API methods left out, with the reason: they do not apply to the spaces, or need a component
+        #: the graph's role leaves out (``@api(needs=...)``).
         self.not_applicable: dict[str, str] = {}
         self.report = BuildReport()
         self.variables: dict[str, tuple[Any, Any]] = {}
