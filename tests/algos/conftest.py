@@ -1,5 +1,5 @@
-"""Algorithm tests: the support modules beside them are importable, and learning runs marked
-``ci_backend(name)`` run in the default sessions on that backend only."""
+"""Algorithm tests: the support modules beside them are importable, and long runs marked ``ci_backend(name)``
+run in the default sessions on that backend only."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test marked ``ci_backend(name)`` (a learning run whose representative seed would otherwise run on
-    every backend) is a ``learning`` run on every other backend: the default sessions learn each algorithm
-    on one backend, and ``nox -s learning`` on all (the parity cases hold the backends equal)."""
+    """A test marked ``ci_backend(name)`` is a ``learning`` run on every other backend: a long run whose
+    representative seed would otherwise run on every backend (a learning run; an end-to-end path of the Atari
+    agents or the actor processes' faults, whose backend parts other tests check on every backend). The
+    default sessions run it on one backend, ``nox -s learning`` on all (the parity cases hold the backends
+    equal)."""
     for item in items:
         marker = item.get_closest_marker("ci_backend")
         callspec = getattr(item, "callspec", None)

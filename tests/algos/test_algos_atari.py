@@ -38,6 +38,7 @@ def pong_agent(backend, **update_spec):
     return built, spec.environment
 
 
+@pytest.mark.ci_backend("torch")
 def test_pong_builds_steps_2000_frames_and_trains_100_updates(rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")

@@ -134,6 +134,7 @@ def test_the_large_network_has_three_residual_sections(rlgraph_backend):
     assert parameter_count(agent, "fully-connected/") == 800 * 256 + 256
 
 
+@pytest.mark.ci_backend("torch")
 @pytest.mark.parametrize("architecture", ["small", "large"])
 def test_an_image_agent_acts_and_learns_with_the_paper_s_networks(rlgraph_backend, architecture):
     agent = image_agent(rlgraph_backend, architecture, (36, 36, 3))

@@ -63,6 +63,7 @@ def test_impala_with_two_actor_processes_solves_cartpole(seed, rlgraph_backend, 
     assert {"policy_lag", "queue_size", "worker_restarts"} <= set(header)
 
 
+@pytest.mark.ci_backend("torch")
 def test_a_killed_actor_is_replaced_and_learning_goes_on(rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
@@ -81,6 +82,7 @@ def test_a_killed_actor_is_replaced_and_learning_goes_on(rlgraph_backend):
         executor.terminate()
 
 
+@pytest.mark.ci_backend("torch")
 @pytest.mark.filterwarnings("ignore:actor 0 died:RuntimeWarning")
 def test_an_actor_killed_while_it_held_the_rollout_queue_does_not_stall_the_others(rlgraph_backend):
     """SIGKILL inside a put leaves the shared queue's write lock held for ever (here the test holds it,
