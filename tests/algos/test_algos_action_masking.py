@@ -99,6 +99,7 @@ def test_the_other_masking_agents_never_choose_a_masked_action(name, rlgraph_bac
         assert masks[np.arange(len(actions)), actions].all()
 
 
+@pytest.mark.ci_backend("torch")
 def test_dqn_learns_the_q_values_of_the_legal_moves_of_the_masked_grid_world(rlgraph_backend):
     """The targets' maximum runs over legal moves only. Illegal moves are never taken, so their values
     never learn: their initial values (about 0, above every Q* here) in a target's maximum would lift
@@ -124,6 +125,7 @@ def test_dqn_learns_the_q_values_of_the_legal_moves_of_the_masked_grid_world(rlg
         assert (learned[~legal] < -1e8).all()
 
 
+@pytest.mark.ci_backend("torch")
 def test_ppo_learns_the_masked_example_environment(tmp_path, rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
