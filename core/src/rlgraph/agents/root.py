@@ -20,7 +20,10 @@ class AgentRoot(Component):
     """
 
     preprocessor: Component
-    role: Role = Role.AGENT
+
+    def __init__(self, scope: str = "agent", role: Role = Role.AGENT, device: str | None = None) -> None:
+        super().__init__(scope=scope, device=device)
+        self.role = role
 
     @rlgraph.api
     def preprocess_states(self, states: Any, env_rows: Any = None) -> Any:

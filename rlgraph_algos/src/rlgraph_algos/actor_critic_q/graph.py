@@ -83,8 +83,7 @@ class ActorCriticQGraph(AgentRoot):
         batch_size: int = 64,
         sync_tau: float = 1.0,
     ) -> None:
-        super().__init__(scope=scope)
-        self.role = role
+        super().__init__(scope=scope, role=role)
         self.preprocessor = preprocessor
         self.policy = policy
         self.q_functions = self.target_q_functions = self.synchronizers = None

@@ -23,8 +23,7 @@ class DQNPolicyGraph(AgentRoot):
         scope: str,
         role: Role = Role.AGENT,
     ) -> None:
-        super().__init__(scope=scope)
-        self.role = role
+        super().__init__(scope=scope, role=role)
         self.preprocessor = preprocessor
         self.policy = policy
         self.exploration = exploration

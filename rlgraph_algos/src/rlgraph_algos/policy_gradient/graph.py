@@ -50,8 +50,7 @@ class PolicyGradientGraph(AgentRoot):
         optimizer: Optimizer | None = None,
         value_optimizer: Optimizer | None = None,
     ) -> None:
-        super().__init__(scope=scope)
-        self.role = role
+        super().__init__(scope=scope, role=role)
         self.preprocessor = preprocessor
         self.policy = policy
         self.value_function = value_function

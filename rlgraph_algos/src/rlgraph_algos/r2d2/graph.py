@@ -85,8 +85,7 @@ class R2D2Graph(AgentRoot):
         priority_eta: float = 0.9,
         sync_tau: float = 1.0,
     ) -> None:
-        super().__init__(scope=scope)
-        self.role = role
+        super().__init__(scope=scope, role=role)
         self.preprocessor = preprocessor
         self.q_network = q_network
         self.exploration = exploration
