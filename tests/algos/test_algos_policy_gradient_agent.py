@@ -203,7 +203,7 @@ def test_container_and_continuous_action_spaces(rlgraph_backend):
             {"value_function_spec": None, "value_function_optimizer_spec": {"type": "adam"}},
             "value_function_optimizer_spec: a separate optimizer needs a separate value network",
         ),
-        ({"gae_lambda": 1.5}, "gae_lambda: must be in \\[0, 1\\]"),
+        ({"gae_lambda": 1.5}, "gae_lambda: must be a number in \\[0, 1\\]"),
         ({"value_function_clipping": -1.0}, "value_function_clipping: must be > 0"),
         ({"clip_ratio": ["cosine", 0.2, 0.1]}, "clip_ratio"),
         ({"clip_ratio": -0.2}, "clip_ratio: must be > 0 \\(it may decay to 0\\), got -0.2"),

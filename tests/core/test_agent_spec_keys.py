@@ -4,15 +4,16 @@ uses, the keys no agent uses, the value checks, gpu_spec and saver_spec.max_chec
 from __future__ import annotations
 
 import copy
-import inspect
 import warnings
 from typing import ClassVar
 
+import attrs
 import numpy as np
 import pytest
 from tabular_agent import TabularQAgent
 
 from rlgraph.agents import Agent
+from rlgraph.agents.config import GenericAgentConfig
 from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, BASE_KEYS, NO_EFFECT, UNSUPPORTED, declarable_keys
 from rlgraph.agents.specs import NESTED_SPECS, SaverSpec, UpdateSpec, given_keys
 from rlgraph.errors import SpecError
@@ -137,10 +138,10 @@ def test_declaring_an_unknown_key_is_an_error_for_the_agent_author():
 
 
 def test_every_key_of_the_base_is_accounted_for():
-    """The audit: each argument of the Agent is used by the base, or by the agents that declare it, or is a
-    nested spec; each nested key is used by the base, warned about, refused, or one of the learning keys
-    only agents that declare them use."""
-    parameters = set(inspect.signature(Agent.__init__).parameters) - {"self"}
+    """The audit: each key of the base (the config of an agent that declares nothing) is used by the base, or
+    by the agents that declare it, or is a nested spec; each nested key is used by the base, warned about,
+    refused, or one of the learning keys only agents that declare them use."""
+    parameters = {field.name for field in attrs.fields(GenericAgentConfig)}
     assert parameters == {key for key in BASE_KEYS if "." not in key} | set(AGENT_ARGUMENTS) | set(
         NESTED_SPECS
     )

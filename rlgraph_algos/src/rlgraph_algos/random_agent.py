@@ -8,6 +8,7 @@ import numpy as np
 
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.config import AgentConfig, agent_config
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox
@@ -58,6 +59,15 @@ def _draw(ops: Any, space: Any, batch: Any) -> Any:
     raise SpecError(f"RandomAgent cannot draw from {space}: give the space bounds.")
 
 
+@agent_config
+class RandomConfig(AgentConfig):
+    """The keys every agent takes, and no others."""
+
+    agent: ClassVar[str] = "RandomAgent"
+
+    name: str = "random-agent"
+
+
 class RandomAgent(Agent):
     """Acts uniformly at random and learns nothing; ``update()`` returns a loss of 0.
 
@@ -66,10 +76,7 @@ class RandomAgent(Agent):
     ``update()``.
     """
 
-    spec_keys: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self, name: str = "random-agent", **kwargs: Any) -> None:
-        super().__init__(name=name, **kwargs)
+    config_class: ClassVar[type[AgentConfig] | None] = RandomConfig
 
     def build_root(self) -> Component:
         root = RandomActions(scope=self.name)

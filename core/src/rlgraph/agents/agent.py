@@ -9,8 +9,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
+from rlgraph.agents.config import AgentConfig, agent_config_class
 from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import (
     INTERNALS,
@@ -22,18 +24,8 @@ from rlgraph.agents.records import (
     record_batch_space,
 )
 from rlgraph.agents.roles import Role, roles_built, smallest_role_including
-from rlgraph.agents.spec_keys import check_spec_keys
-from rlgraph.agents.specs import (
-    CHECKPOINT_NAME,
-    ExecutionSpec,
-    ObserveSpec,
-    SaverSpec,
-    SummarySpec,
-    UpdateSpec,
-    coerce,
-    given_keys,
-    keep_newest_checkpoints,
-)
+from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, COMPONENT_SPECS
+from rlgraph.agents.specs import CHECKPOINT_NAME, given_keys, keep_newest_checkpoints
 from rlgraph.components.component import Component
 from rlgraph.errors import (
     APICallError,
@@ -47,7 +39,7 @@ from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
-from rlgraph.specs.checks import unit_interval
+from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph.utils.random_state import generator_state, set_generator_state
 
@@ -69,27 +61,26 @@ class Agent(Specifiable):
     (both with an optional ``env_rows`` input: the environments a batch's rows belong to; a root
     deriving from :class:`~rlgraph.agents.root.AgentRoot` has them).
 
-    Args mirror RLgraph's: ``state_space``/``action_space`` are spaces or space specs; the
-    ``*_spec`` arguments configure components (interpreted by subclasses) or the base
-    (``update_spec``, ``observe_spec``, ``execution_spec``, ``summary_spec``, ``saver_spec``).
-    ``backend`` names the backend (else ``RLGRAPH_BACKEND``, the config file, or the only one
-    installed). ``discount`` defaults to 0.98. ``role``: what this process does with the agent
-    (:class:`~rlgraph.agents.roles.Role`: ``policy``, ``worker``, ``learner`` or, by default, ``agent``);
-    the graph holds only what that role runs, where the agent class builds it apart
+    An agent takes one typed config (:attr:`config_class`, :mod:`rlgraph.agents.config`), given as such or as
+    its keys, which mirror RLgraph's: ``state_space``/``action_space`` are spaces or space specs; the
+    ``*_spec`` keys configure components (interpreted by subclasses) or the base (``update_spec``,
+    ``observe_spec``, ``execution_spec``, ``summary_spec``, ``saver_spec``). ``backend`` names the backend
+    (else ``RLGRAPH_BACKEND``, the config file, or the only one installed). ``role``: what this process does
+    with the agent (:class:`~rlgraph.agents.roles.Role`: ``policy``, ``worker``, ``learner`` or, by default,
+    ``agent``); the graph holds only what that role runs, where the agent class builds it apart
     (:attr:`roles_built`; else the smallest role it builds that includes it). :attr:`role` is the one built.
 
-    Every key given to an agent does what it says or is rejected (``rlgraph.agents.spec_keys``). The
-    base uses the spaces, ``backend``, ``name``, ``auto_build``, ``execution_spec`` (``seed``,
-    ``device_map``, ``gpu_spec``), ``observe_spec``, ``saver_spec`` (``directory``,
-    ``max_checkpoints``) and the worker's ``update_spec`` schedule (``update_mode``, ``do_updates``,
-    ``update_interval``, ``steps_before_update``). A subclass declares the other keys of the base it
-    uses in a class attribute, added to its parents' declarations::
+    Every key given to an agent does what it says or is refused: a key its config does not hold (one of the
+    Agent's arguments it does not use, with what it uses instead), a given nested key it does not use
+    (``update_spec.num_iterations: DQNAgent does not use this key; ...``), a value out of range, or keys that
+    contradict each other (naming both), all at once in one SpecError at construction. A subclass names its
+    config class; its :meth:`configure` takes the algorithm's keys from the config before the build. A class
+    without a config may instead declare the keys of the base it uses, added to its parents' declarations
+    (its config is derived from them)::
 
         spec_keys = ("discount", "network_spec", "optimizer_spec", "update_spec.batch_size")
 
-    Given keys (present and not None) that it does not declare are a SpecError at construction
-    (``update_spec.num_iterations: DQNAgent does not use this key; ...``). A class that declares no
-    ``spec_keys`` anywhere below Agent accepts every key of the base, as before.
+    A class that declares neither accepts every key of the base (:class:`~rlgraph.agents.config.GenericAgentConfig`).
     """
 
     __rlgraph_group__ = "rlgraph.agents"
@@ -108,58 +99,39 @@ class Agent(Specifiable):
     #: changes the graph (``build_root``, ``graph_class``, ...) declares its own, else it builds the agent's.
     roles_built: ClassVar[frozenset[Role]] = frozenset({Role.AGENT})
 
-    def __init__(
-        self,
-        state_space: Any,
-        action_space: Any,
-        discount: float | None = None,
-        preprocessing_spec: Any = None,
-        network_spec: Any = None,
-        internal_states_space: Any = None,
-        policy_spec: Any = None,
-        action_adapter_spec: Any = None,
-        exploration_spec: Any = None,
-        execution_spec: ExecutionSpec | dict | None = None,
-        optimizer_spec: Any = None,
-        observe_spec: ObserveSpec | dict | None = None,
-        update_spec: UpdateSpec | dict | None = None,
-        summary_spec: SummarySpec | dict | None = None,
-        saver_spec: SaverSpec | dict | None = None,
-        backend: str | None = None,
-        auto_build: bool = True,
-        name: str = "agent",
-        role: Role | str = Role.AGENT,
-    ) -> None:
-        arguments = {key: value for key, value in locals().items() if key != "self"}  # as given
+    #: The agent's config class (:mod:`rlgraph.agents.config`): every key it takes, typed and checked. None:
+    #: the config derived from the class's ``spec_keys``, or every key of the base where it declares none.
+    config_class: ClassVar[type[AgentConfig] | None] = None
+
+    def __init__(self, config: AgentConfig | None = None, /, **keys: Any) -> None:
+        config = self.make_config(config, keys)
+        #: The agent's config, as given or structured from the keys (:attr:`config_class`).
+        self.config = config
         #: The role the graph is built for (see :mod:`rlgraph.agents.roles`).
-        self.role = smallest_role_including(Role.of(role), roles_built(type(self)))
+        self.role = smallest_role_including(Role.of(config.role), roles_built(type(self)))
         from rlgraph.spaces import space_from_spec
 
-        self.state_space = space_from_spec(state_space).strip_ranks()
+        self.state_space = space_from_spec(config.state_space).strip_ranks()
         #: The space of preprocessed states (observed, stored, learned from); subclasses whose
         #: preprocessing changes the space set it in build_root().
         self.preprocessed_state_space = self.state_space
-        self.action_space = space_from_spec(action_space).strip_ranks()
+        self.action_space = space_from_spec(config.action_space).strip_ranks()
         check_action_mask(self.state_space, self.action_space, type(self).__name__, self.honours_action_masks)
+        internal_states_space = getattr(config, "internal_states_space", None)
         self.internal_states_space = (
             None if internal_states_space is None else space_from_spec(internal_states_space).strip_ranks()
         )
-        self.discount = 0.98 if discount is None else unit_interval(discount, "discount")
-        self.preprocessing_spec = preprocessing_spec
-        self.network_spec = network_spec
-        self.policy_spec = policy_spec
-        self.action_adapter_spec = action_adapter_spec
-        self.exploration_spec = exploration_spec
-        self.optimizer_spec = optimizer_spec
-        self.execution_spec = coerce(execution_spec, ExecutionSpec, "execution_spec")
-        self.observe_spec = coerce(observe_spec, ObserveSpec, "observe_spec")
-        self.update_spec = coerce(update_spec, UpdateSpec, "update_spec")
-        self.summary_spec = coerce(summary_spec, SummarySpec, "summary_spec")
-        self.saver_spec = coerce(saver_spec, SaverSpec, "saver_spec")
-        check_spec_keys(type(self), arguments)
+        self.discount = getattr(config, "discount", 0.98)
+        for name in COMPONENT_SPECS:  # None where the agent's config has no such key
+            setattr(self, name, getattr(config, name, None))
+        self.execution_spec = config.execution_spec
+        self.observe_spec = config.observe_spec
+        self.update_spec = config.update_spec
+        self.summary_spec = config.summary_spec
+        self.saver_spec = config.saver_spec
         self._stored_checkpoints: list[Path] = []
-        self.backend = backend
-        self.name = name
+        self.backend = config.backend
+        self.name = config.name
         #: Time steps acted with exploration (training steps), episodes observed, updates made.
         self.timesteps = 0
         self.episodes = 0
@@ -194,8 +166,61 @@ class Agent(Specifiable):
         self.buffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
         self.buffer_passes_through = buffer_size == 1
-        if auto_build:
+        self.configure(config)
+        if config.auto_build:
             self.build()
+
+    @classmethod
+    def make_config(
+        cls, config: AgentConfig | None = None, keys: Mapping[str, Any] | None = None
+    ) -> AgentConfig:
+        """The agent's config: ``config`` as given, or structured from ``keys`` (checked: a SpecError naming
+        every key that is wrong)."""
+        config_class = agent_config_class(cls)
+        if config is None:
+            return config_class.from_keys(keys or {}, subject=cls.__name__)
+        if keys:
+            raise TypeError(f"{cls.__name__}: give a config or keys, not both (got keys {sorted(keys)})")
+        if not isinstance(config, config_class):
+            raise TypeError(f"{cls.__name__} takes a {config_class.__name__}, got {type(config).__name__}")
+        return config
+
+    @classmethod
+    def __rlgraph_spec_class__(cls) -> type[AgentConfig] | None:
+        """The class a spec of this agent is structured into: its config, unless a class below Agent has a
+        constructor of its own (whose arguments then come first)."""
+        for klass in cls.__mro__:
+            if klass is Agent:
+                return agent_config_class(cls)
+            if "__init__" in vars(klass):
+                return None
+        return None
+
+    @classmethod
+    def __rlgraph_init_keys__(cls) -> dict[str, tuple[Any, Any]]:
+        """The keys the constructor takes, for the spec of a subclass with a constructor of its own: its
+        config's fields (and the Agent's arguments it does not use, which it refuses by name)."""
+        config_class = agent_config_class(cls)
+        keys = {
+            field.name: (Any if field.type is None else field.type, field.default)
+            for field in attrs.fields(config_class)
+        }
+        return {**keys, **{name: (Any, None) for name in AGENT_ARGUMENTS if name not in keys}}
+
+    @classmethod
+    def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Agent:
+        config_class = cls.__rlgraph_spec_class__()
+        if config_class is None:
+            return super().construct_from_spec(spec, path)
+        config = config_class.from_keys(spec, path, cls.__name__)
+        try:
+            return cls(config)
+        except SpecError as error:
+            raise rebase(error, path) from None
+
+    def configure(self, config: AgentConfig) -> None:
+        """Take the algorithm's own keys from ``config``, before the build (a subclass sets its attributes
+        and buffers here; nothing by default)."""
 
     # -- to be provided by subclasses ----------------------------------------------------------
     def build_root(self) -> Component:

@@ -1,12 +1,12 @@
-"""Which keys of an agent spec an agent uses, and the check that rejects the others.
+"""Which keys of the base an agent uses: the Agent's arguments, and the keys no agent uses.
 
-Every key of an agent spec either does what it says or is rejected. The base Agent uses
-:data:`BASE_KEYS` for every agent. Each agent class declares the other keys of the base that it uses
-in a class attribute ``spec_keys``: base constructor arguments (``"network_spec"``, from
-:data:`AGENT_ARGUMENTS`) and nested keys (``"update_spec.batch_size"``); a subclass adds to its
-parents' declarations. Its own constructor arguments are its own to check. A key *given* to an agent
-(present with a value other than None) that the agent does not use is a SpecError naming its full
-key path. An agent class that declares no ``spec_keys`` at all is taken to use every key of the base.
+Every key of an agent spec either does what it says or is rejected. Every agent uses :data:`BASE_KEYS`.
+An agent's config (:mod:`rlgraph.agents.config`) holds the other keys of the base it uses. An agent class
+without a config class may instead declare them in a class attribute ``spec_keys``: the Agent's arguments
+(``"network_spec"``, from :data:`AGENT_ARGUMENTS`) and nested keys (``"update_spec.batch_size"``); a subclass
+adds to its parents' declarations, and its config is derived from them. A key *given* to an agent (present
+with a value other than None) that the agent does not use is a SpecError naming its full key path. An
+agent class that declares neither is taken to use every key of the base.
 
 Keys no agent here uses: RLgraph's TensorFlow 1 settings that its own configs hold (:data:`NO_EFFECT`)
 are accepted with a warning; the others (:data:`UNSUPPORTED`) are rejected with what to do instead,
@@ -16,14 +16,10 @@ unless the agent class declares them.
 from __future__ import annotations
 
 import functools
-import warnings
-from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
-from rlgraph.agents.specs import NESTED_SPECS, given_keys
-from rlgraph.specs.validation import Problem, spec_error
+from rlgraph.agents.specs import NESTED_SPECS
 
 #: The base Agent's arguments that configure an agent's components and learning: used by the agents
 #: that declare them.
@@ -37,6 +33,9 @@ AGENT_ARGUMENTS = (
     "exploration_spec",
     "optimizer_spec",
 )
+
+#: The Agent's arguments that configure components (None: the algorithm's default component).
+COMPONENT_SPECS = tuple(name for name in AGENT_ARGUMENTS if name.endswith("_spec"))
 
 #: The keys the base Agent uses for every agent: its spaces, backend and name, the graph's seed and
 #: devices, the observe buffers, the worker's update schedule, and where checkpoints go and how many stay.
@@ -135,44 +134,3 @@ def used_keys(agent_class: type) -> frozenset[str] | None:
             f"({', '.join(AGENT_ARGUMENTS)}) or nested keys such as 'update_spec.batch_size'"
         )
     return BASE_KEYS | declared
-
-
-def given_paths(arguments: Mapping[str, Any]) -> list[str]:
-    """The key paths given in the Agent's ``arguments`` (a nested spec as a dict or an instance)."""
-    paths = [name for name in AGENT_ARGUMENTS if arguments.get(name) is not None]
-    for name, spec_class in NESTED_SPECS.items():
-        keys = given_keys(arguments.get(name))
-        paths += [f"{name}.{field.name}" for field in attrs.fields(spec_class) if field.name in keys]
-    return paths
-
-
-def check_spec_keys(agent_class: type, arguments: Mapping[str, Any]) -> None:
-    """Reject every key given in ``arguments`` (the base Agent's arguments) that ``agent_class`` does not
-    use, in one SpecError with a problem per key; warn about the :data:`NO_EFFECT` keys given."""
-    used = used_keys(agent_class)
-    problems = []
-    for path in given_paths(arguments):
-        if used is not None and path in used:
-            continue
-        if path in NO_EFFECT:
-            warnings.warn(f"{path}: {NO_EFFECT[path]}", UserWarning, stacklevel=3)
-        elif path in UNSUPPORTED:
-            problems.append(Problem(path, UNSUPPORTED[path]))
-        elif used is not None:
-            problems.append(Problem(path, _unused_message(agent_class.__name__, path, used)))
-    if problems:
-        raise spec_error(problems)
-
-
-def _unused_message(agent: str, path: str, used: frozenset[str]) -> str:
-    family, _, _ = path.rpartition(".")
-    if family:
-        keys = [
-            key.partition(".")[2] for key in declarable_keys() if key in used and key.startswith(f"{family}.")
-        ]
-        return f"{agent} does not use this key; remove it (of {family} it uses: {', '.join(keys) or 'none'})"
-    keys = [key for key in AGENT_ARGUMENTS if key in used]
-    return (
-        f"{agent} does not use this argument; remove it (of the Agent's arguments for components and "
-        f"learning it uses: {', '.join(keys) or 'none'})"
-    )

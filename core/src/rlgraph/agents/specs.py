@@ -23,24 +23,29 @@ _GPU_KINDS = ("gpu", "cuda")
 
 
 class GivenKeys:
-    """The base of the nested specs: an instance checks its values (each field's ``check`` metadata:
-    a function returning what is wrong with a value, or None) and remembers the keys it was created
-    with (not None)."""
+    """The base of the nested specs and the agents' configs: an instance checks its values (each field's
+    ``check`` metadata: a function returning what is wrong with a value, or None; then :meth:`conflicts`)
+    and remembers the keys it was created with (not None)."""
 
     __slots__ = ("_given",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.__attrs_init__(*args, **kwargs)  # type: ignore[attr-defined]
         fields = attrs.fields(type(self))
+        passed = {**dict(zip([field.name for field in fields], args, strict=False)), **kwargs}
+        self._given = frozenset(name for name, value in passed.items() if value is not None)
         problems = [
             Problem(field.name, message)
             for field in fields
             if "check" in field.metadata and (message := field.metadata["check"](getattr(self, field.name)))
         ]
+        problems += self.conflicts()
         if problems:
             raise spec_error(problems)
-        passed = {**dict(zip([field.name for field in fields], args, strict=False)), **kwargs}
-        self._given = frozenset(name for name, value in passed.items() if value is not None)
+
+    def conflicts(self) -> list[Problem]:
+        """Problems between the values (none by default), reported with those of single values."""
+        return []
 
 
 def given_keys(spec: Any) -> frozenset[str]:

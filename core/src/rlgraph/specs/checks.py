@@ -70,6 +70,22 @@ def at_least(minimum: int) -> Any:
     return check
 
 
+def check_of(rule: Any) -> dict[str, Any]:
+    """Field metadata ``check`` (what is wrong with a value, or None) from one of the rules above; a value
+    None passes (the key's default stands)."""
+
+    def check(value: Any) -> str | None:
+        if value is None:
+            return None
+        try:
+            rule(value, "")
+        except SpecError as error:
+            return str(error)
+        return None
+
+    return {"check": check}
+
+
 def positive_int_argument(text: str) -> int:
     """An argparse type: an int >= 1."""
     value = int(text)

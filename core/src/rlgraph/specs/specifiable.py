@@ -49,7 +49,13 @@ class Specifiable:
             return _existing(spec, overrides, path)
         spec = {**spec_dict(spec, path), **overrides}
         target = _subclass(cls, spec.pop("type", None), path)
-        return construct(target, _unalias(target, spec, path), path)
+        return target.construct_from_spec(_unalias(target, spec, path), path)
+
+    @classmethod
+    def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Self:
+        """An instance of ``cls`` itself from ``spec`` (its ``type`` resolved, its aliases renamed): the
+        constructor called with the validated keys."""
+        return construct(cls, spec, path)
 
     @classmethod
     def spec_shorthand(cls, value: Any) -> Any:

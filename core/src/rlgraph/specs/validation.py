@@ -84,13 +84,18 @@ def validate(target: type, spec: Mapping[str, Any], path: str = "") -> dict[str,
 
 @functools.cache
 def schema_of(target: type) -> Schema:
-    """The spec class of ``target`` (cached): itself if an attrs class, declared as ``spec_class``, or
-    derived from its constructor.
+    """The spec class of ``target`` (cached): itself if an attrs class, the one its class method
+    ``__rlgraph_spec_class__`` returns (an agent's config), declared as ``spec_class``, or derived from its
+    constructor.
 
     The first class in the MRO that defines ``spec_class`` or ``__init__`` decides which.
     """
     if attrs.has(target):
         return Schema(target, extra_keys=False)
+    resolve = getattr(target, "__rlgraph_spec_class__", None)
+    declared = resolve() if resolve is not None else None
+    if declared is not None:
+        return Schema(declared, extra_keys=False)
     for klass in target.__mro__:
         declared = vars(klass).get("spec_class")
         if declared is not None:
@@ -105,6 +110,13 @@ def schema_of(target: type) -> Schema:
         for name, (annotation, default) in parameters.items()
     }
     return Schema(attrs.make_class(target.__name__, fields, kw_only=True), extra_keys)
+
+
+def structure(spec_class: type, spec: Mapping[str, Any], path: str = "", subject: str | None = None) -> Any:
+    """An instance of the attrs class ``spec_class`` from the keys of ``spec``, validated (errors name
+    ``subject``, default the class's name, and have ``path`` as their prefix). A class may explain why it
+    refuses a key with a class method ``unknown_key_message(key)`` (a message, or None)."""
+    return _structure(dict(spec), spec_class, path, subject or spec_class.__name__)
 
 
 def join_path(prefix: str, rest: str | int) -> str:
@@ -179,7 +191,9 @@ def spec_error(problems: list[Problem], path: str = "") -> SpecError:
 def _constructor_parameters(target: type) -> tuple[dict[str, tuple[Any, Any]], bool]:
     """``{name: (annotation, default)}`` of the keyword parameters ``target(...)`` takes.
 
-    Follows ``**kwargs`` up the MRO to the parent constructors that receive them. The bool says
+    Follows ``**kwargs`` up the MRO to the parent constructors that receive them, or to a class that says
+    which keys its constructor takes (a class method ``__rlgraph_init_keys__``: name -> (annotation,
+    default), as an agent's config does). The bool says
     whether unknown keys are accepted: the chain ends in the ``**kwargs`` of a class below
     ``object`` (taken to keep them), or in a constructor whose signature cannot be read.
     """
@@ -191,6 +205,10 @@ def _constructor_parameters(target: type) -> tuple[dict[str, tuple[Any, Any]], b
             continue
         if klass is object:
             return parameters, passes_kwargs
+        if "__rlgraph_init_keys__" in vars(klass):  # a constructor that takes its keys as **keys
+            for name, annotation_default in target.__rlgraph_init_keys__().items():
+                parameters.setdefault(name, annotation_default)
+            return parameters, False
         try:
             signature = list(inspect.signature(init).parameters.values())[1:]
         except (TypeError, ValueError):
@@ -267,8 +285,11 @@ def _problems(error: BaseException, path: str, subjects: dict[type, str]) -> lis
         subject = subjects.get(error.cl, error.cl.__name__)
         accepted = [field.name for field in attrs.fields(error.cl)]
         listing = ", ".join(accepted) or "none"
+        explain = getattr(error.cl, "unknown_key_message", lambda key: None)
         return [
-            Problem(
+            Problem(join_path(path, key), explained)
+            if (explained := explain(key))
+            else Problem(
                 path,
                 f"unknown key {key!r} for {subject}.{suggestion_text(key, accepted)} Accepted keys: {listing}",
             )

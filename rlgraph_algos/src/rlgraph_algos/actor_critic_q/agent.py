@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import attrs
 import numpy as np
 
 from rlgraph.agents import Agent
+from rlgraph.agents.config import AgentConfig, default_of
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.roles import Role
-from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import CheckpointError, SpaceError, SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.spaces.masks import action_mask_space
-from rlgraph.specs.validation import construct, rebase
+from rlgraph.specs.validation import rebase
+from rlgraph_algos.actor_critic_q.config import (
+    ActorCriticQConfig,
+    DDPGConfig,
+    SACConfig,
+    TD3Config,
+)
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
 from rlgraph_algos.replay import REPLAY_ALIASES, replay_memory, transition_batch_args
@@ -28,45 +32,7 @@ from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.value_function import QFunction
 
-DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
-#: The soft target update of SAC's and TD3's papers, where ``update_spec.sync_tau`` is not given.
-DEFAULT_SYNC_TAU = 0.005
-
-
-@attrs.define(init=False)
-class SyncRules(GivenKeys):
-    """RLgraph's later key for target syncs: every ``sync_every_n_updates`` updates, by ``sync_tau``."""
-
-    sync_every_n_updates: int = attrs.field(default=1, metadata=at_least(1))
-    sync_tau: float | None = attrs.field(default=None, metadata={"check": fraction_check})
-
-
-def given_update_keys(update_spec: Any) -> dict[str, Any]:
-    """The keys given in ``update_spec`` (a dict, an UpdateSpec or None) as a dict."""
-    if isinstance(update_spec, Mapping):
-        return {key: value for key, value in update_spec.items() if value is not None}
-    return {key: getattr(update_spec, key) for key in given_keys(update_spec)}
-
-
-def with_sync_rules(update: dict[str, Any], sync_rules: Any) -> dict[str, Any]:
-    """The ``update_spec`` keys ``update`` with RLgraph's later ``sync_rules`` in them:
-    ``sync_every_n_updates`` updates of ``update_interval`` time steps as ``sync_interval``, and
-    ``sync_tau``."""
-    rules = construct(SyncRules, sync_rules, "sync_rules") if isinstance(sync_rules, Mapping) else sync_rules
-    if not isinstance(rules, SyncRules):
-        raise SpecError(
-            f"expected a dict of sync_every_n_updates and sync_tau, got {sync_rules!r}", "sync_rules"
-        )
-    moved = {"sync_interval": "sync_every_n_updates", "sync_tau": "sync_tau"}
-    for key in ("sync_interval", "sync_tau") if rules.sync_tau is not None else ("sync_interval",):
-        if key in update:
-            raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
-    interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)
-    update = {**update, "sync_interval": rules.sync_every_n_updates * interval}
-    if rules.sync_tau is not None:
-        update["sync_tau"] = rules.sync_tau
-    return update
 
 
 class ActorCriticQAgent(Agent):
@@ -80,20 +46,9 @@ class ActorCriticQAgent(Agent):
     default), else once at least ``sync_interval`` time steps (updates, when learning from external
     batches) passed since the last. The targets start as copies of their sources.
 
-    Args:
-        memory_spec: The replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by its
-            importance weights and gets the critics' mean absolute TD errors as priorities).
-        value_function_spec: The critics' layers after the concatenation of states and actions (RLgraph's
-            key; default: the policy's ``network_spec``).
-        value_function_optimizer_spec: The critics' optimizer (default: like ``optimizer_spec``).
-        sync_rules: RLgraph's later form of the target syncs, ``{sync_every_n_updates, sync_tau}``: the
-            same as ``update_spec.sync_interval`` of that many updates' time steps and ``sync_tau``.
-            RLgraph's later names ``q_function_spec`` and ``q_function_optimizer_spec`` stand for the two
-            keys above, ``memory_batch_size`` (as for DQN) for ``update_spec.batch_size``, and (for every
-            agent) ``python_buffer_size`` for ``observe_spec.buffer_size``.
-        **kwargs: The Agent's arguments: ``network_spec`` (the policy's network), ``optimizer_spec`` (the
-            policy's optimizer, default Adam at 3e-4), ``update_spec`` (``batch_size``, ``num_iterations``,
-            ``sync_interval``, ``sync_tau``), ...
+    Its keys: :class:`~rlgraph_algos.actor_critic_q.config.ActorCriticQConfig` and the algorithm's. RLgraph's
+    later names ``q_function_spec`` and ``q_function_optimizer_spec`` stand for ``value_function_spec`` and
+    ``value_function_optimizer_spec``, ``memory_batch_size`` (as for DQN) for ``update_spec.batch_size``.
     """
 
     update_batch_layout: ClassVar[str | None] = "transitions"
@@ -101,16 +56,7 @@ class ActorCriticQAgent(Agent):
     #: builds no memory.
     roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
 
-    spec_keys: ClassVar[tuple[str, ...]] = (
-        "discount",
-        "preprocessing_spec",
-        "network_spec",
-        "optimizer_spec",
-        "update_spec.batch_size",
-        "update_spec.num_iterations",
-        "update_spec.sync_interval",
-        "update_spec.sync_tau",
-    )
+    config_class: ClassVar[type[AgentConfig] | None] = ActorCriticQConfig
     spec_aliases: ClassVar[dict[str, str]] = {
         **Agent.spec_aliases,
         **REPLAY_ALIASES,
@@ -120,27 +66,14 @@ class ActorCriticQAgent(Agent):
     #: Gradient steps per policy step (TD3's delayed policy updates).
     policy_delay: int = 1
 
-    def __init__(
-        self,
-        memory_spec: dict[str, Any] | None = None,
-        value_function_spec: Any = None,
-        value_function_optimizer_spec: Any = None,
-        sync_rules: SyncRules | dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        update = given_update_keys(kwargs.get("update_spec"))
-        if sync_rules is not None:
-            update = with_sync_rules(update, sync_rules)
-        # The papers' soft target updates unless given (set before the build, which makes the synchronizers).
-        kwargs["update_spec"] = {"sync_tau": DEFAULT_SYNC_TAU, **update}
-        self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
-        self.value_function_spec = value_function_spec
-        self.value_function_optimizer_spec = value_function_optimizer_spec
+    def configure(self, config: ActorCriticQConfig) -> None:
+        self.memory_spec = config.memory_spec or default_of(type(config), "memory_spec")
+        self.value_function_spec = config.value_function_spec
+        self.value_function_optimizer_spec = config.value_function_optimizer_spec
         self.last_sync = {
             True: 0,
             False: 0,
         }  # when the targets last moved: learning from memory, from batches
-        super().__init__(**kwargs)
 
     # -- the graph ---------------------------------------------------------------------------------------
     @property
@@ -240,63 +173,39 @@ class SACAgent(ActorCriticQAgent):
     :class:`ActorCriticQAgent` for the schedule). Action spaces: FloatBox and IntBox, and containers of
     them.
 
-    Args:
-        double_q: Twin critics, the minimum of their targets in the target (else one critic).
-        initial_alpha: The temperature's initial value.
-        target_entropy: The entropy the temperature is tuned toward: ``"auto"`` (the default: minus the
-            number of continuous action dimensions, plus ``0.98 * log(n)`` per discrete action of n
-            choices, as Christodoulou (2019)), a number, or None for a fixed temperature (``initial_alpha``).
-        alpha_optimizer_spec: The temperature's optimizer (default: like ``optimizer_spec``).
-        discrete_mode: How the losses treat discrete actions: ``"expectation"`` (Christodoulou 2019:
-            critics with a value per action, and exact expectations over the policy's probabilities; one
-            IntBox action), ``"gumbel_softmax"`` (RLgraph's: the policy's draws relaxed as straight-through
-            Gumbel-softmax one-hot vectors, which the critics take with the states; any mix of discrete and
-            continuous leaves), or ``"auto"`` (the default): ``"expectation"`` where the action space is one
-            IntBox, else ``"gumbel_softmax"``. The exact expectations are the default where they apply
-            because the straight-through draws made discrete SAC fragile: their policy gradient is the
-            critic's slope along its one-hot action inputs, which the critic's values at the one-hot
-            vectors (all it is fitted to) do not determine, and which grows with the scale of the soft
-            Q-values and so with ``alpha``. The policy then became more deterministic than
-            ``target_entropy`` however high ``alpha`` rose, and ``alpha`` ran away: on CartPole-v1 (torch,
-            seed 1) it rose from 0.6 to 54 in 26,000 steps, the critics' loss from 0.3 to 149, and the
-            greedy return swung. With exact expectations the gradient is ``sum_a grad pi(a|s) Q(s, a)``,
-            unbiased and noiseless, and ``alpha`` settles (at 0.15-0.25 for a target entropy of 0.3 there).
-        gumbel_softmax_temperature: The relaxation's temperature.
-        **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments (``policy_spec`` and
-            ``action_adapter_spec`` configure the policy).
+    Its keys: :class:`~rlgraph_algos.actor_critic_q.config.SACConfig`.
+    ``target_entropy="auto"`` is minus the number of continuous action dimensions plus ``0.98 * log(n)`` per
+    discrete action of n choices (Christodoulou 2019).
+    ``discrete_mode`` decides how the losses treat discrete actions: ``"expectation"`` (Christodoulou 2019:
+    critics with a value per action, and exact expectations over the policy's probabilities; one
+    IntBox action), ``"gumbel_softmax"`` (RLgraph's: the policy's draws relaxed as straight-through
+    Gumbel-softmax one-hot vectors, which the critics take with the states; any mix of discrete and
+    continuous leaves), or ``"auto"`` (the default): ``"expectation"`` where the action space is one
+    IntBox, else ``"gumbel_softmax"``. The exact expectations are the default where they apply
+    because the straight-through draws made discrete SAC fragile: their policy gradient is the
+    critic's slope along its one-hot action inputs, which the critic's values at the one-hot
+    vectors (all it is fitted to) do not determine, and which grows with the scale of the soft
+    Q-values and so with ``alpha``. The policy then became more deterministic than
+    ``target_entropy`` however high ``alpha`` rose, and ``alpha`` ran away: on CartPole-v1 (torch,
+    seed 1) it rose from 0.6 to 54 in 26,000 steps, the critics' loss from 0.3 to 149, and the
+    greedy return swung. With exact expectations the gradient is ``sum_a grad pi(a|s) Q(s, a)``,
+    unbiased and noiseless, and ``alpha`` settles (at 0.15-0.25 for a target entropy of 0.3 there).
     """
 
     roles_built: ClassVar[frozenset[Role]] = ActorCriticQAgent.roles_built
-    spec_keys: ClassVar[tuple[str, ...]] = ("policy_spec", "action_adapter_spec")
-    discrete_modes: ClassVar[tuple[str, ...]] = ("auto", "gumbel_softmax", "expectation")
+    config_class: ClassVar[type[AgentConfig] | None] = SACConfig
     honours_action_masks: ClassVar[bool] = (
         True  # with discrete_mode "expectation" (build_root refuses others)
     )
 
-    def __init__(
-        self,
-        double_q: bool = True,
-        initial_alpha: float = 1.0,
-        target_entropy: float | str | None = "auto",
-        alpha_optimizer_spec: Any = None,
-        discrete_mode: str = "auto",
-        gumbel_softmax_temperature: float = 1.0,
-        name: str = "sac-agent",
-        **kwargs: Any,
-    ) -> None:
-        if isinstance(target_entropy, str) and target_entropy != "auto":
-            raise SpecError(f"must be a number, 'auto' or None, got {target_entropy!r}", "target_entropy")
-        if discrete_mode not in self.discrete_modes:
-            raise SpecError(f"must be one of {self.discrete_modes}, got {discrete_mode!r}", "discrete_mode")
-        if not gumbel_softmax_temperature > 0:
-            raise SpecError(f"must be > 0, got {gumbel_softmax_temperature!r}", "gumbel_softmax_temperature")
-        self.double_q = bool(double_q)
-        self.initial_alpha = initial_alpha
-        self.target_entropy = target_entropy
-        self.alpha_optimizer_spec = alpha_optimizer_spec
-        self.discrete_mode = discrete_mode
-        self.gumbel_softmax_temperature = float(gumbel_softmax_temperature)
-        super().__init__(name=name, **kwargs)
+    def configure(self, config: SACConfig) -> None:
+        super().configure(config)
+        self.double_q = config.double_q
+        self.initial_alpha = config.initial_alpha
+        self.target_entropy = config.target_entropy
+        self.alpha_optimizer_spec = config.alpha_optimizer_spec
+        self.discrete_mode = config.discrete_mode
+        self.gumbel_softmax_temperature = float(config.gumbel_softmax_temperature)
 
     def build_root(self) -> Component:
         target_entropy = self.resolved_target_entropy()
@@ -409,38 +318,19 @@ class TD3Agent(ActorCriticQAgent):
     ``target_noise_clip`` and the default exploration's) are fractions of the largest half-width of the
     action bounds, as the paper's are of its maximal action.
 
-    Args:
-        twin_q: Two critics, the minimum of their targets in the target (else one, DDPG's).
-        policy_delay: Gradient steps per policy step (and target move).
-        target_noise_std: The standard deviation of the target policy's smoothing noise (0: none).
-        target_noise_clip: Where the smoothing noise is clipped.
-        exploration_spec: RLgraph's exploration spec, its ``noise_spec`` the noise added to actions
-            (clipped to the bounds) when acting with exploration. Default: Gaussian, ``0.1``.
-        weights_spec: Initializer of the policy's output layer.
-        **kwargs: :class:`ActorCriticQAgent`'s and the Agent's arguments.
+    Its keys: :class:`~rlgraph_algos.actor_critic_q.config.TD3Config`.
     """
 
     roles_built: ClassVar[frozenset[Role]] = ActorCriticQAgent.roles_built
-    spec_keys: ClassVar[tuple[str, ...]] = ("exploration_spec",)
+    config_class: ClassVar[type[AgentConfig] | None] = TD3Config
     default_noise: ClassVar[dict[str, Any]] = {"type": "gaussian_noise", "stddev": 0.1}
 
-    def __init__(
-        self,
-        twin_q: bool = True,
-        policy_delay: int = 2,
-        target_noise_std: float = 0.2,
-        target_noise_clip: float = 0.5,
-        weights_spec: Any = None,
-        name: str = "td3-agent",
-        **kwargs: Any,
-    ) -> None:
-        if isinstance(policy_delay, bool) or not isinstance(policy_delay, int) or policy_delay < 1:
-            raise SpecError(f"must be an int >= 1, got {policy_delay!r}", "policy_delay")
-        self.twin_q = bool(twin_q)
-        self.policy_delay = policy_delay
-        self.target_noise_std, self.target_noise_clip = target_noise_std, target_noise_clip
-        self.weights_spec = weights_spec
-        super().__init__(name=name, **kwargs)
+    def configure(self, config: TD3Config) -> None:
+        super().configure(config)
+        self.twin_q = config.twin_q
+        self.policy_delay = config.policy_delay
+        self.target_noise_std, self.target_noise_clip = config.target_noise_std, config.target_noise_clip
+        self.weights_spec = config.weights_spec
 
     def build_root(self) -> Component:
         space = self.action_space
@@ -491,7 +381,7 @@ class DDPGAgent(TD3Agent):
     """DDPG (Lillicrap et al. 2016): a deterministic policy gradient with one critic, its targets without
     smoothing, policy and target updates at every gradient step, and Ornstein-Uhlenbeck exploration noise
     (theta 0.15, sigma 0.2 of the half-width of the action bounds; Gaussian noise through
-    ``exploration_spec.noise_spec``). The arguments are :class:`TD3Agent`'s with DDPG's defaults.
+    ``exploration_spec.noise_spec``). Its keys: :class:`~rlgraph_algos.actor_critic_q.config.DDPGConfig`.
     """
 
     default_noise: ClassVar[dict[str, Any]] = {
@@ -500,23 +390,7 @@ class DDPGAgent(TD3Agent):
         "sigma": 0.2,
     }
 
-    def __init__(
-        self,
-        twin_q: bool = False,
-        policy_delay: int = 1,
-        target_noise_std: float = 0.0,
-        target_noise_clip: float = 0.5,
-        name: str = "ddpg-agent",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            twin_q=twin_q,
-            policy_delay=policy_delay,
-            target_noise_std=target_noise_std,
-            target_noise_clip=target_noise_clip,
-            name=name,
-            **kwargs,
-        )
+    config_class: ClassVar[type[AgentConfig] | None] = DDPGConfig
 
 
 def _one_discrete_action(space: Any) -> bool:

@@ -9,18 +9,19 @@ import numpy as np
 
 import rlgraph
 from rlgraph.agents.agent import update_result
+from rlgraph.agents.config import AgentConfig, default_of
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError
 from rlgraph.utils import nested
+from rlgraph_algos.dqfd.config import DQFDConfig
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import names_frame_replay, replay_memory
+from rlgraph_algos.replay import replay_memory
 
-DEFAULT_DEMO_MEMORY = {"type": "replay", "capacity": 10_000}
 #: Pre-training updates between target network copies.
 PRETRAIN_SYNC_INTERVAL = 100
 _DEMO_ENV = "demonstrations"
@@ -150,15 +151,7 @@ class DQFDAgent(DQNAgent):
     ``pretrain_updates``, the first :meth:`update` first makes that many updates on demonstrations alone
     (``demo_batch_size`` each; the target network copied every 100), as the paper's pre-training phase.
 
-    Args:
-        expert_margin: The margin of the supervised loss.
-        supervised_weight: Its weight (lambda_2 of the paper).
-        demo_memory_spec: The demonstrations' memory (``replay`` or ``prioritized_replay``).
-        demo_sample_ratio: The share of demonstrations in each update's batch (0 .. 1).
-        demo_batch_size: Demonstrations per pre-training update (default: ``update_spec.batch_size``).
-        pretrain_updates: Pre-training updates before the first update.
-        demonstrations: A demonstrations file to load when the agent is built.
-        **kwargs: :class:`~rlgraph_algos.dqn.agent.DQNAgent`'s arguments.
+    Its keys: :class:`~rlgraph_algos.dqfd.config.DQFDConfig`.
     """
 
     honours_action_masks: ClassVar[bool] = False
@@ -168,47 +161,26 @@ class DQFDAgent(DQNAgent):
     roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.AGENT})
     graph_class: ClassVar[type] = DQFDLearnerGraph
 
-    def __init__(
-        self,
-        expert_margin: float = 0.8,
-        supervised_weight: float = 1.0,
-        demo_memory_spec: dict[str, Any] | None = None,
-        demo_sample_ratio: float = 0.2,
-        demo_batch_size: int | None = None,
-        pretrain_updates: int = 0,
-        demonstrations: str | os.PathLike | None = None,
-        name: str = "dqfd-agent",
-        **kwargs: Any,
-    ) -> None:
-        self.margin_loss = LargeMarginLoss(expert_margin)
-        if (
-            isinstance(supervised_weight, bool)
-            or not isinstance(supervised_weight, int | float)
-            or supervised_weight < 0
-        ):
-            raise SpecError(f"expected a number >= 0, got {supervised_weight!r}", "supervised_weight")
-        if (
-            isinstance(demo_sample_ratio, bool)
-            or not isinstance(demo_sample_ratio, int | float)
-            or not 0 < demo_sample_ratio < 1
-        ):
-            raise SpecError(f"expected a number in (0, 1), got {demo_sample_ratio!r}", "demo_sample_ratio")
-        for key, value in (("demo_batch_size", demo_batch_size), ("pretrain_updates", pretrain_updates)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise SpecError(f"expected an int >= 0, got {value!r}", key)
-        if names_frame_replay(kwargs.get("memory_spec")) or names_frame_replay(demo_memory_spec):
-            raise SpecError("DQfD keeps whole states (its demonstrations come from elsewhere)", "memory_spec")
-        self.supervised_weight = float(supervised_weight)
-        self.demo_memory_spec = demo_memory_spec or dict(DEFAULT_DEMO_MEMORY)
-        self.demo_sample_ratio = float(demo_sample_ratio)
-        self.demo_batch_size = demo_batch_size
-        self.pretrain_updates = pretrain_updates
-        self.pretrained = pretrain_updates == 0
+    config_class: ClassVar[type[AgentConfig] | None] = DQFDConfig
+
+    def configure(self, config: DQFDConfig) -> None:
+        super().configure(config)
+        self.margin_loss = LargeMarginLoss(config.expert_margin)
+        self.supervised_weight = float(config.supervised_weight)
+        self.demo_memory_spec = config.demo_memory_spec or default_of(DQFDConfig, "demo_memory_spec")
+        self.demo_sample_ratio = float(config.demo_sample_ratio)
+        self.demo_batch_size = config.demo_batch_size
+        self.pretrain_updates = config.pretrain_updates
+        self.pretrained = config.pretrain_updates == 0
         self.demo_count = 0
-        super().__init__(name=name, **kwargs)
         self.demo_buffer = NStepBuffer(self.n_step, self.discount)
-        if demonstrations is not None and self.role is Role.AGENT:  # a policy acts without them
-            self.load_demonstrations(demonstrations)
+
+    def build(self, build_options: dict[str, Any] | None = None) -> Any:
+        """Build the graph, then load the ``demonstrations`` file where one is given (a policy acts without)."""
+        report = super().build(build_options)
+        if self.config.demonstrations is not None and self.role is Role.AGENT:
+            self.load_demonstrations(self.config.demonstrations)
+        return report
 
     # -- the graph ---------------------------------------------------------------------------------------
     def graph_components(self) -> dict[str, Any]:

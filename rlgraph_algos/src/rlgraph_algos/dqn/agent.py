@@ -3,21 +3,19 @@ prioritized replay, assembled from components."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
+from rlgraph.agents.config import AgentConfig, default_of
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.roles import Role
-from rlgraph.agents.specs import ObserveSpec, UpdateSpec, coerce, given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
-from rlgraph.specs.validation import Problem, spec_error
-from rlgraph.utils.naming import normalize_name
+from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
@@ -35,35 +33,18 @@ from rlgraph_networks.policies.dueling_policy import DuelingPolicy
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 
-DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
 
 
 class DQNAgent(Agent):
     """Deep Q-learning (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
 
-    Args:
-        double_q: Double Q-learning targets (van Hasselt et al. 2016).
-        dueling_q: A dueling network (Wang et al. 2016; the default) or not, when ``policy_spec``
-            names no type (with a type, the type decides, and ``dueling_q`` is refused).
-        huber_loss: Huber instead of squared TD errors.
-        clip_rewards: Clip the rewards the agent learns from to ``[-c, c]`` (0: no clipping; DeepMind's Atari
-            agents: 1). The returns its worker reports stay the environment's.
-        value_rescaling: Learn rescaled values: targets ``h(r + gamma^n h^-1(Q_target))`` with R2D2's
-            ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018), for returns of large or
-            varied scale without reward clipping.
-        n_step: Learn from n-step returns (transitions are assembled per environment before
-            they reach the memory; an ended episode's last transitions bootstrap with
-            ``discount ** k`` for their k < n steps).
-        memory_spec: The replay memory (``{"type": "replay", ...}``, ``"prioritized_replay"``:
-            prioritized replay, its priorities updated with the absolute TD errors; ``"frame_replay"``: each
-            frame of stacked states stored once, with ``num_environments`` and ``frames_per_state``, the
-            n-step returns formed when it samples).
-        **kwargs: The Agent's arguments (``network_spec``, ``policy_spec``, ``exploration_spec``,
-            ``optimizer_spec``, ``update_spec`` with ``batch_size``, ``sync_interval`` (time steps
-            between target syncs; 0: every update) and ``sync_tau`` (below 1: a soft sync after every
-            update), ...). Keys of the base it does not use (``internal_states_space``,
-            ``update_spec.num_iterations``, ...) are refused, and so are keys that another key overrides.
+    Its keys, with their types, defaults and checks: :class:`~rlgraph_algos.dqn.config.DQNConfig`. The
+    n-step transitions are assembled per environment before they reach the memory (an ended episode's last
+    transitions bootstrap with ``discount ** k`` for their k < n steps); a prioritized replay's priorities
+    are the absolute TD errors; a frame replay stores each frame of stacked states once and forms the n-step
+    returns when it samples. Clipped rewards are learned from; the returns the worker reports stay the
+    environment's.
     """
 
     update_batch_layout: ClassVar[str | None] = "transitions"
@@ -75,56 +56,19 @@ class DQNAgent(Agent):
     policy_graph_class: ClassVar[type] = DQNPolicyGraph
 
     spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
-    spec_keys: ClassVar[tuple[str, ...]] = (
-        "discount",
-        "preprocessing_spec",
-        "network_spec",
-        "policy_spec",
-        "action_adapter_spec",
-        "exploration_spec",
-        "optimizer_spec",
-        "update_spec.batch_size",
-        "update_spec.sync_interval",
-        "update_spec.sync_tau",
-    )
+    config_class: ClassVar[type[AgentConfig] | None] = DQNConfig
 
-    def __init__(
-        self,
-        double_q: bool = True,
-        dueling_q: bool | None = None,
-        huber_loss: bool = False,
-        clip_rewards: float = 0.0,
-        value_rescaling: bool = False,
-        n_step: int = 1,
-        memory_spec: dict[str, Any] | None = None,
-        name: str = "dqn-agent",
-        **kwargs: Any,
-    ) -> None:
-        if n_step < 1:
-            raise SpecError(f"must be >= 1, got {n_step}", "n_step")
-        kwargs["update_spec"] = coerce(kwargs.get("update_spec"), UpdateSpec, "update_spec")
-        kwargs["observe_spec"] = coerce(kwargs.get("observe_spec"), ObserveSpec, "observe_spec")
-        problems = _overridden_keys(dueling_q, n_step, kwargs)
-        if problems:
-            raise spec_error(problems)
-        self.double_q, self.huber_loss, self.n_step = double_q, huber_loss, n_step
-        self.value_rescaling = value_rescaling
-        if isinstance(clip_rewards, bool) or not isinstance(clip_rewards, int | float) or clip_rewards < 0:
-            raise SpecError(f"expected a number >= 0 (0: no clipping), got {clip_rewards!r}", "clip_rewards")
-        self.clip_rewards = float(clip_rewards)
-        self.dueling_q = True if dueling_q is None else dueling_q
-        self.memory_spec = memory_spec or dict(DEFAULT_MEMORY)
+    def configure(self, config: DQNConfig) -> None:
+        self.double_q, self.huber_loss, self.n_step = config.double_q, config.huber_loss, config.n_step
+        self.value_rescaling = config.value_rescaling
+        self.clip_rewards = float(config.clip_rewards)
+        self.dueling_q = True if config.dueling_q is None else config.dueling_q
+        self.memory_spec = config.memory_spec or default_of(type(config), "memory_spec")
         #: A frame replay's record fields (it forms the n-step returns itself), or None.
         self.frame_steps = FrameSteps() if names_frame_replay(self.memory_spec) else None
-        if self.frame_steps is not None and {"n_step", "discount"} & set(self.memory_spec):
-            key = "n_step" if "n_step" in self.memory_spec else "discount"
-            raise SpecError(
-                f"a frame replay takes the agent's own {key}: give it there", f"memory_spec.{key}"
-            )
         self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
-        super().__init__(name=name, **kwargs)
-        if n_step > 1 and self.frame_steps is None:
-            self.buffer = NStepBuffer(n_step, self.discount)
+        if self.n_step > 1 and self.frame_steps is None:
+            self.buffer = NStepBuffer(self.n_step, self.discount)
             self.buffer_passes_through = False
 
     # -- the graph ---------------------------------------------------------------------------------
@@ -265,73 +209,6 @@ class DQNAgent(Agent):
         return self._execute("get_q_values", preprocessed_states)
 
 
-#: The policy types whose dueling is known, by normalized name.
-_DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("policy"): False}
-
-
-def _dueling_conflict(dueling_q: bool, policy_type: Any) -> str | None:
-    """What is wrong with ``dueling_q`` beside ``policy_spec.type`` (None where the two agree)."""
-    dueling = _DUELING_OF_POLICY.get(normalize_name(policy_type)) if isinstance(policy_type, str) else None
-    if dueling is None:
-        return (
-            f"has no effect when policy_spec.type is {policy_type!r} (the type decides): remove dueling_q or "
-            "policy_spec.type"
-        )
-    if dueling != bool(dueling_q):
-        return (
-            f"{str(dueling_q).lower()} contradicts policy_spec.type {policy_type!r}: remove dueling_q or "
-            "policy_spec.type"
-        )
-    return None
-
-
-def _overridden_keys(dueling_q: bool | None, n_step: int, arguments: dict[str, Any]) -> list[Problem]:
-    """The keys given to a DQN agent that have no effect because of another key (none, if it is fine)."""
-    policy_spec = arguments.get("policy_spec")
-    policy_keys = set(policy_spec) if isinstance(policy_spec, Mapping) else set()
-    problems = []
-    if dueling_q is not None and "type" in policy_keys:
-        problem = _dueling_conflict(dueling_q, policy_spec["type"])
-        if problem:
-            problems.append(Problem("dueling_q", problem))
-    for name in ("network_spec", "action_adapter_spec"):
-        if arguments.get(name) is not None and name in policy_keys:
-            problems.append(
-                Problem(
-                    name,
-                    f"has no effect when policy_spec.{name} is given (the policy takes that one): give one",
-                )
-            )
-    update_spec = arguments["update_spec"]
-    if (
-        update_spec.sync_tau < 1.0
-        and update_spec.sync_interval > 0
-        and "sync_interval" in given_keys(update_spec)
-    ):
-        problems.append(
-            Problem(
-                "update_spec.sync_interval",
-                "has no effect with update_spec.sync_tau < 1: DQNAgent moves the target network by sync_tau after "
-                "every update; remove sync_interval, or set sync_tau to 1 to copy the weights every sync_interval "
-                "time steps",
-            )
-        )
-    if n_step > 1:
-        problems += [
-            Problem(
-                f"observe_spec.{key}",
-                "has no effect with n_step > 1: DQNAgent keeps each environment's last n steps and passes every "
-                "n-step transition to its memory once complete; remove it",
-            )
-            for key in ("buffer_size", "buffer_enabled")
-            if key in given_keys(arguments["observe_spec"])
-        ]
-    return problems
-
-
-APEX_MEMORY = {"type": "prioritized_replay", "capacity": 100_000, "alpha": 0.6, "beta": 0.4}
-
-
 class ApexAgent(DQNAgent):
     """The DQN that Ape-X (Horgan et al. 2018) runs in its learner and its workers (RLgraph's ``ApexAgent``).
 
@@ -341,14 +218,7 @@ class ApexAgent(DQNAgent):
     distributed, the local executor in one process.
     """
 
-    def __init__(
-        self,
-        n_step: int = 3,
-        memory_spec: dict[str, Any] | None = None,
-        name: str = "apex-agent",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(n_step=n_step, memory_spec=memory_spec or dict(APEX_MEMORY), name=name, **kwargs)
+    config_class: ClassVar[type[AgentConfig] | None] = ApexConfig
 
 
 #: The name before the roles split the graph (kept for code that derives from it).

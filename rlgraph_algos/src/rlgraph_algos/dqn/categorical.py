@@ -8,10 +8,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 import rlgraph
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
 from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.dqn.config import CategoricalDQNConfig
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
 
@@ -116,11 +117,8 @@ class CategoricalDQNAgent(DQNAgent):
     online network picks the next action), dueling streams per atom, n-step returns (``discount ** k`` per
     transition scales the support), prioritized replay by the cross-entropy: Rainbow without noisy nets.
 
-    Args:
-        num_atoms: Atoms of each return distribution.
-        v_min, v_max: The support's bounds: the smallest and largest return the agent can represent.
-        **kwargs: :class:`~rlgraph_algos.dqn.agent.DQNAgent`'s arguments (``policy_spec`` takes
-            ``units_state_value_stream``); ``huber_loss`` and ``value_rescaling`` do not apply.
+    Its keys: :class:`~rlgraph_algos.dqn.config.CategoricalDQNConfig` (``num_atoms`` on the support ``[v_min,
+    v_max]``: the smallest and largest return the agent can represent).
     """
 
     honours_action_masks: ClassVar[bool] = False
@@ -128,26 +126,11 @@ class CategoricalDQNAgent(DQNAgent):
     roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
     graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
 
-    def __init__(
-        self,
-        num_atoms: int = 51,
-        v_min: float = -10.0,
-        v_max: float = 10.0,
-        name: str = "categorical-dqn-agent",
-        **kwargs: Any,
-    ) -> None:
-        check_support(num_atoms, v_min, v_max)
-        for key in ("huber_loss", "value_rescaling"):
-            if kwargs.get(key):
-                raise SpecError("does not apply: the distributional loss is a cross-entropy", key)
-        policy_type = (kwargs.get("policy_spec") or {}).get("type")
-        if policy_type is not None:
-            raise SpecError(
-                f"the categorical DQN's heads are a categorical_q_policy (dueling with dueling_q); got {policy_type!r}",
-                "policy_spec.type",
-            )
-        self.num_atoms, self.v_min, self.v_max = num_atoms, float(v_min), float(v_max)
-        super().__init__(name=name, **kwargs)
+    config_class: ClassVar[type[AgentConfig] | None] = CategoricalDQNConfig
+
+    def configure(self, config: CategoricalDQNConfig) -> None:
+        super().configure(config)
+        self.num_atoms, self.v_min, self.v_max = config.num_atoms, float(config.v_min), float(config.v_max)
 
     def _loss(self) -> CategoricalDQNLoss:
         return CategoricalDQNLoss(self.num_atoms, self.v_min, self.v_max, double_q=self.double_q)

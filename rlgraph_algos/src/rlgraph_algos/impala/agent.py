@@ -7,18 +7,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph.executors.executor import check_positive_ints
 from rlgraph.spaces import BoxSpace
+from rlgraph_algos.impala.config import IMPALAConfig, queue_capacity
 from rlgraph_algos.impala.graph import IMPALAGraph, RecurrentIMPALAGraph
 from rlgraph_algos.impala.networks import impala_network
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
-
-DEFAULT_QUEUE = {"capacity": 256}
 
 
 class IMPALAAgent(ActorCriticAgent):
@@ -36,48 +35,26 @@ class IMPALAAgent(ActorCriticAgent):
     executors (:mod:`rlgraph.executors.actor_processes`, and rlgraph-ray's) run actors apart from the learner,
     with a FIFO queue of rollouts (``fifo_queue_spec``) between them.
 
-    Args (RLgraph's keys):
-        worker_sample_size: Time steps per environment in one actor rollout.
-        fifo_queue_spec: ``{"capacity": N}``: rollouts the queue holds; actors wait while it is full.
-        weight_pg, weight_baseline, weight_entropy: The loss terms' weights.
-        rho_bar, c_bar, rho_bar_pg: V-trace's truncations (1 in the paper).
-        architecture: ``"small"`` or ``"large"``: the paper's shallow or deep residual network for image
-            states (``(height, width, channels)`` after preprocessing), an LSTM of 256 units on top
-            (:func:`~rlgraph_algos.impala.networks.impala_network`); instead of ``network_spec``.
-        **kwargs: :class:`~rlgraph_algos.policy_gradient.agent.PolicyGradientAgent`'s and the Agent's.
+    Its keys: :class:`~rlgraph_algos.impala.config.IMPALAConfig`; ``architecture`` is the paper's shallow
+    (``"small"``) or deep residual (``"large"``) network for image states (``(height, width, channels)``
+    after preprocessing), an LSTM of 256 units on top (:func:`~rlgraph_algos.impala.networks.impala_network`).
     """
 
     roles_built: ClassVar[frozenset[Role]] = ActorCriticAgent.roles_built
 
-    def __init__(
-        self,
-        worker_sample_size: int = 100,
-        fifo_queue_spec: dict[str, Any] | None = None,
-        weight_pg: float = 1.0,
-        weight_baseline: float = 0.5,
-        weight_entropy: Any = 0.01,
-        rho_bar: float = 1.0,
-        c_bar: float = 1.0,
-        rho_bar_pg: float = 1.0,
-        architecture: str | None = None,
-        name: str = "impala-agent",
-        **kwargs: Any,
-    ) -> None:
-        if architecture is not None:
-            if kwargs.get("network_spec") is not None:
-                raise SpecError("give network_spec or an architecture, not both", "architecture")
-            kwargs["network_spec"] = impala_network(architecture)
-        self.architecture = architecture
-        if "weight_vf" in kwargs:
-            raise SpecError("IMPALA weights its value loss with weight_baseline (RLgraph's key)", "weight_vf")
-        check_positive_ints(worker_sample_size=worker_sample_size)
-        self.worker_sample_size = worker_sample_size
-        self.queue_capacity = _queue_capacity(fifo_queue_spec)
-        self.vtrace_settings = {"rho_bar": rho_bar, "c_bar": c_bar, "rho_bar_pg": rho_bar_pg}
-        VTrace(**self.vtrace_settings)  # bad settings fail here, naming their key
-        super().__init__(
-            weight_pg=weight_pg, weight_vf=weight_baseline, weight_entropy=weight_entropy, name=name, **kwargs
-        )
+    config_class: ClassVar[type[AgentConfig] | None] = IMPALAConfig
+
+    def configure(self, config: IMPALAConfig) -> None:
+        super().configure(config)
+        self.architecture = config.architecture
+        if config.architecture is not None:
+            self.network_spec = impala_network(config.architecture)
+        self.worker_sample_size = config.worker_sample_size
+        self.queue_capacity = queue_capacity(config.fifo_queue_spec)
+        self.vtrace_settings = config.vtrace_settings()
+
+    def value_loss_weight(self, config: IMPALAConfig) -> float:
+        return config.weight_baseline
 
     def build_root(self) -> Component:
         root = super().build_root()
@@ -122,17 +99,3 @@ class IMPALAAgent(ActorCriticAgent):
             sequence_ends(rollout, mask),
         )
         return advantages, value_targets, values
-
-
-def _queue_capacity(spec: dict[str, Any] | None) -> int:
-    spec = dict(DEFAULT_QUEUE if spec is None else spec)
-    kind = str(spec.pop("type", "fifo_queue")).replace("-", "_").lower()
-    if kind != "fifo_queue":
-        raise SpecError(
-            f"IMPALA's actors and learner share a FIFO queue; got type {kind!r}", "fifo_queue_spec.type"
-        )
-    capacity = spec.pop("capacity", DEFAULT_QUEUE["capacity"])
-    if spec:
-        raise SpecError(f"unknown key(s) {sorted(spec)}; a FIFO queue takes capacity", "fifo_queue_spec")
-    check_positive_ints(**{"fifo_queue_spec.capacity": capacity})
-    return capacity

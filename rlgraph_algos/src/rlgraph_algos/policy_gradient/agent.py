@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from rlgraph.agents import Agent
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.roles import Role
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
-from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpaceError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.spaces.masks import action_mask_space
-from rlgraph.specs.checks import positive_int
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
+from rlgraph_algos.policy_gradient.config import (
+    ActorCriticConfig,
+    PolicyGradientConfig,
+    PPOConfig,
+    memory_capacity,
+)
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
@@ -30,7 +34,6 @@ from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.value_function import ValueFunction
 
-DEFAULT_MEMORY = {"type": "ring_buffer", "capacity": 1000}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
 #: What a rollout handed to the graph's postprocess holds, time-major (T, B, ...).
 ROLLOUT_FIELDS = ("states", "next_states", "rewards", "terminals")
@@ -58,22 +61,7 @@ class PolicyGradientAgent(Agent):
     time-major records as a worker's :meth:`~rlgraph.workers.SingleThreadedWorker.sample` gives them
     (optionally with a bool ``"mask"`` of the entries that hold steps).
 
-    Args (RLgraph's keys):
-        value_function_spec: The baseline's own network (layer specs); None shares the policy's network
-            (the baseline is then a linear head on its outputs, learned with the policy's optimizer).
-        value_function_optimizer_spec: A separate optimizer for a separate value network. Without it one
-            optimizer (``optimizer_spec``) descends on the sum of the policy and value losses: for a
-            separate value network that is what RLgraph's default (a second optimizer like the first)
-            computes, per-parameter rules such as Adam's being independent, except that gradient-norm
-            clipping then sees both networks' gradients at once.
-        gae_lambda: lambda of the advantages (1: discounted returns minus the baseline).
-        clip_rewards: Clip rewards to ``[-c, c]`` (0: no clipping).
-        sample_episodes: Learn from ``batch_size`` complete episodes instead of time steps.
-        standardize_advantages: Scale each batch's advantages to mean 0 and standard deviation 1.
-        weight_vf: The value loss's weight (``0.5 * weight_vf * (V - R)^2`` per step).
-        weight_entropy: The entropy bonus's weight (a number or a decay over time steps).
-        memory_spec: RLgraph's ring buffer of recent steps: ``{"type": "ring_buffer", "capacity": C}``, C
-            steps in all, shared evenly by the environments.
+    Its keys: :class:`~rlgraph_algos.policy_gradient.config.PolicyGradientConfig` and the algorithm's.
     """
 
     update_batch_layout: ClassVar[str | None] = "rollouts"
@@ -82,52 +70,21 @@ class PolicyGradientAgent(Agent):
     roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.WORKER, Role.AGENT})
     honours_action_masks: ClassVar[bool] = True  # feed-forward policies (build_root refuses a recurrent one)
 
-    spec_keys: ClassVar[tuple[str, ...]] = (
-        "discount",
-        "preprocessing_spec",
-        "network_spec",
-        "internal_states_space",
-        "policy_spec",
-        "action_adapter_spec",
-        "optimizer_spec",
-        "update_spec.batch_size",
-    )
+    config_class: ClassVar[type[AgentConfig] | None] = PolicyGradientConfig
 
-    def __init__(
-        self,
-        value_function_spec: Any = None,
-        value_function_optimizer_spec: Any = None,
-        gae_lambda: float = 1.0,
-        clip_rewards: float = 0.0,
-        sample_episodes: bool = False,
-        standardize_advantages: bool = False,
-        weight_vf: float = 0.5,
-        weight_entropy: Any = 0.00025,
-        memory_spec: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if value_function_optimizer_spec is not None and value_function_spec is None:
-            raise SpecError(
-                "a separate optimizer needs a separate value network: give value_function_spec (or drop this "
-                "key to learn the shared network's value head with optimizer_spec)",
-                "value_function_optimizer_spec",
-            )
-        self.value_function_spec = value_function_spec
-        self.value_function_optimizer_spec = value_function_optimizer_spec
-        self.gae_lambda, self.clip_rewards = gae_lambda, clip_rewards
-        self.sample_episodes = sample_episodes
-        self.standardize_advantages = standardize_advantages
-        self.weight_vf = weight_vf
-        self.weight_entropy = weight_entropy
-        self.rollouts = RolloutBuffer(_memory_capacity(memory_spec))
-        super().__init__(**kwargs)
-        if given_keys(kwargs.get("observe_spec")) & {"buffer_size", "buffer_enabled"}:
-            warnings.warn(
-                f"observe_spec: {type(self).__name__} keeps every observed step in its rollouts at once "
-                "(memory_spec.capacity): the observe buffer settings have no effect",
-                UserWarning,
-                stacklevel=2,
-            )
+    def configure(self, config: PolicyGradientConfig) -> None:
+        self.value_function_spec = config.value_function_spec
+        self.value_function_optimizer_spec = config.value_function_optimizer_spec
+        self.gae_lambda, self.clip_rewards = config.gae_lambda, config.clip_rewards
+        self.sample_episodes = config.sample_episodes
+        self.standardize_advantages = config.standardize_advantages
+        self.weight_vf = self.value_loss_weight(config)
+        self.weight_entropy = config.weight_entropy
+        self.rollouts = RolloutBuffer(memory_capacity(config.memory_spec))
+
+    def value_loss_weight(self, config: PolicyGradientConfig) -> float:
+        """The value loss's weight (the config's ``weight_vf``)."""
+        return config.weight_vf
 
     # -- the graph -------------------------------------------------------------------------------------------
     def build_root(self) -> Component:
@@ -388,25 +345,15 @@ class PPOAgent(PolicyGradientAgent):
     shuffled passes (epochs) over it: RLgraph's iterations of sub-samples, and epochs of minibatches as
     other libraries count them (``num_iterations = epochs * batch_size / sample_size``).
 
-    Args:
-        clip_ratio: epsilon of the clipped surrogate (a number or a decay over time steps).
-        value_function_clipping: Clip the value function's change from the values the rollout was
-            collected with to ``[-c, c]`` in its loss (None: no clipping).
-        **kwargs: :class:`PolicyGradientAgent`'s and the Agent's arguments.
+    Its keys: :class:`~rlgraph_algos.policy_gradient.config.PPOConfig`.
     """
 
-    spec_keys: ClassVar[tuple[str, ...]] = ("update_spec.num_iterations", "update_spec.sample_size")
+    config_class: ClassVar[type[AgentConfig] | None] = PPOConfig
 
-    def __init__(
-        self,
-        clip_ratio: Any = 0.2,
-        value_function_clipping: float | None = None,
-        name: str = "ppo-agent",
-        **kwargs: Any,
-    ) -> None:
-        self.clip_ratio = clip_ratio
-        self.value_clipping = value_function_clipping
-        super().__init__(name=name, **kwargs)
+    def configure(self, config: PPOConfig) -> None:
+        super().configure(config)
+        self.clip_ratio = config.clip_ratio
+        self.value_clipping = config.value_function_clipping
 
     def policy_loss(self) -> Component:
         return PPOLoss(clip_ratio=self.clip_ratio, weight_entropy=self.weight_entropy)
@@ -442,14 +389,14 @@ class ActorCriticAgent(PolicyGradientAgent):
     GAE. REINFORCE with a baseline: ``sample_episodes: true`` and ``gae_lambda=1`` (Monte Carlo returns of
     complete episodes minus the baseline).
 
-    Args:
-        weight_pg: The policy-gradient term's weight.
-        **kwargs: :class:`PolicyGradientAgent`'s and the Agent's arguments.
+    Its keys: :class:`~rlgraph_algos.policy_gradient.config.ActorCriticConfig`.
     """
 
-    def __init__(self, weight_pg: float = 1.0, name: str = "actor-critic-agent", **kwargs: Any) -> None:
-        self.weight_pg = weight_pg
-        super().__init__(name=name, **kwargs)
+    config_class: ClassVar[type[AgentConfig] | None] = ActorCriticConfig
+
+    def configure(self, config: ActorCriticConfig) -> None:
+        super().configure(config)
+        self.weight_pg = config.weight_pg
 
     def policy_loss(self) -> Component:
         return ActorCriticLoss(weight_pg=self.weight_pg, weight_entropy=self.weight_entropy)
@@ -459,24 +406,6 @@ class ActorCriticAgent(PolicyGradientAgent):
 
     def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
         yield np.arange(columns)
-
-
-def _memory_capacity(memory_spec: dict[str, Any] | None) -> int:
-    """The capacity of RLgraph's ring buffer spec, the only memory a policy-gradient agent keeps."""
-    spec = dict(DEFAULT_MEMORY if memory_spec is None else memory_spec)
-    kind = str(spec.pop("type", "ring_buffer")).replace("-", "_").lower()
-    if kind != "ring_buffer":
-        raise SpecError(
-            f"a policy-gradient agent keeps its recent steps per environment in a ring buffer; got type {kind!r} "
-            "(give {'type': 'ring_buffer', 'capacity': N})",
-            "memory_spec.type",
-        )
-    capacity = spec.pop("capacity", DEFAULT_MEMORY["capacity"])
-    if spec:
-        raise SpecError(
-            f"unknown key(s) {sorted(spec)}; a ring buffer takes type and capacity", "memory_spec"
-        )
-    return positive_int(capacity, "memory_spec.capacity")
 
 
 def sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:

@@ -7,12 +7,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, UpdateResult
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.r2d2.config import R2D2Config
 from rlgraph_algos.r2d2.graph import R2D2Graph, RecurrentQNetwork
 from rlgraph_algos.r2d2.sequences import SequenceBuffer
 from rlgraph_algos.recurrent import sequence_state_spaces, use_recurrent_body
@@ -22,8 +24,6 @@ from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 
-#: The paper's replay: priorities mixed as eta max + (1 - eta) mean of the TD errors, alpha 0.9, beta 0.6.
-DEFAULT_MEMORY = {"type": "prioritized_replay", "capacity": 2_000, "alpha": 0.9, "beta": 0.6}
 DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
 
 
@@ -44,16 +44,8 @@ class R2D2Agent(DQNAgent):
       update; a burn-in without gradient from the stored state; n-step double-Q targets within the
       sequence, in the value space of ``h`` (``value_rescaling``).
 
-    Args:
-        sequence_length: Learned steps per replayed sequence.
-        burn_in: States before them that only warm up the recurrent state (0: none).
-        sequence_period: Steps between an episode's sequence starts (default: ``sequence_length``, so the
-            learned parts tile the episode and each burn-in overlaps the sequence before).
-        priority_eta: eta of the sequence priorities (0.9 in the paper).
-        n_step: The targets' return length (5 in the paper).
-        value_rescaling: Targets in the rescaled value space (the paper's; default True).
-        **kwargs: :class:`~rlgraph_algos.dqn.agent.DQNAgent`'s and the Agent's arguments; ``network_spec``
-            must hold an ``lstm`` layer. It does not learn from external batches.
+    Its keys: :class:`~rlgraph_algos.r2d2.config.R2D2Config`; ``network_spec`` must hold an ``lstm`` layer.
+    It does not learn from external batches.
     """
 
     honours_action_masks: ClassVar[bool] = False
@@ -61,32 +53,18 @@ class R2D2Agent(DQNAgent):
     update_batch_layout: ClassVar[str | None] = None
     #: It learns from its own replay of sequences: no learner fed from outside, no workers computing for one.
     roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.AGENT})
-    spec_keys: ClassVar[tuple[str, ...]] = ("internal_states_space",)
+    config_class: ClassVar[type[AgentConfig] | None] = R2D2Config
 
-    def __init__(
-        self,
-        sequence_length: int = 20,
-        burn_in: int = 10,
-        sequence_period: int | None = None,
-        priority_eta: float = 0.9,
-        n_step: int = 5,
-        value_rescaling: bool = True,
-        memory_spec: dict[str, Any] | None = None,
-        name: str = "r2d2-agent",
-        **kwargs: Any,
-    ) -> None:
-        period = sequence_length if sequence_period is None else sequence_period
-        _check_sequence_keys(sequence_length, burn_in, period, priority_eta)
-        self.sequence_length, self.burn_in, self.sequence_period = sequence_length, burn_in, period
-        self.priority_eta = float(priority_eta)
-        super().__init__(
-            n_step=n_step,
-            value_rescaling=value_rescaling,
-            memory_spec=memory_spec or dict(DEFAULT_MEMORY),
-            name=name,
-            **kwargs,
+    def configure(self, config: R2D2Config) -> None:
+        super().configure(config)
+        self.sequence_length, self.burn_in = config.sequence_length, config.burn_in
+        self.sequence_period = (
+            config.sequence_length if config.sequence_period is None else config.sequence_period
         )
-        self.buffer = SequenceBuffer(sequence_length, burn_in, period, n_step, self.discount)
+        self.priority_eta = float(config.priority_eta)
+        self.buffer = SequenceBuffer(
+            self.sequence_length, self.burn_in, self.sequence_period, self.n_step, self.discount
+        )
         self.buffer_passes_through = False
 
     # -- the graph ---------------------------------------------------------------------------------------
@@ -174,24 +152,3 @@ class R2D2Agent(DQNAgent):
         raise APICallError(
             f"get_q_values: {type(self).__name__}'s Q-values need internal states; act with get_action."
         )
-
-
-def _check_sequence_keys(sequence_length: Any, burn_in: Any, period: Any, priority_eta: Any) -> None:
-    def is_int(value: Any) -> bool:
-        return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-    if not is_int(sequence_length) or sequence_length < 1:
-        raise SpecError(f"expected an int >= 1, got {sequence_length!r}", "sequence_length")
-    if not is_int(burn_in) or burn_in < 0:
-        raise SpecError(f"expected an int >= 0, got {burn_in!r}", "burn_in")
-    if not is_int(period) or not 1 <= period <= sequence_length:
-        raise SpecError(
-            f"expected an int in [1, sequence_length={sequence_length}] (every step learned from), got {period!r}",
-            "sequence_period",
-        )
-    if (
-        isinstance(priority_eta, bool)
-        or not isinstance(priority_eta, int | float)
-        or not 0 <= priority_eta <= 1
-    ):
-        raise SpecError(f"expected a number in [0, 1], got {priority_eta!r}", "priority_eta")

@@ -1,0 +1,141 @@
+"""The configs of the off-policy actor-critics with learned Q-functions: SAC, TD3 and DDPG."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import attrs
+
+from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec
+from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
+from rlgraph.errors import SpecError
+from rlgraph.specs.checks import check_of, positive, positive_int
+from rlgraph.specs.validation import construct
+
+DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
+#: The soft target update of SAC's and TD3's papers, where ``update_spec.sync_tau`` is not given.
+DEFAULT_SYNC_TAU = 0.005
+
+
+@attrs.define(init=False)
+class SyncRules(GivenKeys):
+    """RLgraph's later key for target syncs: every ``sync_every_n_updates`` updates, by ``sync_tau``."""
+
+    sync_every_n_updates: int = attrs.field(default=1, metadata=at_least(1))
+    sync_tau: float | None = attrs.field(default=None, metadata={"check": fraction_check})
+
+
+@agent_config
+class ActorCriticQConfig(AgentConfig):
+    """The keys SAC, TD3 and DDPG share.
+
+    ``memory_spec``: the replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by its
+    importance weights and gets the critics' mean absolute TD errors as priorities). ``value_function_spec``:
+    the critics' layers after the concatenation of states and actions (default: the policy's
+    ``network_spec``). ``value_function_optimizer_spec``: the critics' optimizer (default: like
+    ``optimizer_spec``, the policy's: Adam at 3e-4). ``update_spec``: ``batch_size``, ``num_iterations``,
+    ``sync_interval`` and ``sync_tau`` (default 0.005, the papers' soft target update). ``sync_rules``:
+    RLgraph's later form of the target syncs, ``{sync_every_n_updates, sync_tau}``, translated into
+    ``update_spec`` (``sync_interval`` of that many updates' time steps).
+    """
+
+    discount: float = agent_argument("discount")
+    preprocessing_spec: Any = agent_argument("preprocessing_spec")
+    network_spec: Any = agent_argument("network_spec")
+    optimizer_spec: Any = agent_argument("optimizer_spec")
+    update_spec: UpdateSpec | None = nested_spec(
+        UpdateSpec, uses=("batch_size", "num_iterations", "sync_interval", "sync_tau")
+    )
+    memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
+    value_function_spec: Any = None
+    value_function_optimizer_spec: Any = None
+    sync_rules: SyncRules | None = None
+
+    def __attrs_post_init__(self) -> None:
+        """``sync_rules`` translated into ``update_spec``, whose ``sync_tau`` defaults to the papers'."""
+        update = given_update_keys(self.update_spec)
+        if self.sync_rules is not None:
+            update = with_sync_rules(update, self.sync_rules)
+        self.update_spec = construct(UpdateSpec, {"sync_tau": DEFAULT_SYNC_TAU, **update}, "update_spec")
+
+
+def given_update_keys(update_spec: Any) -> dict[str, Any]:
+    """The keys given in ``update_spec`` (a dict, an UpdateSpec or None) as a dict."""
+    if isinstance(update_spec, Mapping):
+        return {key: value for key, value in update_spec.items() if value is not None}
+    return {key: getattr(update_spec, key) for key in given_keys(update_spec)}
+
+
+def with_sync_rules(update: dict[str, Any], rules: SyncRules) -> dict[str, Any]:
+    """The ``update_spec`` keys ``update`` with RLgraph's later ``sync_rules`` in them:
+    ``sync_every_n_updates`` updates of ``update_interval`` time steps as ``sync_interval``, and
+    ``sync_tau``."""
+    moved = {"sync_interval": "sync_every_n_updates", "sync_tau": "sync_tau"}
+    for key in ("sync_interval", "sync_tau") if rules.sync_tau is not None else ("sync_interval",):
+        if key in update:
+            raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
+    interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)
+    update = {**update, "sync_interval": rules.sync_every_n_updates * interval}
+    if rules.sync_tau is not None:
+        update["sync_tau"] = rules.sync_tau
+    return update
+
+
+def _target_entropy(value: Any) -> str | None:
+    if isinstance(value, str) and value != "auto":
+        return f"must be a number, 'auto' or None, got {value!r}"
+    return None
+
+
+@agent_config
+class SACConfig(ActorCriticQConfig):
+    """SAC's keys: the shared keys, ``policy_spec`` and ``action_adapter_spec`` (the policy), ``double_q``
+    (twin critics), ``initial_alpha`` (the temperature's initial value), ``target_entropy`` (``"auto"``,
+    a number, or None for a fixed temperature), ``alpha_optimizer_spec`` (the temperature's optimizer;
+    default like ``optimizer_spec``), ``discrete_mode`` (how the losses treat discrete actions: exact
+    ``"expectation"`` over one IntBox, straight-through ``"gumbel_softmax"``, or ``"auto"``) and
+    ``gumbel_softmax_temperature`` (the relaxation's temperature)."""
+
+    agent: ClassVar[str] = "SACAgent"
+
+    policy_spec: Any = agent_argument("policy_spec")
+    action_adapter_spec: Any = agent_argument("action_adapter_spec")
+    double_q: bool = True
+    initial_alpha: float = 1.0
+    target_entropy: float | str | None = attrs.field(default="auto", metadata={"check": _target_entropy})
+    alpha_optimizer_spec: Any = None
+    discrete_mode: Literal["auto", "gumbel_softmax", "expectation"] = "auto"
+    gumbel_softmax_temperature: float = attrs.field(default=1.0, metadata=check_of(positive))
+    name: str = "sac-agent"
+
+
+@agent_config
+class TD3Config(ActorCriticQConfig):
+    """TD3's keys: the shared keys, ``exploration_spec`` (RLgraph's, its ``noise_spec`` the noise added to
+    actions; default Gaussian, 0.1 of the action bounds' half-width), ``twin_q`` (two critics, the minimum of
+    their targets; else one), ``policy_delay`` (gradient steps per policy step and target move),
+    ``target_noise_std`` and ``target_noise_clip`` (the target policy's smoothing noise, as fractions of the
+    half-width) and ``weights_spec`` (the initializer of the policy's output layer)."""
+
+    agent: ClassVar[str] = "TD3Agent"
+
+    exploration_spec: Any = agent_argument("exploration_spec")
+    twin_q: bool = True
+    policy_delay: int = attrs.field(default=2, metadata=check_of(positive_int))
+    target_noise_std: float = 0.2
+    target_noise_clip: float = 0.5
+    weights_spec: Any = None
+    name: str = "td3-agent"
+
+
+@agent_config
+class DDPGConfig(TD3Config):
+    """TD3's keys with DDPG's defaults: one critic, no target smoothing, a policy step every gradient step."""
+
+    agent: ClassVar[str] = "DDPGAgent"
+
+    twin_q: bool = False
+    policy_delay: int = attrs.field(default=1, metadata=check_of(positive_int))
+    target_noise_std: float = 0.0
+    name: str = "ddpg-agent"

@@ -1,0 +1,172 @@
+"""The configs of DQN, Ape-X's DQN and the categorical DQN: every key they take, typed and checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec, raised, reject
+from rlgraph.agents.specs import UpdateSpec, given_keys
+from rlgraph.specs.checks import check_of, non_negative, positive_int
+from rlgraph.specs.validation import Problem
+from rlgraph.utils.naming import normalize_name
+from rlgraph_algos.replay import names_frame_replay
+from rlgraph_networks.policies.categorical_q_policy import check_support
+
+DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
+APEX_MEMORY = {"type": "prioritized_replay", "capacity": 100_000, "alpha": 0.6, "beta": 0.4}
+#: The policy types whose dueling is known, by normalized name.
+_DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("policy"): False}
+
+
+@agent_config
+class DQNConfig(AgentConfig):
+    """DQN's keys (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
+
+    ``double_q``: double Q-learning targets (van Hasselt et al. 2016). ``dueling_q``: a dueling network (Wang
+    et al. 2016; the default) or not, when ``policy_spec`` names no type (with a type, the type decides; a
+    ``dueling_q`` that contradicts it is refused). ``huber_loss``: Huber instead of squared TD errors.
+    ``clip_rewards``: clip the rewards learned from to ``[-c, c]`` (0: none). ``value_rescaling``: learn R2D2's
+    rescaled values ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018). ``n_step``: learn
+    from n-step returns. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
+    ``frame_replay``). ``update_spec``: ``batch_size``, ``sync_interval`` (time steps between target syncs;
+    0: every update) and ``sync_tau`` (below 1: a soft sync after every update).
+    """
+
+    agent: ClassVar[str] = "DQNAgent"
+
+    discount: float = agent_argument("discount")
+    preprocessing_spec: Any = agent_argument("preprocessing_spec")
+    network_spec: Any = agent_argument("network_spec")
+    policy_spec: Any = agent_argument("policy_spec")
+    action_adapter_spec: Any = agent_argument("action_adapter_spec")
+    exploration_spec: Any = agent_argument("exploration_spec")
+    optimizer_spec: Any = agent_argument("optimizer_spec")
+    update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=("batch_size", "sync_interval", "sync_tau"))
+    double_q: bool = True
+    dueling_q: bool | None = None
+    huber_loss: bool = False
+    clip_rewards: float = attrs.field(default=0.0, metadata=check_of(non_negative))
+    value_rescaling: bool = False
+    n_step: int = attrs.field(default=1, metadata=check_of(positive_int))
+    memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
+    name: str = "dqn-agent"
+
+    def contradictions(self) -> list[Problem]:
+        return self._policy_conflicts() + self._schedule_conflicts() + self._memory_conflicts()
+
+    def _policy_conflicts(self) -> list[Problem]:
+        policy_spec = self.policy_spec
+        policy_keys = set(policy_spec) if isinstance(policy_spec, Mapping) else set()
+        problems = []
+        if self.dueling_q is not None and "type" in policy_keys:
+            problem = _dueling_conflict(self.dueling_q, policy_spec["type"])
+            if problem:
+                problems.append(Problem("dueling_q", problem))
+        for name in ("network_spec", "action_adapter_spec"):
+            if getattr(self, name) is not None and name in policy_keys:
+                problems.append(
+                    Problem(
+                        name,
+                        f"has no effect when policy_spec.{name} is given (the policy takes that one): give one",
+                    )
+                )
+        return problems
+
+    def _schedule_conflicts(self) -> list[Problem]:
+        update_spec, problems = self.update_spec, []
+        if (
+            update_spec.sync_tau < 1.0
+            and update_spec.sync_interval > 0
+            and "sync_interval" in given_keys(update_spec)
+        ):
+            problems.append(
+                Problem(
+                    "update_spec.sync_interval",
+                    f"has no effect with update_spec.sync_tau < 1: {self.agent} moves the target network by sync_tau "
+                    "after every update; remove sync_interval, or set sync_tau to 1 to copy the weights every "
+                    "sync_interval time steps",
+                )
+            )
+        if self.n_step > 1:
+            problems += [
+                Problem(
+                    f"observe_spec.{key}",
+                    f"has no effect with n_step > 1: {self.agent} keeps each environment's last n steps and passes "
+                    "every n-step transition to its memory once complete; remove it",
+                )
+                for key in ("buffer_size", "buffer_enabled")
+                if key in given_keys(self.observe_spec)
+            ]
+        return problems
+
+    def _memory_conflicts(self) -> list[Problem]:
+        memory = self.memory_spec or {}
+        if names_frame_replay(memory) and {"n_step", "discount"} & set(memory):
+            key = "n_step" if "n_step" in memory else "discount"
+            return [
+                Problem(f"memory_spec.{key}", f"a frame replay takes the agent's own {key}: give it there")
+            ]
+        return []
+
+
+def _dueling_conflict(dueling_q: bool, policy_type: Any) -> str | None:
+    """What is wrong with ``dueling_q`` beside ``policy_spec.type`` (None where the two agree)."""
+    dueling = _DUELING_OF_POLICY.get(normalize_name(policy_type)) if isinstance(policy_type, str) else None
+    if dueling is None:
+        return (
+            f"has no effect when policy_spec.type is {policy_type!r} (the type decides): remove dueling_q or "
+            "policy_spec.type"
+        )
+    if dueling != bool(dueling_q):
+        return (
+            f"{str(dueling_q).lower()} contradicts policy_spec.type {policy_type!r}: remove dueling_q or "
+            "policy_spec.type"
+        )
+    return None
+
+
+@agent_config
+class ApexConfig(DQNConfig):
+    """DQN's keys with Ape-X's defaults (Horgan et al. 2018): 3-step returns and a prioritized replay (alpha
+    0.6, beta 0.4)."""
+
+    agent: ClassVar[str] = "ApexAgent"
+
+    n_step: int = attrs.field(default=3, metadata=check_of(positive_int))
+    memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(APEX_MEMORY))
+    name: str = "apex-agent"
+
+
+_CROSS_ENTROPY = "does not apply: the distributional loss is a cross-entropy"
+
+
+@agent_config
+class CategoricalDQNConfig(DQNConfig):
+    """DQN's keys for the categorical DQN (C51): ``num_atoms`` atoms of each return distribution on the
+    support ``[v_min, v_max]``; ``huber_loss`` and ``value_rescaling`` do not apply, and the policy is the
+    categorical Q policy (``policy_spec`` without a type; ``units_state_value_stream`` for dueling)."""
+
+    agent: ClassVar[str] = "CategoricalDQNAgent"
+
+    huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_CROSS_ENTROPY)})
+    value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_CROSS_ENTROPY)})
+    num_atoms: int = 51
+    v_min: float = -10.0
+    v_max: float = 10.0
+    name: str = "categorical-dqn-agent"
+
+    def contradictions(self) -> list[Problem]:
+        problems = raised(check_support, self.num_atoms, self.v_min, self.v_max)
+        policy_type = (self.policy_spec or {}).get("type") if isinstance(self.policy_spec, Mapping) else None
+        if policy_type is not None:
+            problems.append(
+                Problem(
+                    "policy_spec.type",
+                    "the categorical DQN's heads are a categorical_q_policy (dueling with dueling_q); got "
+                    f"{policy_type!r}",
+                )
+            )
+        return problems + super().contradictions()

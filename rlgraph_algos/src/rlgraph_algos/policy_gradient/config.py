@@ -1,0 +1,117 @@
+"""The configs of the policy-gradient agents: PPO and the actor-critic (IMPALA's in impala/config.py)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import attrs
+
+from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec, raised
+from rlgraph.agents.specs import UpdateSpec, given_keys
+from rlgraph.errors import SpecError
+from rlgraph.specs.checks import check_of, non_negative, positive_int, unit_interval
+from rlgraph.specs.validation import Problem
+
+DEFAULT_MEMORY = {"type": "ring_buffer", "capacity": 1000}
+
+
+@agent_config
+class PolicyGradientConfig(AgentConfig):
+    """The keys the policy-gradient agents share (RLgraph's).
+
+    ``value_function_spec``: the baseline's own network (layer specs); None shares the policy's network
+    (the baseline is then a linear head on its outputs, learned with the policy's optimizer).
+    ``value_function_optimizer_spec``: a separate optimizer for a separate value network (without it one
+    optimizer descends on the sum of the policy and value losses). ``gae_lambda``: lambda of the
+    advantages (1: discounted returns minus the baseline). ``clip_rewards``: clip rewards to ``[-c, c]``
+    (0: none). ``sample_episodes``: learn from ``update_spec.batch_size`` complete episodes instead of time
+    steps. ``standardize_advantages``: scale each batch's advantages to mean 0 and standard deviation 1.
+    ``weight_entropy``: the entropy bonus's weight (a number or a decay over time steps). ``memory_spec``:
+    RLgraph's ring buffer of recent steps, ``{"type": "ring_buffer", "capacity": C}``, C steps in all,
+    shared evenly by the environments.
+    """
+
+    discount: float = agent_argument("discount")
+    preprocessing_spec: Any = agent_argument("preprocessing_spec")
+    network_spec: Any = agent_argument("network_spec")
+    internal_states_space: Any = agent_argument("internal_states_space")
+    policy_spec: Any = agent_argument("policy_spec")
+    action_adapter_spec: Any = agent_argument("action_adapter_spec")
+    optimizer_spec: Any = agent_argument("optimizer_spec")
+    update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=("batch_size",))
+    value_function_spec: Any = None
+    value_function_optimizer_spec: Any = None
+    gae_lambda: float = attrs.field(default=1.0, metadata=check_of(unit_interval))
+    clip_rewards: float = attrs.field(default=0.0, metadata=check_of(non_negative))
+    sample_episodes: bool = False
+    standardize_advantages: bool = False
+    weight_entropy: Any = 0.00025
+    memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
+
+    def contradictions(self) -> list[Problem]:
+        problems = raised(memory_capacity, self.memory_spec)
+        if self.value_function_optimizer_spec is not None and self.value_function_spec is None:
+            problems.append(
+                Problem(
+                    "value_function_optimizer_spec",
+                    "a separate optimizer needs a separate value network: give value_function_spec (or drop this "
+                    "key to learn the shared network's value head with optimizer_spec)",
+                )
+            )
+        if given_keys(self.observe_spec) & {"buffer_size", "buffer_enabled"}:
+            warnings.warn(
+                f"observe_spec: {self.agent} keeps every observed step in its rollouts at once "
+                "(memory_spec.capacity): the observe buffer settings have no effect",
+                UserWarning,
+                stacklevel=4,
+            )
+        return problems
+
+
+def memory_capacity(memory_spec: dict[str, Any] | None) -> int:
+    """The capacity of RLgraph's ring buffer spec, the only memory a policy-gradient agent keeps."""
+    spec = dict(DEFAULT_MEMORY if memory_spec is None else memory_spec)
+    kind = str(spec.pop("type", "ring_buffer")).replace("-", "_").lower()
+    if kind != "ring_buffer":
+        raise SpecError(
+            f"a policy-gradient agent keeps its recent steps per environment in a ring buffer; got type {kind!r} "
+            "(give {'type': 'ring_buffer', 'capacity': N})",
+            "memory_spec.type",
+        )
+    capacity = spec.pop("capacity", DEFAULT_MEMORY["capacity"])
+    if spec:
+        raise SpecError(
+            f"unknown key(s) {sorted(spec)}; a ring buffer takes type and capacity", "memory_spec"
+        )
+    return positive_int(capacity, "memory_spec.capacity")
+
+
+@agent_config
+class PPOConfig(PolicyGradientConfig):
+    """PPO's keys: the policy-gradient keys, ``clip_ratio`` (epsilon of the clipped surrogate: a number or a
+    decay over time steps), ``value_function_clipping`` (clip the value function's change from the rollout's
+    values to ``[-c, c]`` in its loss; None: none), ``weight_vf`` (the value loss's weight) and
+    ``update_spec.num_iterations`` and ``sample_size`` (gradient steps per update, and their minibatch)."""
+
+    agent: ClassVar[str] = "PPOAgent"
+
+    update_spec: UpdateSpec | None = nested_spec(
+        UpdateSpec, uses=("batch_size", "num_iterations", "sample_size")
+    )
+    clip_ratio: Any = 0.2
+    value_function_clipping: float | None = None
+    weight_vf: float = attrs.field(default=0.5, metadata=check_of(non_negative))
+    name: str = "ppo-agent"
+
+
+@agent_config
+class ActorCriticConfig(PolicyGradientConfig):
+    """The actor-critic's keys: the policy-gradient keys, ``weight_pg`` (the policy-gradient term's weight)
+    and ``weight_vf`` (the value loss's weight)."""
+
+    agent: ClassVar[str] = "ActorCriticAgent"
+
+    weight_pg: float = 1.0
+    weight_vf: float = attrs.field(default=0.5, metadata=check_of(non_negative))
+    name: str = "actor-critic-agent"
