@@ -26,6 +26,11 @@ class SyncRules(GivenKeys):
     sync_tau: float | None = attrs.field(default=None, metadata={"check": fraction_check})
 
 
+def _sync_rules(value: Any) -> SyncRules | None:
+    """``sync_rules`` given as a dict (to the config made in Python) as SyncRules."""
+    return construct(SyncRules, value, "sync_rules") if isinstance(value, Mapping) else value
+
+
 @agent_config
 class ActorCriticQConfig(AgentConfig):
     """The keys SAC, TD3 and DDPG share.
@@ -50,7 +55,7 @@ class ActorCriticQConfig(AgentConfig):
     memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
     value_function_spec: Any = None
     value_function_optimizer_spec: Any = None
-    sync_rules: SyncRules | None = None
+    sync_rules: SyncRules | None = attrs.field(default=None, converter=_sync_rules)
 
     def __attrs_post_init__(self) -> None:
         """``sync_rules`` translated into ``update_spec``, whose ``sync_tau`` defaults to the papers'."""

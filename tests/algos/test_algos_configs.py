@@ -1,0 +1,89 @@
+"""Every shipped agent takes one typed config: made from its keys or given whole, checked at once."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from rlgraph.agents import Agent, DQNAgent
+from rlgraph.agents.config import AgentConfig, agent_config_class
+from rlgraph.errors import SpecError
+from rlgraph.plugins import list_plugins, load
+from rlgraph.spaces import FloatBox, IntBox
+from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
+from rlgraph_algos.impala.config import IMPALAConfig
+
+CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
+AGENTS = sorted(info.name for info in list_plugins("rlgraph.agents") if info.status in ("ok", "loaded"))
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_every_shipped_agent_names_its_own_config(name):
+    agent_class = load("rlgraph.agents", name)
+    config_class = agent_config_class(agent_class)
+    assert issubclass(config_class, AgentConfig) and config_class is vars(agent_class).get("config_class")
+    assert config_class.agent == agent_class.__name__
+    default_name = attrs.fields_dict(config_class)["name"].default
+    assert default_name != "agent" and default_name.endswith("-agent")
+
+
+def test_an_agent_is_made_from_its_config_as_from_its_keys(rlgraph_backend):
+    keys = {**CARTPOLE, "n_step": 2, "update_spec": {"batch_size": 8}, "backend": rlgraph_backend}
+    config = DQNConfig(**keys)
+    from_config, from_keys = DQNAgent(config), DQNAgent(**keys)
+    assert from_config.config is config and from_keys.config == config
+    assert from_config.n_step == 2 and from_config.update_spec.batch_size == 8
+    assert from_config.get_weights().keys() == from_keys.get_weights().keys()
+
+
+def test_a_config_and_keys_together_or_another_algorithms_config_are_refused():
+    config = DQNConfig(**CARTPOLE, auto_build=False)
+    with pytest.raises(TypeError, match="give a config or keys, not both"):
+        DQNAgent(config, n_step=3)
+    with pytest.raises(TypeError, match="DQNAgent takes a DQNConfig, got IMPALAConfig"):
+        DQNAgent(IMPALAConfig(**CARTPOLE, auto_build=False))
+    assert isinstance(ApexConfig(**CARTPOLE), DQNConfig)  # Ape-X's DQN takes its own, a DQN config
+
+
+def test_every_problem_of_a_spec_is_reported_at_once():
+    with pytest.raises(SpecError) as error:
+        Agent.from_spec(
+            {
+                "type": "dqn",
+                **CARTPOLE,
+                "role": "lerner",
+                "n_step": 0,
+                "internal_states_space": FloatBox(shape=(2,)),
+                "update_spec": {"num_iterations": 3},
+                "dueling_q": False,
+                "policy_spec": {"type": "dueling-policy"},
+            }
+        )
+    found = {problem.path: problem.message for problem in error.value.problems}
+    assert set(found) == {
+        "role",
+        "n_step",
+        "internal_states_space",
+        "update_spec.num_iterations",
+        "dueling_q",
+    }
+    assert found["role"] == "unknown role 'lerner': one of policy, worker, learner, agent"
+    assert "contradicts policy_spec.type 'dueling-policy'" in found["dueling_q"]
+
+
+def test_a_config_holds_the_algorithms_defaults_and_the_catalog_lists_them_first():
+    fields = [field.name for field in attrs.fields(ApexConfig)]
+    assert fields[:2] == ["state_space", "action_space"] and fields[2] == "double_q"
+    assert fields[-4:] == ["backend", "auto_build", "name", "role"]
+    config = ApexConfig(**CARTPOLE)
+    assert config.n_step == 3 and config.memory_spec["type"] == "prioritized_replay"
+    assert IMPALAConfig.unknown_key_message("weight_vf").startswith("IMPALA weights its value loss")
+
+
+def test_sync_rules_are_translated_into_the_update_spec_where_the_config_is_made():
+    from rlgraph_algos.actor_critic_q.config import SACConfig
+
+    spaces = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(-1.0, 1.0, shape=(1,))}
+    config = SACConfig(**spaces, sync_rules={"sync_every_n_updates": 2, "sync_tau": 0.01})
+    assert (config.update_spec.sync_interval, config.update_spec.sync_tau) == (8, 0.01)
+    assert SACConfig(**spaces).update_spec.sync_tau == 0.005  # the papers' soft update by default
