@@ -204,17 +204,24 @@ class AgentConfig(GivenKeys):
 
 
 @agent_config
-class GenericAgentConfig(AgentConfig):
-    """Every key of the base: the config of an agent class that declares no config of its own."""
+class LearningAgentConfig(AgentConfig):
+    """The keys of an agent that learns networks: the ``discount``, the states' preprocessing, the network
+    and its optimizer (every algorithm's config here derives from it)."""
 
     discount: float = agent_argument("discount")
     preprocessing_spec: Any = agent_argument("preprocessing_spec")
     network_spec: Any = agent_argument("network_spec")
+    optimizer_spec: Any = agent_argument("optimizer_spec")
+
+
+@agent_config
+class GenericAgentConfig(LearningAgentConfig):
+    """Every key of the base: the config of an agent class that declares no config of its own."""
+
     internal_states_space: Any = agent_argument("internal_states_space")
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
     exploration_spec: Any = agent_argument("exploration_spec")
-    optimizer_spec: Any = agent_argument("optimizer_spec")
     execution_spec: ExecutionSpec | None = nested_spec(ExecutionSpec, uses=None)
     observe_spec: ObserveSpec | None = nested_spec(ObserveSpec, uses=None)
     update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=None)
@@ -250,7 +257,7 @@ def agent_config_class(agent_class: type) -> type[AgentConfig]:
         return attrs.resolve_types(named)
     if declared is None:
         return attrs.resolve_types(GenericAgentConfig)
-    return derived_config(agent_class.__name__, declared)
+    return attrs.resolve_types(derived_config(agent_class.__name__, declared))
 
 
 def derived_config(agent: str, used: frozenset[str]) -> type[AgentConfig]:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec
+from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, positive, positive_int
@@ -32,7 +32,7 @@ def _sync_rules(value: Any) -> SyncRules | None:
 
 
 @agent_config
-class ActorCriticQConfig(AgentConfig):
+class ActorCriticQConfig(LearningAgentConfig):
     """The keys SAC, TD3 and DDPG share.
 
     ``memory_spec``: the replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by its
@@ -45,10 +45,6 @@ class ActorCriticQConfig(AgentConfig):
     ``update_spec`` (``sync_interval`` of that many updates' time steps).
     """
 
-    discount: float = agent_argument("discount")
-    preprocessing_spec: Any = agent_argument("preprocessing_spec")
-    network_spec: Any = agent_argument("network_spec")
-    optimizer_spec: Any = agent_argument("optimizer_spec")
     update_spec: UpdateSpec | None = nested_spec(
         UpdateSpec, uses=("batch_size", "num_iterations", "sync_interval", "sync_tau")
     )

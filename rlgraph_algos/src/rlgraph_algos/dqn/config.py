@@ -7,7 +7,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec, raised, reject
+from rlgraph.agents.config import (
+    LearningAgentConfig,
+    agent_argument,
+    agent_config,
+    nested_spec,
+    raised,
+    reject,
+)
 from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.specs.checks import check_of, non_negative, positive_int
 from rlgraph.specs.validation import Problem
@@ -22,7 +29,7 @@ _DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("po
 
 
 @agent_config
-class DQNConfig(AgentConfig):
+class DQNConfig(LearningAgentConfig):
     """DQN's keys (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
 
     ``double_q``: double Q-learning targets (van Hasselt et al. 2016). ``dueling_q``: a dueling network (Wang
@@ -37,13 +44,9 @@ class DQNConfig(AgentConfig):
 
     agent: ClassVar[str] = "DQNAgent"
 
-    discount: float = agent_argument("discount")
-    preprocessing_spec: Any = agent_argument("preprocessing_spec")
-    network_spec: Any = agent_argument("network_spec")
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
     exploration_spec: Any = agent_argument("exploration_spec")
-    optimizer_spec: Any = agent_argument("optimizer_spec")
     update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=("batch_size", "sync_interval", "sync_tau"))
     double_q: bool = True
     dueling_q: bool | None = None

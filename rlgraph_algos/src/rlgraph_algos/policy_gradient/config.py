@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, nested_spec, raised
+from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec, raised
 from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int, unit_interval
@@ -17,7 +17,7 @@ DEFAULT_MEMORY = {"type": "ring_buffer", "capacity": 1000}
 
 
 @agent_config
-class PolicyGradientConfig(AgentConfig):
+class PolicyGradientConfig(LearningAgentConfig):
     """The keys the policy-gradient agents share (RLgraph's).
 
     ``value_function_spec``: the baseline's own network (layer specs); None shares the policy's network
@@ -32,13 +32,9 @@ class PolicyGradientConfig(AgentConfig):
     shared evenly by the environments.
     """
 
-    discount: float = agent_argument("discount")
-    preprocessing_spec: Any = agent_argument("preprocessing_spec")
-    network_spec: Any = agent_argument("network_spec")
     internal_states_space: Any = agent_argument("internal_states_space")
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
-    optimizer_spec: Any = agent_argument("optimizer_spec")
     update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=("batch_size",))
     value_function_spec: Any = None
     value_function_optimizer_spec: Any = None
