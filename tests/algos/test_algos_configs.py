@@ -87,3 +87,18 @@ def test_sync_rules_are_translated_into_the_update_spec_where_the_config_is_made
     config = SACConfig(**spaces, sync_rules={"sync_every_n_updates": 2, "sync_tau": 0.01})
     assert (config.update_spec.sync_interval, config.update_spec.sync_tau) == (8, 0.01)
     assert SACConfig(**spaces).update_spec.sync_tau == 0.005  # the papers' soft update by default
+
+
+def test_rlgraphs_other_names_are_translated_in_one_place_where_a_config_is_made_from_keys():
+    agent = DQNAgent(**CARTPOLE, memory_batch_size=8, python_buffer_size=2, auto_build=False)
+    assert (agent.update_spec.batch_size, agent.observe_spec.buffer_size) == (8, 2)
+    config = DQNConfig.from_keys({**CARTPOLE, "memory_batch_size": 16})
+    assert config.update_spec.batch_size == 16 and "update_spec" in config._given
+    from rlgraph_algos.actor_critic_q.config import SACConfig
+
+    spaces = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(-1.0, 1.0, shape=(1,))}
+    sac = SACConfig.from_keys({**spaces, "q_function_spec": [{"type": "dense", "units": 8}]})
+    assert sac.value_function_spec == [{"type": "dense", "units": 8}]
+    with pytest.raises(SpecError, match="'memory_batch_size' and 'update_spec.batch_size' name the same key"):
+        DQNConfig.from_keys({**CARTPOLE, "memory_batch_size": 16, "update_spec": {"batch_size": 8}})
+    assert "memory_batch_size" not in {field.name for field in attrs.fields(DQNConfig)}

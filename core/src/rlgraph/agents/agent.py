@@ -92,8 +92,9 @@ class Agent(Specifiable):
     #: Whether the agent honours a state's action mask (``action_mask``: see :mod:`rlgraph.spaces.masks`);
     #: one that does not refuses such a state space at construction.
     honours_action_masks: ClassVar[bool] = False
-    #: RLgraph's later (0.4) names of keys, each with the key it stands for (agents add their own).
-    spec_aliases: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
+    #: Other names of keys a subclass accepts, each with the key it stands for (RLgraph's names of the keys of
+    #: a config are the config's: :attr:`~rlgraph.agents.config.AgentConfig.rlgraph_names`).
+    spec_aliases: ClassVar[dict[str, str]] = {}
     #: The roles whose graphs the class builds apart (:mod:`rlgraph.agents.roles`); a role it does not list
     #: gets the graph of the smallest listed role that includes it (the whole agent, at least). A subclass that
     #: changes the graph (``build_root``, ``graph_class``, ...) declares its own, else it builds the agent's.
@@ -199,13 +200,15 @@ class Agent(Specifiable):
     @classmethod
     def __rlgraph_init_keys__(cls) -> dict[str, tuple[Any, Any]]:
         """The keys the constructor takes, for the spec of a subclass with a constructor of its own: its
-        config's fields (and the Agent's arguments it does not use, which it refuses by name)."""
+        config's fields, and the Agent's arguments it does not use (refused by name) and RLgraph's other names
+        (translated) passed on to the config."""
         config_class = agent_config_class(cls)
         keys = {
             field.name: (Any if field.type is None else field.type, field.default)
             for field in attrs.fields(config_class)
         }
-        return {**keys, **{name: (Any, None) for name in AGENT_ARGUMENTS if name not in keys}}
+        passed_on = [name for name in (*AGENT_ARGUMENTS, *config_class.rlgraph_names) if name not in keys]
+        return {**keys, **dict.fromkeys(passed_on, (Any, None))}
 
     @classmethod
     def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Agent:

@@ -40,6 +40,7 @@ from rlgraph.agents.specs import (
 )
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, unit_interval
+from rlgraph.specs.specifiable import renamed_keys
 from rlgraph.specs.validation import Problem, join_path, problems_of, spec_error, structure
 
 _NAME_OF_SPEC = {spec_class: name for name, spec_class in NESTED_SPECS.items()}
@@ -122,6 +123,9 @@ class AgentConfig(GivenKeys):
 
     #: The agent class the config is for, as error messages name it.
     agent: ClassVar[str] = "Agent"
+    #: RLgraph's other names of keys (its later configs'), each with the key it stands for: translated where
+    #: a config is made from keys (:meth:`from_keys`), the one place. Algorithms add their own.
+    rlgraph_names: ClassVar[dict[str, str]] = {"python_buffer_size": "observe_spec.buffer_size"}
 
     state_space: Any
     action_space: Any
@@ -138,7 +142,9 @@ class AgentConfig(GivenKeys):
     @classmethod
     def from_keys(cls, keys: Mapping[str, Any], path: str = "", subject: str | None = None) -> Self:
         """The config of ``keys``, checked: one SpecError names every key that is wrong (the Agent's arguments
-        it does not use among them; given as None, they count as not given)."""
+        it does not use among them; given as None, they count as not given). RLgraph's other names of keys
+        (:attr:`rlgraph_names`) stand for the keys they name."""
+        keys = renamed_keys(keys, cls.rlgraph_names, path)
         fields = {field.name for field in attrs.fields(cls)}
         foreign = {key for key in keys if key in AGENT_ARGUMENTS and key not in fields}
         problems = [

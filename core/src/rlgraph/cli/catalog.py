@@ -51,8 +51,12 @@ def describe(group: str, name: str) -> dict[str, Any]:
     without a default is required). RLgraph's spellings of keys (``from`` for ``from_``) are given."""
     cls = load(group, name)
     schema = schema_of(cls)
-    aliases = getattr(cls, "spec_aliases", {})
-    agent = group == "rlgraph.agents"  # an agent's keys are shown by their own names, its aliases after them
+    agent = group == "rlgraph.agents"
+    aliases = dict(getattr(cls, "spec_aliases", {}))
+    if agent:  # an agent's keys are shown by their own names, its aliases (its config's) after them
+        from rlgraph.agents.config import agent_config_class
+
+        aliases.update(agent_config_class(cls).rlgraph_names)
     shown = {} if agent else {target: alias for alias, target in aliases.items()}
     keys = [
         {
@@ -62,6 +66,7 @@ def describe(group: str, name: str) -> dict[str, Any]:
             "required": field.default is attrs.NOTHING,
         }
         for field in attrs.fields(schema.spec_class)
+        if not (agent and field.name in aliases)
     ]
     info = {**_identity(name, cls), "keys": keys, "more_keys": schema.extra_keys}
     if agent:

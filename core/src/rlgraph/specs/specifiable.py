@@ -107,11 +107,16 @@ def spec_dict(spec: Any, path: str = "") -> dict[str, Any]:
 
 
 def _unalias(target: type, spec: dict[str, Any], path: str) -> dict[str, Any]:
-    """``spec`` with ``target.spec_aliases`` keys renamed to the parameters they stand for; an alias of a
-    nested key (``"observe_spec.buffer_size"``) sets that key in its parameter's dict."""
-    aliases = getattr(target, "spec_aliases", None)
+    """``spec`` with ``target.spec_aliases`` keys renamed to the parameters they stand for."""
+    return renamed_keys(spec, getattr(target, "spec_aliases", None) or {}, path)
+
+
+def renamed_keys(spec: Mapping[str, Any], aliases: Mapping[str, str], path: str = "") -> dict[str, Any]:
+    """``spec`` with the keys ``aliases`` names renamed to the keys they stand for; an alias of a nested key
+    (``"observe_spec.buffer_size"``) sets that key in its parent's dict. An alias given beside the key it
+    stands for is a SpecError naming both."""
     if not aliases:
-        return spec
+        return dict(spec)
     renamed: dict[str, Any] = {}
     given_as: dict[str, str] = {}
     nested = [(key, aliases[key]) for key in spec if "." in aliases.get(key, "")]

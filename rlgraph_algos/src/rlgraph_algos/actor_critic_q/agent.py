@@ -24,7 +24,7 @@ from rlgraph_algos.actor_critic_q.config import (
 )
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
-from rlgraph_algos.replay import REPLAY_ALIASES, replay_memory, transition_batch_args
+from rlgraph_algos.replay import replay_memory, transition_batch_args
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -57,12 +57,6 @@ class ActorCriticQAgent(Agent):
     roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
 
     config_class: ClassVar[type[AgentConfig] | None] = ActorCriticQConfig
-    spec_aliases: ClassVar[dict[str, str]] = {
-        **Agent.spec_aliases,
-        **REPLAY_ALIASES,
-        "q_function_spec": "value_function_spec",
-        "q_function_optimizer_spec": "value_function_optimizer_spec",
-    }
     #: Gradient steps per policy step (TD3's delayed policy updates).
     policy_delay: int = 1
 

@@ -12,6 +12,7 @@ from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, positive, positive_int
 from rlgraph.specs.validation import construct
+from rlgraph_algos.replay import REPLAY_ALIASES
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
 #: The soft target update of SAC's and TD3's papers, where ``update_spec.sync_tau`` is not given.
@@ -52,6 +53,13 @@ class ActorCriticQConfig(LearningAgentConfig):
     value_function_spec: Any = None
     value_function_optimizer_spec: Any = None
     sync_rules: SyncRules | None = attrs.field(default=None, converter=_sync_rules)
+
+    rlgraph_names: ClassVar[dict[str, str]] = {
+        **LearningAgentConfig.rlgraph_names,
+        **REPLAY_ALIASES,
+        "q_function_spec": "value_function_spec",
+        "q_function_optimizer_spec": "value_function_optimizer_spec",
+    }
 
     def __attrs_post_init__(self) -> None:
         """``sync_rules`` translated into ``update_spec``, whose ``sync_tau`` defaults to the papers'."""

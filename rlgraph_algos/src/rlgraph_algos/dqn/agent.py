@@ -21,7 +21,6 @@ from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import (
-    REPLAY_ALIASES,
     FrameSteps,
     names_frame_replay,
     replay_memory,
@@ -55,7 +54,6 @@ class DQNAgent(Agent):
     #: The root component's class for the policy role.
     policy_graph_class: ClassVar[type] = DQNPolicyGraph
 
-    spec_aliases: ClassVar[dict[str, str]] = {**Agent.spec_aliases, **REPLAY_ALIASES}
     config_class: ClassVar[type[AgentConfig] | None] = DQNConfig
 
     def configure(self, config: DQNConfig) -> None:

@@ -19,7 +19,7 @@ from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.specs.checks import check_of, non_negative, positive_int
 from rlgraph.specs.validation import Problem
 from rlgraph.utils.naming import normalize_name
-from rlgraph_algos.replay import names_frame_replay
+from rlgraph_algos.replay import REPLAY_ALIASES, names_frame_replay
 from rlgraph_networks.policies.categorical_q_policy import check_support
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
@@ -43,6 +43,7 @@ class DQNConfig(LearningAgentConfig):
     """
 
     agent: ClassVar[str] = "DQNAgent"
+    rlgraph_names: ClassVar[dict[str, str]] = {**LearningAgentConfig.rlgraph_names, **REPLAY_ALIASES}
 
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
