@@ -102,3 +102,61 @@ def test_rlgraphs_other_names_are_translated_in_one_place_where_a_config_is_made
     with pytest.raises(SpecError, match="'memory_batch_size' and 'update_spec.batch_size' name the same key"):
         DQNConfig.from_keys({**CARTPOLE, "memory_batch_size": 16, "update_spec": {"batch_size": 8}})
     assert "memory_batch_size" not in {field.name for field in attrs.fields(DQNConfig)}
+
+
+def test_a_discount_given_as_none_is_the_default():
+    assert DQNConfig(**CARTPOLE, discount=None).discount == 0.98
+    assert DQNAgent(**CARTPOLE, discount=None, auto_build=False).discount == 0.98
+
+
+def test_subclasses_of_shipped_agents_extend_their_keys_or_take_their_own_in_a_constructor():
+    from rlgraph_algos.policy_gradient.agent import PolicyGradientAgent, PPOAgent
+
+    class ExploringPPO(PPOAgent):
+        spec_keys = ("exploration_spec", "update_spec.sync_tau")
+
+    agent = ExploringPPO.from_spec(
+        {
+            **CARTPOLE,
+            "exploration_spec": {},
+            "update_spec": {"sync_tau": 0.5, "num_iterations": 2},
+            "auto_build": False,
+        }
+    )
+    assert agent.exploration_spec == {} and agent.update_spec.num_iterations == 2
+    assert agent.config.clip_ratio == 0.2  # PPO's keys stay
+
+    class Counting(DQNAgent):
+        def __init__(self, count: int = 1, **keys):
+            self.count = count
+            super().__init__(**keys)
+
+    counting = Counting.from_spec(
+        {
+            **CARTPOLE,
+            "count": 3,
+            "python_buffer_size": 2,
+            "observe_spec": {"buffer_enabled": True},
+            "auto_build": False,
+        }
+    )
+    assert counting.count == 3 and counting.observe_spec.buffer_size == 2
+
+    class Bare(PolicyGradientAgent):  # a base's subclass: its config has no weight_vf
+        pass
+
+    assert Bare(**CARTPOLE, auto_build=False).weight_vf == 0.5
+
+
+def test_values_of_a_config_made_in_python_are_checked_too():
+    from rlgraph_algos.actor_critic_q.config import SACConfig
+
+    spaces = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(-1.0, 1.0, shape=(1,))}
+    with pytest.raises(SpecError, match=r"^discrete_mode: must be one of"):
+        SACConfig(**spaces, discrete_mode="bogus")
+    with pytest.raises(SpecError, match=r"^sync_rules: expected a dict"):
+        SACConfig(**spaces, sync_rules=5)
+    with pytest.raises(SpecError, match=r"^architecture: must be one of"):
+        IMPALAConfig(**CARTPOLE, architecture="tiny")
+    config = SACConfig(**spaces, sync_rules={"sync_every_n_updates": 2})
+    assert attrs.evolve(config).update_spec == config.update_spec  # translated once, held in one form

@@ -39,6 +39,7 @@ from rlgraph.execution.checks import all_finite, first_non_finite
 from rlgraph.execution.executor import GraphExecutor
 from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
+from rlgraph.specs.specifiable import renamed_keys
 from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
 from rlgraph.utils.random_state import generator_state, set_generator_state
@@ -70,10 +71,11 @@ class Agent(Specifiable):
     ``agent``); the graph holds only what that role runs, where the agent class builds it apart
     (:attr:`roles_built`; else the smallest role it builds that includes it). :attr:`role` is the one built.
 
-    Every key given to an agent does what it says or is refused: a key its config does not hold (one of the
-    Agent's arguments it does not use, with what it uses instead), a given nested key it does not use
-    (``update_spec.num_iterations: DQNAgent does not use this key; ...``), a value out of range, or keys that
-    contradict each other (naming both), all at once in one SpecError at construction. A subclass names its
+    Every key given to an agent does what it says or is refused: a value of the wrong type first; then
+    together in one SpecError at construction a key its config does not hold (one of the Agent's arguments it
+    does not use, with what it uses instead), a given nested key it does not use
+    (``update_spec.num_iterations: DQNAgent does not use this key; ...``), a value out of range, and keys
+    that contradict each other (naming both). A subclass names its
     config class; its :meth:`configure` takes the algorithm's keys from the config before the build. A class
     without a config may instead declare the keys of the base it uses, added to its parents' declarations
     (its config is derived from them)::
@@ -213,7 +215,8 @@ class Agent(Specifiable):
     @classmethod
     def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Agent:
         config_class = cls.__rlgraph_spec_class__()
-        if config_class is None:
+        if config_class is None:  # RLgraph's names first: the constructor's checks structure the nested specs
+            spec = renamed_keys(spec, agent_config_class(cls).rlgraph_names, path)
             return super().construct_from_spec(spec, path)
         config = config_class.from_keys(spec, path, cls.__name__)
         try:

@@ -45,7 +45,7 @@ from rlgraph.specs.validation import Problem, join_path, problems_of, spec_error
 
 _NAME_OF_SPEC = {spec_class: name for name, spec_class in NESTED_SPECS.items()}
 #: The types of the Agent's arguments, by name (the component specs take any spec a component does).
-_ARGUMENT_TYPES: dict[str, Any] = {"discount": float}
+_ARGUMENT_TYPES: dict[str, Any] = {"discount": float | None}
 
 
 def agent_argument(name: str, default: Any = None) -> Any:
@@ -54,7 +54,12 @@ def agent_argument(name: str, default: Any = None) -> Any:
     if name not in AGENT_ARGUMENTS:
         raise TypeError(f"{name!r} is none of the Agent's arguments ({', '.join(AGENT_ARGUMENTS)})")
     if name == "discount":
-        return attrs.field(default=0.98 if default is None else default, metadata=check_of(unit_interval))
+        fallback = 0.98 if default is None else default
+        return attrs.field(
+            default=fallback,
+            converter=lambda value: fallback if value is None else value,
+            metadata=check_of(unit_interval),
+        )
     return attrs.field(default=default)
 
 
@@ -142,7 +147,8 @@ class AgentConfig(GivenKeys):
     @classmethod
     def from_keys(cls, keys: Mapping[str, Any], path: str = "", subject: str | None = None) -> Self:
         """The config of ``keys``, checked: one SpecError names every key that is wrong (the Agent's arguments
-        it does not use among them; given as None, they count as not given). RLgraph's other names of keys
+        it does not use among them; given as None, they count as not given), a value of the wrong type
+        before the others (the checks of values need values of their types). RLgraph's other names of keys
         (:attr:`rlgraph_names`) stand for the keys they name."""
         keys = renamed_keys(keys, cls.rlgraph_names, path)
         fields = {field.name for field in attrs.fields(cls)}
@@ -214,7 +220,7 @@ class LearningAgentConfig(AgentConfig):
     """The keys of an agent that learns networks: the ``discount``, the states' preprocessing, the network
     and its optimizer (every algorithm's config here derives from it)."""
 
-    discount: float = agent_argument("discount")
+    discount: float | None = agent_argument("discount")
     preprocessing_spec: Any = agent_argument("preprocessing_spec")
     network_spec: Any = agent_argument("network_spec")
     optimizer_spec: Any = agent_argument("optimizer_spec")
@@ -250,37 +256,39 @@ def used_paths(config_class: type[AgentConfig]) -> frozenset[str] | None:
 
 @functools.cache
 def agent_config_class(agent_class: type) -> type[AgentConfig]:
-    """The config of ``agent_class``: the ``config_class`` it or a parent names, else the one derived from the
-    ``spec_keys`` it and its parents declare, else :class:`GenericAgentConfig`."""
-    named = next((vars(k)["config_class"] for k in agent_class.__mro__ if vars(k).get("config_class")), None)
-    declared = used_keys(agent_class)
-    if named is not None:
-        if declared is not None:
-            raise TypeError(
-                f"{agent_class.__name__}: declare the keys an agent uses in its config class ({named.__name__}), "
-                "not in spec_keys"
-            )
-        return attrs.resolve_types(named)
+    """The config of ``agent_class``: the ``config_class`` it or a parent names, extended by the keys of the
+    base that classes below that one declare in ``spec_keys`` (derived from those alone where no class names
+    a config), else :class:`GenericAgentConfig`."""
+    mro = agent_class.__mro__
+    owner = next((k for k in mro if vars(k).get("config_class")), None)
+    named = None if owner is None else vars(owner)["config_class"]
+    below = mro if owner is None else mro[: mro.index(owner)]
+    declared = used_keys(agent_class) if any("spec_keys" in vars(k) for k in below) else None
     if declared is None:
-        return attrs.resolve_types(GenericAgentConfig)
-    return attrs.resolve_types(derived_config(agent_class.__name__, declared))
+        return attrs.resolve_types(named or GenericAgentConfig)
+    return attrs.resolve_types(derived_config(agent_class.__name__, declared, named or AgentConfig))
 
 
-def derived_config(agent: str, used: frozenset[str]) -> type[AgentConfig]:
-    """The config of an agent class that declares the keys of the base it uses (``spec_keys``)."""
+def derived_config(
+    agent: str, used: frozenset[str], base: type[AgentConfig] = AgentConfig
+) -> type[AgentConfig]:
+    """The config of an agent class that declares the keys of the base it uses (``spec_keys``): ``base`` with
+    those keys added."""
+    held = attrs.fields_dict(base)
     fields: dict[str, Any] = {}
     for name in AGENT_ARGUMENTS:
-        if name in used:
+        if name in used and name not in held:
             fields[name] = agent_argument(name)
             fields[name].type = _ARGUMENT_TYPES.get(name, Any)
     for name, spec_class in NESTED_SPECS.items():
-        keys = [key.partition(".")[2] for key in used if key.startswith(f"{name}.")]
-        fields[name] = nested_spec(spec_class, uses=keys)
+        keys = {key.partition(".")[2] for key in used if key.startswith(f"{name}.")}
+        before = held[name].metadata.get("uses", frozenset()) if name in held else frozenset()
+        fields[name] = nested_spec(spec_class, uses=None if before is None else keys | before)
         fields[name].type = spec_class | None
     config = attrs.make_class(
         f"{agent}Config",
         fields,
-        bases=(AgentConfig,),
+        bases=(base,),
         init=False,
         kw_only=True,
         field_transformer=_reading_order,
@@ -307,3 +315,11 @@ def default_of(config_class: type, name: str) -> Any:
     """The default of the key ``name`` of ``config_class`` (a factory's value made anew)."""
     default = attrs.fields_dict(config_class)[name].default
     return default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[call-arg]
+
+
+def one_of(options: tuple[Any, ...]) -> Callable[[Any], str | None]:
+    """A field's ``check``: the value must be None or one of ``options`` (for configs made in Python, whose
+    values no converter checked against their ``Literal`` type)."""
+    return lambda value: (
+        None if value is None or value in options else f"must be one of {options}, got {value!r}"
+    )

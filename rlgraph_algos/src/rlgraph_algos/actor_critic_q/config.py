@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec
+from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec, one_of
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, positive, positive_int
@@ -29,7 +29,11 @@ class SyncRules(GivenKeys):
 
 def _sync_rules(value: Any) -> SyncRules | None:
     """``sync_rules`` given as a dict (to the config made in Python) as SyncRules."""
-    return construct(SyncRules, value, "sync_rules") if isinstance(value, Mapping) else value
+    if isinstance(value, Mapping):
+        return construct(SyncRules, value, "sync_rules")
+    if value is not None and not isinstance(value, SyncRules):
+        raise SpecError(f"expected a dict of sync_every_n_updates and sync_tau, got {value!r}", "sync_rules")
+    return value
 
 
 @agent_config
@@ -62,10 +66,12 @@ class ActorCriticQConfig(LearningAgentConfig):
     }
 
     def __attrs_post_init__(self) -> None:
-        """``sync_rules`` translated into ``update_spec``, whose ``sync_tau`` defaults to the papers'."""
+        """``sync_rules`` translated into ``update_spec`` (and cleared: the config holds one form), whose
+        ``sync_tau`` defaults to the papers'."""
         update = given_update_keys(self.update_spec)
         if self.sync_rules is not None:
             update = with_sync_rules(update, self.sync_rules)
+            self.sync_rules = None
         self.update_spec = construct(UpdateSpec, {"sync_tau": DEFAULT_SYNC_TAU, **update}, "update_spec")
 
 
@@ -114,7 +120,9 @@ class SACConfig(ActorCriticQConfig):
     initial_alpha: float = 1.0
     target_entropy: float | str | None = attrs.field(default="auto", metadata={"check": _target_entropy})
     alpha_optimizer_spec: Any = None
-    discrete_mode: Literal["auto", "gumbel_softmax", "expectation"] = "auto"
+    discrete_mode: Literal["auto", "gumbel_softmax", "expectation"] = attrs.field(
+        default="auto", metadata={"check": one_of(("auto", "gumbel_softmax", "expectation"))}
+    )
     gumbel_softmax_temperature: float = attrs.field(default=1.0, metadata=check_of(positive))
     name: str = "sac-agent"
 

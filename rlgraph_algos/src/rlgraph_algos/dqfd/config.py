@@ -9,7 +9,7 @@ import attrs
 
 from rlgraph.agents.config import agent_config
 from rlgraph.agents.specs import at_least
-from rlgraph.specs.checks import check_of, non_negative
+from rlgraph.specs.checks import check_of, non_negative, positive
 from rlgraph.specs.validation import Problem
 from rlgraph_algos.dqn.config import DQNConfig
 from rlgraph_algos.replay import names_frame_replay
@@ -32,7 +32,7 @@ class DQFDConfig(DQNConfig):
 
     agent: ClassVar[str] = "DQFDAgent"
 
-    expert_margin: float = 0.8
+    expert_margin: float = attrs.field(default=0.8, metadata=check_of(positive))
     supervised_weight: float = attrs.field(default=1.0, metadata=check_of(non_negative))
     demo_memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_DEMO_MEMORY))
     demo_sample_ratio: float = attrs.field(default=0.2, metadata={"check": _open_fraction})

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import attrs
 
-from rlgraph.agents.config import agent_config, raised
+from rlgraph.agents.config import agent_config, one_of, raised
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int
 from rlgraph.specs.validation import Problem
@@ -34,7 +34,9 @@ class IMPALAConfig(PolicyGradientConfig):
     rho_bar: float = 1.0
     c_bar: float = 1.0
     rho_bar_pg: float = 1.0
-    architecture: str | None = None
+    architecture: Literal["small", "large"] | None = attrs.field(
+        default=None, metadata={"check": one_of(("small", "large"))}
+    )
     name: str = "impala-agent"
 
     def contradictions(self) -> list[Problem]:

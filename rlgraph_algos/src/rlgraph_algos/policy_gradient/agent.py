@@ -83,8 +83,8 @@ class PolicyGradientAgent(Agent):
         self.rollouts = RolloutBuffer(memory_capacity(config.memory_spec))
 
     def value_loss_weight(self, config: PolicyGradientConfig) -> float:
-        """The value loss's weight (the config's ``weight_vf``)."""
-        return config.weight_vf
+        """The value loss's weight (the config's ``weight_vf``; 0.5 where a subclass's config has none)."""
+        return getattr(config, "weight_vf", 0.5)
 
     # -- the graph -------------------------------------------------------------------------------------------
     def build_root(self) -> Component:
