@@ -80,9 +80,10 @@ def install_local(session: nox.Session, *requirements: str) -> None:
 
 
 def run_tests_in_parallel(session: nox.Session, *args: str, env: dict[str, str]) -> None:
-    """pytest ``args`` on :data:`PARALLEL` workers (pytest-xdist, installed under the constraints)."""
+    """pytest ``args`` on :data:`PARALLEL` workers (pytest-xdist, installed under the constraints); the
+    slowest tests are listed, so that CI's log shows where its time goes."""
     session.install(*CONSTRAINTS, "pytest-xdist")
-    session.run("pytest", *args, "-q", *PARALLEL, *session.posargs, env=env)
+    session.run("pytest", *args, "-q", "--durations=15", *PARALLEL, *session.posargs, env=env)
 
 
 def test_env(session: nox.Session, **extra: str) -> dict[str, str]:
