@@ -86,13 +86,6 @@ def _base_keys(name: str) -> frozenset[str]:
 _BASE_ORDER = ("backend", "auto_build", "name", "role")
 
 
-def _role_problem(value: Role | str) -> str | None:
-    names = [role.value for role in Role]
-    if isinstance(value, Role) or value in names:
-        return None
-    return f"unknown role {value!r}: one of {', '.join(names)}"
-
-
 def _reading_order(_: type, fields: list[attrs.Attribute]) -> list[attrs.Attribute]:
     """A config's keys in the order a reader looks for them: the spaces, the algorithm's own keys, the
     Agent's arguments, the nested specs, then the backend, name and role."""
@@ -142,21 +135,20 @@ class AgentConfig(GivenKeys):
     backend: str | None = None
     auto_build: bool = True
     name: str = "agent"
-    role: Role | str = attrs.field(default="agent", metadata={"check": _role_problem})
+    role: Role | str = attrs.field(default="agent", metadata=check_of(Role.of))
 
     @classmethod
     def from_keys(cls, keys: Mapping[str, Any], path: str = "", subject: str | None = None) -> Self:
-        """The config of ``keys``, checked: one SpecError names every key that is wrong (the Agent's arguments
-        it does not use among them; given as None, they count as not given), a value of the wrong type
-        before the others (the checks of values need values of their types). RLgraph's other names of keys
-        (:attr:`rlgraph_names`) stand for the keys they name."""
+        """The config of ``keys``, checked: one SpecError names every key that is wrong (the keys the config
+        explains refusing, :meth:`unknown_key_message`, among them; given as None, those count as not given),
+        a value of the wrong type before the others (the checks of values need values of their types).
+        RLgraph's other names of keys (:attr:`rlgraph_names`) stand for the keys they name."""
         keys = renamed_keys(keys, cls.rlgraph_names, path)
         fields = {field.name for field in attrs.fields(cls)}
-        foreign = {key for key in keys if key in AGENT_ARGUMENTS and key not in fields}
+        refused = {key: cls.unknown_key_message(key) for key in keys if key not in fields}
+        foreign = {key for key, message in refused.items() if message}
         problems = [
-            Problem(join_path(path, key), cls._unused_message(key))
-            for key in sorted(foreign)
-            if keys[key] is not None
+            Problem(join_path(path, key), refused[key]) for key in sorted(foreign) if keys[key] is not None
         ]
         try:
             config = structure(cls, {k: v for k, v in keys.items() if k not in foreign}, path, subject)
@@ -197,8 +189,8 @@ class AgentConfig(GivenKeys):
 
     @classmethod
     def unknown_key_message(cls, key: str) -> str | None:
-        """Why ``key`` is refused where it is one of the Agent's arguments this agent does not use (else None:
-        an unknown key)."""
+        """Why ``key``, which the config does not hold, is refused (None: an unknown key): here one of the
+        Agent's arguments the agent does not use; a config adds its own (the validation's hook as well)."""
         return cls._unused_message(key) if key in AGENT_ARGUMENTS else None
 
     @classmethod
