@@ -116,7 +116,8 @@ def test_the_apex_agent_is_a_prioritized_three_step_double_dueling_dqn(rlgraph_b
         **CARTPOLE,
     )
     assert type(agent).__name__ == "ApexAgent"
-    assert agent.n_step == 3 and agent.double_q and agent.dueling_q
+    assert agent.n_step == 3 and agent.root.loss.double_q
+    assert type(agent.root.policy).__name__ == "DuelingPolicy"
     memory = agent.root.memory
     assert type(memory).__name__ == "PrioritizedReplay"
     assert (memory.alpha, memory.beta) == (0.6, 0.4)

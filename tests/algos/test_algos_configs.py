@@ -145,7 +145,7 @@ def test_subclasses_of_shipped_agents_extend_their_keys_or_take_their_own_in_a_c
     class Bare(PolicyGradientAgent):  # a base's subclass: its config has no weight_vf
         pass
 
-    assert Bare(**CARTPOLE, auto_build=False).weight_vf == 0.5
+    assert Bare(**CARTPOLE, auto_build=False).builder.value_loss_weight() == 0.5
 
 
 def test_values_of_a_config_made_in_python_are_checked_too():

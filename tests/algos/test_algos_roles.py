@@ -226,9 +226,10 @@ def test_an_agent_spec_given_to_an_executor_names_no_role(rlgraph_backend):
         env.terminate()
 
 
-def test_a_subclass_that_changes_the_graph_without_naming_its_roles_builds_its_whole_graph(rlgraph_backend):
+def test_a_builder_that_changes_the_graph_without_naming_its_roles_builds_its_whole_graph(rlgraph_backend):
     skip_numpy(rlgraph_backend)
     from rlgraph_algos.dqn.agent import DQNAgent
+    from rlgraph_algos.dqn.builder import DQNBuilder
     from rlgraph_algos.dqn.learner import DQNLearnerGraph
 
     class OwnGraph(DQNLearnerGraph):
@@ -237,13 +238,26 @@ def test_a_subclass_that_changes_the_graph_without_naming_its_roles_builds_its_w
                 preprocessor=preprocessor, policy=policy, exploration=exploration, scope=scope, **learning
             )
 
-    class OwnDQN(DQNAgent):
+    class OwnBuilder(DQNBuilder):
         graph_class = OwnGraph
+
+    class OwnDQN(DQNAgent):
+        builder_class = OwnBuilder
 
     own = OwnDQN(
         **{k: v for k, v in APEX.items() if k != "type"}, backend=rlgraph_backend, role="worker", **CARTPOLE
     )
     assert own.role is Role.AGENT and isinstance(own.root, OwnGraph) and own.has_api("observe")
+
+
+def test_an_agent_class_refuses_what_its_builder_holds():
+    from rlgraph_algos.dqn.agent import DQNAgent
+    from rlgraph_algos.dqn.learner import DQNLearnerGraph
+
+    with pytest.raises(TypeError, match="OldStyle defines graph_class, which DQNBuilder holds: derive a builder"):
+
+        class OldStyle(DQNAgent):  # before builders, this changed the root's class: now it would do nothing
+            graph_class = DQNLearnerGraph
 
 
 def test_a_dqfd_policy_refuses_demonstrations(rlgraph_backend):

@@ -154,7 +154,7 @@ def test_auto_target_entropy_is_minus_the_action_dimensions_of_every_leaf(rlgrap
         "action_space": Dict(a=FloatBox(-1.0, 1.0, shape=(2,)), b=FloatBox(0.0, 5.0, shape=(3,))),
     }
     agent = make(rlgraph_backend, spaces)
-    assert agent.resolved_target_entropy() == -5.0
+    assert agent.builder.target_entropy() == -5.0
     actions = agent.get_action(np.zeros((4, 3), np.float32))
     assert actions["a"].shape == (4, 2) and actions["b"].shape == (4, 3)
     assert np.all(actions["b"] >= 0.0) and np.all(actions["b"] <= 5.0)
@@ -201,7 +201,7 @@ CARTPOLE = {"state_space": FloatBox(shape=(3,)), "action_space": IntBox(2)}
 @pytest.mark.parametrize("mode", ["gumbel_softmax", "expectation"])
 def test_discrete_sac_acts_with_class_indices_and_learns(rlgraph_backend, mode):
     agent = make(rlgraph_backend, CARTPOLE, discrete_mode=mode)
-    assert agent.resolved_target_entropy() == pytest.approx(0.98 * np.log(2))
+    assert agent.builder.target_entropy() == pytest.approx(0.98 * np.log(2))
     states = np.random.default_rng(3).uniform(-1, 1, (400, 3)).astype(np.float32)
     drawn = agent.get_action(states)
     assert drawn.dtype.kind == "i" and set(np.unique(drawn)) == {0, 1}
@@ -231,15 +231,15 @@ def test_one_discrete_action_defaults_to_exact_expectations(rlgraph_backend):
     action (the straight-through draws' policy gradient let the temperature run away); Gumbel-softmax
     draws for containers, and wherever a config names them."""
     default = make(rlgraph_backend, CARTPOLE)
-    assert default.discrete_mode == "auto" and default.resolved_discrete_mode() == "expectation"
+    assert default.config.discrete_mode == "auto" and default.builder.discrete_mode() == "expectation"
     critic = weights_under(default, "q-function")
     assert critic["action-adapter/action-layer/kernel"].shape == (16, 2)  # a value per action
     assert critic["network/dense/kernel"].shape == (3, 16)  # from the states alone
     named = make(rlgraph_backend, CARTPOLE, discrete_mode="gumbel_softmax")
-    assert named.resolved_discrete_mode() == "gumbel_softmax"
+    assert named.builder.discrete_mode() == "gumbel_softmax"
     assert weights_under(named, "q-function")["network/dense/kernel"].shape == (3 + 2, 16)
     container = {"state_space": FloatBox(shape=(3,)), "action_space": Dict(a=IntBox(2), b=IntBox(3))}
-    assert make(rlgraph_backend, container).resolved_discrete_mode() == "gumbel_softmax"
+    assert make(rlgraph_backend, container).builder.discrete_mode() == "gumbel_softmax"
 
 
 def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(rlgraph_backend):
@@ -248,7 +248,7 @@ def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(
         "action_space": Dict(a=IntBox(3), b=FloatBox(-1.0, 1.0, shape=(2,))),
     }
     agent = make(rlgraph_backend, spaces)
-    assert agent.resolved_target_entropy() == pytest.approx(0.98 * np.log(3) - 2.0)
+    assert agent.builder.target_entropy() == pytest.approx(0.98 * np.log(3) - 2.0)
     actions = agent.get_action(np.zeros((5, 3), np.float32))
     assert actions["a"].shape == (5,) and actions["b"].shape == (5, 2)
     rng = np.random.default_rng(0)

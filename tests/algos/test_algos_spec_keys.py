@@ -72,7 +72,7 @@ def test_the_example_run_specs_agents_load():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             agent = make(spec.get("agent", spec))
-        assert isinstance(agent, DQNAgent) and agent.n_step == 3 and agent.dueling_q
+        assert isinstance(agent, DQNAgent) and agent.n_step == 3 and agent.builder.dueling
 
 
 @pytest.mark.parametrize("name", ["tests_sync_batch_ppo_cartpole.json", "distributed_ppo_pendulum.json"])
@@ -194,7 +194,7 @@ def test_dueling_q_that_agrees_with_the_policy_type_is_accepted(dueling_q, polic
 
 def test_the_same_keys_without_the_overriding_key_are_accepted():
     assert (
-        make({"type": "dqn", "dueling_q": False, "policy_spec": {"units_state_value_stream": 3}}).dueling_q
+        make({"type": "dqn", "dueling_q": False, "policy_spec": {"units_state_value_stream": 3}}).builder.dueling
         is False
     )
     assert (

@@ -71,6 +71,8 @@ def test_gymnasium_env_wraps_an_instance():
     ],
 )
 def test_ids_gymnasium_lacks_give_a_clear_error(env_id, hint):
+    if env_id == "Pong-v0" and "ale_py" in sys.modules:  # an Atari test in this process registered Pong
+        pytest.skip("ale_py is imported in this process: Pong-v0 exists")
     with pytest.raises(SpecError, match="cannot make") as caught:
         Environment.from_spec({"type": "openai-gym", "gym_env": env_id})
     assert hint in str(caught.value)
@@ -146,8 +148,9 @@ def test_auto_vectorization_mode():
     assert VectorEnv({"type": "grid_world"}, 8).vectorization_mode == "sync"
     with pytest.raises(SpecError, match="no Gymnasium vector entry point"):
         VectorEnv("Pendulum-v1", 2, vectorization_mode="vector_entry_point")
-    with pytest.raises(SpecError, match="pip install ale-py"):
-        VectorEnv("Pong-v0", 8)
+    if "ale_py" not in sys.modules:  # else an Atari test in this process registered Pong
+        with pytest.raises(SpecError, match="pip install ale-py"):
+            VectorEnv("Pong-v0", 8)
 
 
 @pytest.mark.parametrize("mode", ["sync", "vector_entry_point"])

@@ -8,7 +8,9 @@ import numpy as np
 
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig, agent_config
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox
@@ -68,6 +70,14 @@ class RandomConfig(AgentConfig):
     name: str = "random-agent"
 
 
+class RandomBuilder(Builder):
+    """One graph for every role: it draws actions, and holds nothing to learn or store."""
+
+    def root(self, role: Role) -> Component:
+        _draw_check(self.action_space)
+        return RandomActions(scope=self.config.name)
+
+
 class RandomAgent(Agent):
     """Acts uniformly at random and learns nothing; ``update()`` returns a loss of 0.
 
@@ -77,11 +87,7 @@ class RandomAgent(Agent):
     """
 
     config_class: ClassVar[type[AgentConfig] | None] = RandomConfig
-
-    def build_root(self) -> Component:
-        root = RandomActions(scope=self.name)
-        _draw_check(self.action_space)
-        return root
+    builder_class: ClassVar[type[Builder] | None] = RandomBuilder
 
 
 def _bounded(space: FloatBox) -> bool:

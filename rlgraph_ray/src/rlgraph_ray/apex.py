@@ -124,7 +124,7 @@ class ApexExecutor(DistributedExecutor):
             )
         self.batch_size = int(agent.update_spec.batch_size)
         self.schedule = update_schedule(agent.update_spec, None)
-        memory_spec = dict(agent.memory_spec)
+        memory_spec = dict(agent.builder.memory_spec)
         capacity = int(memory_spec.get("capacity", 1000))
         memory_spec["capacity"] = self.shard_capacity = max(
             self.batch_size, -(-capacity // num_replay_shards)

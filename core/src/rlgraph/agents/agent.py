@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig, agent_config_class
 from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import (
@@ -47,6 +48,17 @@ from rlgraph.utils.random_state import generator_state, set_generator_state
 _DEFAULT_ENV = "env_0"
 HOST_RANDOM = "agent"
 """The checkpoint name of :attr:`Agent.rng`'s state."""
+
+
+#: What an algorithm's builder holds, refused on an agent class that has a builder (it would be ignored).
+MOVED_TO_BUILDERS = (
+    "graph_class",
+    "graph_classes",
+    "graph_components",
+    "graph_parts",
+    "policy_graph_class",
+    "policy_loss",
+)
 
 
 class Agent(Specifiable):
@@ -98,13 +110,26 @@ class Agent(Specifiable):
     #: a config are the config's: :attr:`~rlgraph.agents.config.AgentConfig.rlgraph_names`).
     spec_aliases: ClassVar[dict[str, str]] = {}
     #: The roles whose graphs the class builds apart (:mod:`rlgraph.agents.roles`); a role it does not list
-    #: gets the graph of the smallest listed role that includes it (the whole agent, at least). A subclass that
-    #: changes the graph (``build_root``, ``graph_class``, ...) declares its own, else it builds the agent's.
-    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.AGENT})
+    #: gets the graph of the smallest listed role that includes it (the whole agent, at least). None: its
+    #: builder's roles (:attr:`builder_class`), or the agent's alone where it writes ``build_root`` itself.
+    roles_built: ClassVar[frozenset[Role] | None] = None
+    #: The algorithm's builder (:class:`~rlgraph.agents.builder.Builder`): makes the graph of each role from the
+    #: config and the spaces. None: the class writes :meth:`build_root` itself.
+    builder_class: ClassVar[type[Builder] | None] = None
 
     #: The agent's config class (:mod:`rlgraph.agents.config`): every key it takes, typed and checked. None:
     #: the config derived from the class's ``spec_keys``, or every key of the base where it declares none.
     config_class: ClassVar[type[AgentConfig] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        moved = [name for name in MOVED_TO_BUILDERS if name in vars(cls)]
+        builder = cls.builder_class
+        if moved and builder is not None and "build_root" not in vars(cls):
+            raise TypeError(
+                f"{cls.__name__} defines {', '.join(moved)}, which {builder.__name__} holds: derive a builder from "
+                f"{builder.__name__} with them and name it in {cls.__name__}.builder_class"
+            )
 
     def __init__(self, config: AgentConfig | None = None, /, **keys: Any) -> None:
         config = self.make_config(config, keys)
@@ -169,6 +194,12 @@ class Agent(Specifiable):
         self.buffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
         self.buffer_passes_through = buffer_size == 1
+        #: The algorithm's builder (None where the class builds its graph itself).
+        self.builder = (
+            None
+            if self.builder_class is None
+            else self.builder_class(config, self.state_space, self.action_space, self.internal_states_space)
+        )
         self.configure(config)
         if config.auto_build:
             self.build()
@@ -230,8 +261,18 @@ class Agent(Specifiable):
 
     # -- to be provided by subclasses ----------------------------------------------------------
     def build_root(self) -> Component:
-        """Compose and return the root component (with its API methods)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement build_root().")
+        """Compose and return the root component (with its API methods): the builder's for the agent's role,
+        with the spaces that follow from it."""
+        builder = self.builder
+        if builder is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} must name a builder_class or implement build_root()."
+            )
+        root = builder.root(self.role)
+        self.preprocessed_state_space = builder.preprocessed_state_space
+        self.internal_states_space = builder.internal_states_space
+        self.acts_on_sequences = builder.acts_on_sequences
+        return root
 
     def record_space(self) -> dict[str, Any]:
         """The record the agent stores per step, field name -> space (no batch rank): the environment's
@@ -402,11 +443,6 @@ class Agent(Specifiable):
             actions = outputs["actions"]
             self.timesteps += len(actions if type(actions) is np.ndarray else nested.flatten(actions)[0])
         return outputs
-
-    def role_arguments(self) -> dict[str, Any]:
-        """The root component's ``role`` argument where the agent is built for a role other than the agent's
-        (a root built for the agent takes none, as before roles: a graph class of its own need not know them)."""
-        return {} if self.role is Role.AGENT else {"role": self.role}
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and

@@ -51,27 +51,34 @@ class Role(enum.Enum):
 _ORDER = tuple(Role)
 
 
-#: The hooks through which an agent class changes its graph: a subclass that overrides one without saying which
-#: roles it builds apart (its own ``roles_built``) builds its whole graph for every role.
-GRAPH_HOOKS = (
-    "build_root",
-    "graph_class",
-    "graph_classes",
-    "graph_components",
-    "graph_parts",
-    "policy_graph_class",
-)
+#: The root classes of a builder (:mod:`rlgraph.agents.builder`): a subclass that names another without saying
+#: which roles it builds apart (its own ``roles``) builds its whole graph for every role (its class may not know
+#: roles; a ``root(role)`` of its own does).
+GRAPH_HOOKS = ("graph_class", "graph_classes", "policy_graph_class")
 
 
 def roles_built(agent_class: type) -> frozenset[Role]:
-    """The roles ``agent_class`` builds apart: its ``roles_built``, unless a class below the one that declares
-    them changes the graph (:data:`GRAPH_HOOKS`) and declares none (it may not know the roles): then the
-    agent's alone."""
+    """The roles ``agent_class`` builds apart: its ``roles_built`` or its builder's (:func:`builder_roles`); an
+    agent that builds its graph itself (``build_root``) and declares none builds the agent's alone."""
     for klass in agent_class.__mro__:
-        declared = vars(klass).get("roles_built")
-        if declared is not None:
-            return frozenset(declared) | {Role.AGENT}
-        if any(hook in vars(klass) for hook in GRAPH_HOOKS):
+        own = vars(klass)
+        if own.get("roles_built") is not None:
+            return frozenset(own["roles_built"]) | {Role.AGENT}
+        if own.get("builder_class") is not None:
+            return builder_roles(own["builder_class"])
+        if "build_root" in own:
+            return frozenset({Role.AGENT})
+    return frozenset({Role.AGENT})
+
+
+def builder_roles(builder_class: type) -> frozenset[Role]:
+    """The roles ``builder_class`` builds apart: its ``roles``, unless a class below the one that declares them
+    changes the graph (:data:`GRAPH_HOOKS`) and declares none (it may not know the roles): then the agent's."""
+    for klass in builder_class.__mro__:
+        own = vars(klass)
+        if own.get("roles") is not None:
+            return frozenset(own["roles"]) | {Role.AGENT}
+        if any(hook in own for hook in GRAPH_HOOKS):
             return frozenset({Role.AGENT})
     return frozenset({Role.AGENT})
 

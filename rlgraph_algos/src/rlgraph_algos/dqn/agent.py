@@ -9,30 +9,16 @@ import numpy as np
 
 from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
-from rlgraph.agents.config import AgentConfig, default_of
+from rlgraph.agents.builder import Builder
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import UpdateResult
-from rlgraph.agents.roles import Role
-from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
-from rlgraph_algos.dqn.loss import DQNLoss
-from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import (
-    FrameSteps,
-    names_frame_replay,
-    replay_memory,
-    transition_batch_args,
-)
-from rlgraph_networks.explorations.exploration import Exploration
-from rlgraph_networks.optimizers import Optimizer
-from rlgraph_networks.policies.dueling_policy import DuelingPolicy
-from rlgraph_networks.policies.policy import Policy
-from rlgraph_networks.preprocessors.stack import PreprocessorStack
-
-DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
+from rlgraph_algos.replay import transition_batch_args
 
 
 class DQNAgent(Agent):
@@ -48,79 +34,20 @@ class DQNAgent(Agent):
 
     update_batch_layout: ClassVar[str | None] = "transitions"
     honours_action_masks: ClassVar[bool] = True
-    roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
-    #: The root component's class for the roles that learn or compute TD errors.
-    graph_class: ClassVar[type] = DQNLearnerGraph
-    #: The root component's class for the policy role.
-    policy_graph_class: ClassVar[type] = DQNPolicyGraph
-
     config_class: ClassVar[type[AgentConfig] | None] = DQNConfig
+    builder_class: ClassVar[type[Builder] | None] = DQNBuilder
 
     def configure(self, config: DQNConfig) -> None:
-        self.double_q, self.huber_loss, self.n_step = config.double_q, config.huber_loss, config.n_step
-        self.value_rescaling = config.value_rescaling
+        self.n_step = config.n_step
         self.clip_rewards = float(config.clip_rewards)
-        self.dueling_q = True if config.dueling_q is None else config.dueling_q
-        self.memory_spec = config.memory_spec or default_of(type(config), "memory_spec")
         #: A frame replay's record fields (it forms the n-step returns itself), or None.
-        self.frame_steps = FrameSteps() if names_frame_replay(self.memory_spec) else None
+        self.frame_steps = self.builder.frame_steps
         self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
         if self.n_step > 1 and self.frame_steps is None:
             self.buffer = NStepBuffer(self.n_step, self.discount)
             self.buffer_passes_through = False
 
     # -- the graph ---------------------------------------------------------------------------------
-    def build_root(self) -> Component:
-        if not isinstance(self.action_space, IntBox):
-            raise SpecError(f"DQN needs an IntBox action space (discrete actions), got {self.action_space}.")
-        preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
-        self.preprocessed_state_space = preprocessor.output_space(
-            self.state_space.with_batch_rank()
-        ).strip_ranks()
-        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)  # unbuilt: a spec until used
-        if self.frame_steps is not None:
-            memory.learn_with(self.n_step, self.discount)
-            self.frame_steps.num_environments = memory.num_environments
-        acting = {
-            "preprocessor": preprocessor,
-            "policy": self._policy(),
-            "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
-            "scope": self.name,
-            **self.role_arguments(),
-        }
-        if self.role is Role.POLICY:
-            return self.policy_graph_class(**acting)
-        learns = self.role.includes(Role.LEARNER)
-        optimizer = self.optimizer_spec or dict(DEFAULT_OPTIMIZER)
-        return self.graph_class(
-            loss=self._loss(),
-            optimizer=Optimizer.from_spec(optimizer, path="optimizer_spec") if learns else None,
-            memory=memory if self.role is Role.AGENT else None,
-            batch_size=self.update_spec.batch_size,
-            sync_tau=self.update_spec.sync_tau,
-            **acting,
-            **self.graph_components(),
-        )
-
-    def graph_components(self) -> dict[str, Any]:
-        """Further arguments of the root component (its further components, by argument name), for the roles
-        above the policy's."""
-        return {}
-
-    def _loss(self) -> Component:
-        return DQNLoss(
-            double_q=self.double_q, huber_loss=self.huber_loss, value_rescaling=self.value_rescaling
-        )
-
-    def _policy(self, network_spec: Any = None) -> Policy:
-        """The policy (the Q-network): ``policy_spec`` with ``network_spec`` (or ``network_spec`` given)."""
-        spec = dict(self.policy_spec or {})
-        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
-        if self.action_adapter_spec is not None:
-            spec.setdefault("action_adapter_spec", self.action_adapter_spec)
-        base = DuelingPolicy if "type" not in spec and self.dueling_q else Policy
-        return base.from_spec(spec, path="policy_spec", action_space=self.action_space)
-
     def graph_record_space(self) -> dict[str, Any]:
         """What the memory stores: the record's transition fields and each one's discount
         (``discount ** k`` for a k-step return)."""

@@ -8,13 +8,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 import rlgraph
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import CategoricalDQNConfig
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
+from rlgraph_networks.policies.policy import Policy
 
 
 class CategoricalDQNLoss(Component):
@@ -112,6 +115,33 @@ class CategoricalDQNLearnerGraph(DQNLearnerGraph):
         return td_loss
 
 
+class CategoricalDQNBuilder(DQNBuilder):
+    """DQN's roles with C51's Q-network (a distribution over the support per action) and its loss."""
+
+    roles: ClassVar[frozenset[Role]] = frozenset(Role)
+    graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
+
+    def loss(self) -> CategoricalDQNLoss:
+        config = self.config
+        return CategoricalDQNLoss(
+            config.num_atoms, float(config.v_min), float(config.v_max), double_q=config.double_q
+        )
+
+    def policy(self, network_spec: Any = None, base: type[Policy] | None = None) -> CategoricalQPolicy:
+        config = self.config
+        spec = dict(config.policy_spec or {})  # no action adapter: the policy's heads are C51's
+        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
+        return CategoricalQPolicy.from_spec(
+            spec,
+            path="policy_spec",
+            num_atoms=config.num_atoms,
+            v_min=float(config.v_min),
+            v_max=float(config.v_max),
+            dueling=self.dueling,
+            action_space=self.action_space,
+        )
+
+
 class CategoricalDQNAgent(DQNAgent):
     """Categorical DQN (C51) with every option of :class:`~rlgraph_algos.dqn.agent.DQNAgent`: double Q (the
     online network picks the next action), dueling streams per atom, n-step returns (``discount ** k`` per
@@ -122,31 +152,8 @@ class CategoricalDQNAgent(DQNAgent):
     """
 
     honours_action_masks: ClassVar[bool] = False
-
-    roles_built: ClassVar[frozenset[Role]] = frozenset(Role)
-    graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
-
     config_class: ClassVar[type[AgentConfig] | None] = CategoricalDQNConfig
-
-    def configure(self, config: CategoricalDQNConfig) -> None:
-        super().configure(config)
-        self.num_atoms, self.v_min, self.v_max = config.num_atoms, float(config.v_min), float(config.v_max)
-
-    def _loss(self) -> CategoricalDQNLoss:
-        return CategoricalDQNLoss(self.num_atoms, self.v_min, self.v_max, double_q=self.double_q)
-
-    def _policy(self, network_spec: Any = None) -> CategoricalQPolicy:
-        spec = dict(self.policy_spec or {})
-        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
-        return CategoricalQPolicy.from_spec(
-            spec,
-            path="policy_spec",
-            num_atoms=self.num_atoms,
-            v_min=self.v_min,
-            v_max=self.v_max,
-            dueling=self.dueling_q,
-            action_space=self.action_space,
-        )
+    builder_class: ClassVar[type[Builder] | None] = CategoricalDQNBuilder
 
 
 #: The name before the roles split the graph (kept for code that derives from it).

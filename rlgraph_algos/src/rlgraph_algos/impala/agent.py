@@ -7,16 +7,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
-from rlgraph.agents.roles import Role
-from rlgraph.components import Component
-from rlgraph.errors import SpecError
-from rlgraph.spaces import BoxSpace
+from rlgraph_algos.impala.builder import IMPALABuilder
 from rlgraph_algos.impala.config import IMPALAConfig, queue_capacity
-from rlgraph_algos.impala.graph import IMPALAGraph, RecurrentIMPALAGraph
-from rlgraph_algos.impala.networks import impala_network
-from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
 
 
@@ -40,38 +35,13 @@ class IMPALAAgent(ActorCriticAgent):
     after preprocessing), an LSTM of 256 units on top (:func:`~rlgraph_algos.impala.networks.impala_network`).
     """
 
-    roles_built: ClassVar[frozenset[Role]] = ActorCriticAgent.roles_built
-
     config_class: ClassVar[type[AgentConfig] | None] = IMPALAConfig
+    builder_class: ClassVar[type[Builder] | None] = IMPALABuilder
 
     def configure(self, config: IMPALAConfig) -> None:
         super().configure(config)
-        self.architecture = config.architecture
-        if config.architecture is not None:
-            self.network_spec = impala_network(config.architecture)
         self.worker_sample_size = config.worker_sample_size
         self.queue_capacity = queue_capacity(config.fifo_queue_spec)
-        self.vtrace_settings = config.vtrace_settings()
-
-    def value_loss_weight(self, config: IMPALAConfig) -> float:
-        return config.weight_baseline
-
-    def build_root(self) -> Component:
-        root = super().build_root()
-        space = self.preprocessed_state_space
-        if self.architecture is not None and (not isinstance(space, BoxSpace) or len(space.shape) != 3):
-            raise SpecError(
-                f"the {self.architecture} network takes images (height, width, channels), but the preprocessed "
-                f"states are {space}: preprocess them into images, or give a network_spec",
-                "architecture",
-            )
-        return root
-
-    def graph_classes(self) -> tuple[type, type]:
-        return IMPALAGraph, RecurrentIMPALAGraph
-
-    def graph_components(self) -> dict[str, Component]:
-        return {"v_trace": VTrace(self.discount, **self.vtrace_settings)}
 
     def input_spaces(self) -> dict[str, Any]:
         from rlgraph.spaces import FloatBox

@@ -8,33 +8,22 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlgraph.agents import Agent
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
-from rlgraph.agents.roles import Role
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
-from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpaceError, SpecError
+from rlgraph.errors import APICallError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
-from rlgraph.spaces.masks import action_mask_space
-from rlgraph.specs.validation import rebase
 from rlgraph.utils import nested
+from rlgraph_algos.policy_gradient.builder import ActorCriticBuilder, PolicyGradientBuilder, PPOBuilder
 from rlgraph_algos.policy_gradient.config import (
     ActorCriticConfig,
     PolicyGradientConfig,
     PPOConfig,
     memory_capacity,
 )
-from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
-from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
-from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
-from rlgraph_algos.recurrent import sequence_state_spaces, use_recurrent_body
-from rlgraph_networks.neural_network import NeuralNetwork
-from rlgraph_networks.optimizers import Optimizer
-from rlgraph_networks.policies.policy import Policy
-from rlgraph_networks.preprocessors.stack import PreprocessorStack
-from rlgraph_networks.value_function import ValueFunction
+from rlgraph_algos.recurrent import sequence_state_spaces
 
-DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 3e-4}
 #: What a rollout handed to the graph's postprocess holds, time-major (T, B, ...).
 ROLLOUT_FIELDS = ("states", "next_states", "rewards", "terminals")
 #: What one minibatch step takes, flat (N, ...): the graph's update_minibatch parameters, by record field.
@@ -65,101 +54,17 @@ class PolicyGradientAgent(Agent):
     """
 
     update_batch_layout: ClassVar[str | None] = "rollouts"
-    #: Its policy and workers act with the policy alone; a learner is the whole agent (it keeps rollouts on the
-    #: host, no memory in its graph).
-    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.WORKER, Role.AGENT})
-    honours_action_masks: ClassVar[bool] = True  # feed-forward policies (build_root refuses a recurrent one)
+    honours_action_masks: ClassVar[bool] = True  # feed-forward policies (the builder refuses a recurrent one)
 
     config_class: ClassVar[type[AgentConfig] | None] = PolicyGradientConfig
+    builder_class: ClassVar[type[Builder] | None] = PolicyGradientBuilder
 
     def configure(self, config: PolicyGradientConfig) -> None:
-        self.value_function_spec = config.value_function_spec
-        self.value_function_optimizer_spec = config.value_function_optimizer_spec
-        self.gae_lambda, self.clip_rewards = config.gae_lambda, config.clip_rewards
         self.sample_episodes = config.sample_episodes
         self.standardize_advantages = config.standardize_advantages
-        self.weight_vf = self.value_loss_weight(config)
-        self.weight_entropy = config.weight_entropy
         self.rollouts = RolloutBuffer(memory_capacity(config.memory_spec))
 
-    def value_loss_weight(self, config: PolicyGradientConfig) -> float:
-        """The value loss's weight (the config's ``weight_vf``; 0.5 where a subclass's config has none)."""
-        return getattr(config, "weight_vf", 0.5)
-
     # -- the graph -------------------------------------------------------------------------------------------
-    def build_root(self) -> Component:
-        preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
-        self.preprocessed_state_space = preprocessor.output_space(
-            self.state_space.with_batch_rank()
-        ).strip_ranks()
-        shared = self.value_function_spec is None
-        optimizer_spec = self.optimizer_spec or dict(DEFAULT_OPTIMIZER)
-        value_optimizer = None
-        if self.value_function_optimizer_spec is not None:
-            value_optimizer = Optimizer.from_spec(
-                self.value_function_optimizer_spec, path="value_function_optimizer_spec"
-            )
-            value_optimizer.scope = f"value-{value_optimizer.scope}"
-        try:
-            value_function = ValueFunction([] if shared else self.value_function_spec)
-        except SpecError as error:
-            raise rebase(error, "value_function_spec") from None
-        policy_spec = self._policy_spec()
-        body = NeuralNetwork.from_spec(policy_spec["network_spec"] or [], path="network_spec", scope="body")
-        recurrent = body.num_recurrent_layers > 0
-        if recurrent and action_mask_space(self.state_space) is not None:
-            raise SpaceError(
-                "a recurrent policy (an LSTM in network_spec) does not honour action masks yet; the state "
-                "space holds 'action_mask' (use a feed-forward network_spec, or rename the key)"
-            )
-        if recurrent:  # the recurrent body threads internal states; the policy keeps only its heads
-            use_recurrent_body(self, body)
-            policy_spec["network_spec"] = []
-        feed_forward_graph, recurrent_graph = self.graph_classes()
-        graph = recurrent_graph if recurrent else feed_forward_graph
-        acting = {
-            **({"body": body} if recurrent else {}),
-            "preprocessor": preprocessor,
-            "policy": Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
-            "scope": self.name,
-            **self.role_arguments(),
-        }
-        if not self.role.includes(Role.LEARNER):  # a worker's rollouts carry nothing but what it acts with
-            return graph(**acting)
-        return graph(
-            **acting,
-            **self.graph_components(),
-            value_function=value_function,
-            shared_network=shared,
-            gae=GeneralizedAdvantageEstimation(self.discount, self.gae_lambda, self.clip_rewards),
-            policy_loss=self.policy_loss(),
-            value_loss=ValueLoss(weight=self.weight_vf, clipping=self.value_function_clipping()),
-            optimizer=Optimizer.from_spec(optimizer_spec, path="optimizer_spec"),
-            value_optimizer=value_optimizer,
-        )
-
-    def policy_loss(self) -> Component:
-        """The policy loss component (PPO's clipped surrogate, the actor-critic loss)."""
-        raise NotImplementedError
-
-    def graph_classes(self) -> tuple[type, type]:
-        """The root component's class for a feed-forward and for a recurrent policy."""
-        return PolicyGradientGraph, RecurrentPolicyGradientGraph
-
-    def graph_components(self) -> dict[str, Component]:
-        """Further components the root takes (by argument name)."""
-        return {}
-
-    def value_function_clipping(self) -> float | None:
-        return None
-
-    def _policy_spec(self) -> dict[str, Any]:
-        spec = dict(self.policy_spec or {})
-        spec.setdefault("network_spec", self.network_spec)
-        if self.action_adapter_spec is not None:
-            spec.setdefault("action_adapter_spec", self.action_adapter_spec)
-        return spec
-
     def record_space(self) -> dict[str, Any]:
         """The environment's fields and the behaviour policy's log-likelihood of each action taken; a
         recurrent policy's internal states before and after each step."""
@@ -349,17 +254,7 @@ class PPOAgent(PolicyGradientAgent):
     """
 
     config_class: ClassVar[type[AgentConfig] | None] = PPOConfig
-
-    def configure(self, config: PPOConfig) -> None:
-        super().configure(config)
-        self.clip_ratio = config.clip_ratio
-        self.value_clipping = config.value_function_clipping
-
-    def policy_loss(self) -> Component:
-        return PPOLoss(clip_ratio=self.clip_ratio, weight_entropy=self.weight_entropy)
-
-    def value_function_clipping(self) -> float | None:
-        return self.value_clipping
+    builder_class: ClassVar[type[Builder] | None] = PPOBuilder
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         return self._shuffled_passes(count, min(self.update_spec.sample_size or count, count))
@@ -393,13 +288,7 @@ class ActorCriticAgent(PolicyGradientAgent):
     """
 
     config_class: ClassVar[type[AgentConfig] | None] = ActorCriticConfig
-
-    def configure(self, config: ActorCriticConfig) -> None:
-        super().configure(config)
-        self.weight_pg = config.weight_pg
-
-    def policy_loss(self) -> Component:
-        return ActorCriticLoss(weight_pg=self.weight_pg, weight_entropy=self.weight_entropy)
+    builder_class: ClassVar[type[Builder] | None] = ActorCriticBuilder
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         yield np.arange(count)

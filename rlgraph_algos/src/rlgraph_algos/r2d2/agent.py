@@ -7,24 +7,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, UpdateResult
-from rlgraph.agents.roles import Role
-from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph_algos.dqn.agent import DQNAgent
+from rlgraph_algos.r2d2.builder import R2D2Builder
 from rlgraph_algos.r2d2.config import R2D2Config
-from rlgraph_algos.r2d2.graph import R2D2Graph, RecurrentQNetwork
 from rlgraph_algos.r2d2.sequences import SequenceBuffer
-from rlgraph_algos.recurrent import sequence_state_spaces, use_recurrent_body
-from rlgraph_algos.replay import replay_memory
-from rlgraph_networks.explorations.exploration import Exploration
-from rlgraph_networks.neural_network import NeuralNetwork
-from rlgraph_networks.optimizers import Optimizer
-from rlgraph_networks.preprocessors.stack import PreprocessorStack
-
-DEFAULT_OPTIMIZER = {"type": "adam", "learning_rate": 1e-3}
+from rlgraph_algos.recurrent import sequence_state_spaces
 
 
 class R2D2Agent(DQNAgent):
@@ -51,9 +43,8 @@ class R2D2Agent(DQNAgent):
     honours_action_masks: ClassVar[bool] = False
 
     update_batch_layout: ClassVar[str | None] = None
-    #: It learns from its own replay of sequences: no learner fed from outside, no workers computing for one.
-    roles_built: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.AGENT})
     config_class: ClassVar[type[AgentConfig] | None] = R2D2Config
+    builder_class: ClassVar[type[Builder] | None] = R2D2Builder
 
     def configure(self, config: R2D2Config) -> None:
         super().configure(config)
@@ -61,52 +52,12 @@ class R2D2Agent(DQNAgent):
         self.sequence_period = (
             config.sequence_length if config.sequence_period is None else config.sequence_period
         )
-        self.priority_eta = float(config.priority_eta)
         self.buffer = SequenceBuffer(
             self.sequence_length, self.burn_in, self.sequence_period, self.n_step, self.discount
         )
         self.buffer_passes_through = False
 
     # -- the graph ---------------------------------------------------------------------------------------
-    def build_root(self) -> Component:
-        if not isinstance(self.action_space, IntBox):
-            raise SpecError(f"R2D2 needs an IntBox action space (discrete actions), got {self.action_space}.")
-        if isinstance(self.policy_spec, dict) and "network_spec" in self.policy_spec:
-            raise SpecError(
-                "R2D2 takes its recurrent network as network_spec (the policy keeps only its Q-value heads)",
-                "policy_spec.network_spec",
-            )
-        preprocessor = PreprocessorStack.from_spec(self.preprocessing_spec or [], path="preprocessing_spec")
-        self.preprocessed_state_space = preprocessor.output_space(
-            self.state_space.with_batch_rank()
-        ).strip_ranks()
-        body = NeuralNetwork.from_spec(self.network_spec or [], path="network_spec", scope="body")
-        if not body.num_recurrent_layers:
-            raise SpecError("R2D2 needs a recurrent network: add an lstm layer", "network_spec")
-        use_recurrent_body(self, body)
-        memory = replay_memory(self.memory_spec, self.update_spec.batch_size)  # unbuilt: checks the spec
-        acting = {
-            "preprocessor": preprocessor,
-            "q_network": RecurrentQNetwork(body, self._policy(network_spec=[])),
-            "exploration": Exploration.from_spec(self.exploration_spec, path="exploration_spec"),
-            "scope": self.name,
-            **self.role_arguments(),
-        }
-        if self.role is Role.POLICY:
-            return R2D2Graph(**acting)
-        return R2D2Graph(
-            **acting,
-            memory=memory,
-            optimizer=Optimizer.from_spec(
-                self.optimizer_spec or dict(DEFAULT_OPTIMIZER), path="optimizer_spec"
-            ),
-            loss=self._loss(),
-            batch_size=self.update_spec.batch_size,
-            burn_in=self.burn_in,
-            priority_eta=self.priority_eta,
-            sync_tau=self.update_spec.sync_tau,
-        )
-
     def graph_record_space(self) -> dict[str, Any]:
         """What the memory stores per sequence (see :class:`~rlgraph_algos.r2d2.sequences.SequenceBuffer`):
         ``L + 1`` states and resets (``L = burn_in + sequence_length``), the recurrent state at its start,

@@ -1,0 +1,38 @@
+"""DQfD's builder: DQN's roles, the whole agent with a memory of demonstrations and the large-margin loss."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rlgraph.agents.config import default_of
+from rlgraph.agents.roles import Role
+from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
+from rlgraph_algos.dqfd.loss import LargeMarginLoss
+from rlgraph_algos.dqn.builder import DQNBuilder
+from rlgraph_algos.replay import replay_memory
+
+
+class DQFDBuilder(DQNBuilder):
+    """The policy role acts as DQN's; the whole agent learns from its own memory and its demonstrations' (it
+    has no learner fed from outside, nor workers computing for one)."""
+
+    roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY})
+    graph_class: ClassVar[type] = DQFDLearnerGraph
+
+    def learning_parts(self, role: Role) -> dict[str, Any]:
+        config = self.config
+        batch_size = config.update_spec.batch_size
+        ratio = float(config.demo_sample_ratio)
+        sample = max(1, round(ratio * batch_size / (1.0 - ratio)))
+        pretrain_batch = config.demo_batch_size or batch_size
+        demo_memory_spec = config.demo_memory_spec or default_of(type(config), "demo_memory_spec")
+        demo_memory = replay_memory(demo_memory_spec, max(sample, pretrain_batch))
+        demo_memory.scope = f"demo-{demo_memory.scope}"
+        return {
+            **super().learning_parts(role),
+            "demo_memory": demo_memory,
+            "margin_loss": LargeMarginLoss(config.expert_margin),
+            "supervised_weight": float(config.supervised_weight),
+            "demo_sample_size": sample,
+            "demo_batch_size": pretrain_batch,
+        }

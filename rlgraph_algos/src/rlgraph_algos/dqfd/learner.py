@@ -1,0 +1,121 @@
+"""DQfD's learner role: DQN's, with a memory of demonstrations beside the agent's own and the large-margin
+loss on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rlgraph
+from rlgraph.components import Component
+from rlgraph.utils import nested
+from rlgraph_algos.dqfd.loss import LargeMarginLoss
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
+
+
+class DQFDLearnerGraph(DQNLearnerGraph):
+    """:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph` with a demonstration memory beside the agent's own.
+
+    * ``observe_demos(demo_records)``: demonstrations into their memory;
+    * ``update()``: ``batch_size`` transitions of the agent's own and ``demo_sample_size`` demonstrations,
+      one step on the (double, n-step) TD loss of all of them plus ``supervised_weight`` times the large-margin
+      loss of the demonstrations (``expert_margin``); each prioritized memory gets its rows' new priorities;
+    * ``update_from_demos()``: the same step on ``demo_batch_size`` demonstrations alone (pre-training).
+    """
+
+    def __init__(
+        self,
+        demo_memory: Component,
+        margin_loss: LargeMarginLoss,
+        supervised_weight: float,
+        demo_sample_size: int,
+        demo_batch_size: int,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.demo_memory = demo_memory
+        self.margin_loss = margin_loss
+        self.supervised_weight = supervised_weight
+        self.demo_sample_size = demo_sample_size
+        self.demo_batch_size = demo_batch_size
+        self.demos_prioritized = "update_records" in type(demo_memory).api_methods()
+
+    @rlgraph.api
+    def observe_demos(self, demo_records):
+        self.demo_memory.insert_records(demo_records)
+
+    @rlgraph.api
+    def update(self):
+        own = self.memory.get_records(self.batch_size)
+        demos = self.demo_memory.get_records(self.demo_sample_size)
+        records, weights, expert = self._graph_fn_join(
+            own["records"], demos["records"], own["weights"], demos["weights"]
+        )
+        loss, stats = self.optimizer.step(self._dqfd_loss(records, weights, expert))
+        own_errors, demo_errors = self._graph_fn_split(stats["td_errors"])
+        if self.prioritized:
+            self.memory.update_records(own["indices"], own_errors)
+        if self.demos_prioritized:
+            self.demo_memory.update_records(demos["indices"], demo_errors)
+        return self._graph_fn_result(loss, stats)
+
+    @rlgraph.api
+    def update_from_demos(self):
+        demos = self.demo_memory.get_records(self.demo_batch_size)
+        expert = self._graph_fn_all(demos["weights"])
+        loss, stats = self.optimizer.step(self._dqfd_loss(demos["records"], demos["weights"], expert))
+        if self.demos_prioritized:
+            self.demo_memory.update_records(demos["indices"], stats["td_errors"])
+        return self._graph_fn_result(loss, stats)
+
+    def _dqfd_loss(self, records, weights, expert):
+        """The TD loss of every row plus the weighted large-margin loss of the demonstrations (``expert``)."""
+        next_states = records["next_states"]
+        next_target = self.target_policy.get_q_values(next_states)
+        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
+
+        def loss():
+            q_values = self.policy.get_q_values(records["states"])
+            per_item, td_errors = self.loss.per_item_loss(
+                q_values,
+                records["actions"],
+                records["rewards"],
+                records["terminals"],
+                records["discounts"],
+                next_target,
+                next_online,
+            )
+            supervised, _ = self.margin_loss.loss(q_values, records["actions"], expert)
+            return self._graph_fn_total(per_item, weights, supervised, td_errors)
+
+        return loss
+
+    @rlgraph.graph_fn(returns=3, requires_variables=False, batched=True)
+    def _graph_fn_join(self, own, demos, own_weights, demo_weights):
+        """Both batches as one (the agent's rows first), their weights, and which rows are demonstrations
+        (1.0; the margin loss takes a float mask)."""
+        ops = self.ops
+        records = nested_concat(ops, own, demos)
+        expert = ops.concat([ops.zeros_like(own_weights), ops.ones_like(demo_weights)], axis=0)
+        return records, ops.concat([own_weights, demo_weights], axis=0), expert
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False, batched=True)
+    def _graph_fn_split(self, td_errors):
+        return td_errors[: self.batch_size], td_errors[self.batch_size :]
+
+    @rlgraph.graph_fn(requires_variables=False, batched=True)
+    def _graph_fn_all(self, weights):
+        return self.ops.ones_like(weights)
+
+    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    def _graph_fn_total(self, per_item, weights, supervised, td_errors):
+        total = self.ops.mean(weights * per_item) + self.supervised_weight * supervised
+        return total, {"td_errors": td_errors, "supervised_loss": supervised}
+
+    @rlgraph.graph_fn(requires_variables=False)
+    def _graph_fn_result(self, loss, stats):
+        return {"loss": loss, **stats}
+
+
+def nested_concat(ops: Any, first: Any, second: Any) -> Any:
+    """Two nested batches as one, leaf by leaf."""
+    return nested.map_structure(lambda a, b: ops.concat([a, b], axis=0), first, second)

@@ -1,0 +1,88 @@
+"""DQN's builder: the graph of each role from a :class:`~rlgraph_algos.dqn.config.DQNConfig`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rlgraph.agents.roles import Role
+from rlgraph.components import Component
+from rlgraph.errors import SpecError
+from rlgraph.spaces import IntBox
+from rlgraph_algos.builders import AlgorithmBuilder
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
+from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_algos.replay import FrameSteps, names_frame_replay
+from rlgraph_networks.policies.dueling_policy import DuelingPolicy
+from rlgraph_networks.policies.policy import Policy
+
+
+class DQNBuilder(AlgorithmBuilder):
+    """The policy role acts (:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph`); a worker adds the target
+    network and the loss (its priorities), a learner the optimizer, the whole agent the replay memory
+    (:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph`)."""
+
+    roles: ClassVar[frozenset[Role]] = frozenset(Role)
+    #: The root's class for the roles that learn or compute TD errors.
+    graph_class: ClassVar[type] = DQNLearnerGraph
+    #: The root's class for the policy role.
+    policy_graph_class: ClassVar[type] = DQNPolicyGraph
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: A frame replay's record fields (it forms the n-step returns itself), or None; the agent adds them.
+        self.frame_steps = FrameSteps() if names_frame_replay(self.memory_spec) else None
+
+    def root(self, role: Role) -> Component:
+        if not isinstance(self.action_space, IntBox):
+            raise SpecError(f"DQN needs an IntBox action space (discrete actions), got {self.action_space}.")
+        acting = self.acting_parts(role)
+        if role is Role.POLICY:
+            return self.policy_graph_class(**acting)
+        return self.graph_class(**acting, **self.learning_parts(role))
+
+    def acting_parts(self, role: Role) -> dict[str, Any]:
+        """The policy role's components: preprocessing, the Q-network and exploration."""
+        return {
+            "preprocessor": self.preprocessor(),
+            "policy": self.policy(),
+            "exploration": self.exploration(),
+            "scope": self.config.name,
+            **self.role_arguments(role),
+        }
+
+    def learning_parts(self, role: Role) -> dict[str, Any]:
+        """What the roles above the policy's add: the loss, the learner's optimizer, the agent's memory."""
+        memory = self.memory()  # made by every role: it checks the spec
+        update = self.config.update_spec
+        return {
+            "loss": self.loss(),
+            "optimizer": self.optimizer() if role.includes(Role.LEARNER) else None,
+            "memory": memory if role is Role.AGENT else None,
+            "batch_size": update.batch_size,
+            "sync_tau": update.sync_tau,
+        }
+
+    def memory(self) -> Component:
+        memory = super().memory()
+        if self.frame_steps is not None:
+            memory.learn_with(self.config.n_step, self.config.discount)
+            self.frame_steps.num_environments = memory.num_environments
+        return memory
+
+    def loss(self) -> Component:
+        config = self.config
+        return DQNLoss(
+            double_q=config.double_q, huber_loss=config.huber_loss, value_rescaling=config.value_rescaling
+        )
+
+    @property
+    def dueling(self) -> bool:
+        """Whether the Q-network is dueling (``dueling_q``, by default)."""
+        return self.config.dueling_q is not False
+
+    def policy(self, network_spec: Any = None, base: type[Policy] | None = None) -> Policy:
+        """The Q-network: ``policy_spec`` with ``network_spec``; dueling where ``dueling_q`` and no type is named."""
+        if base is None:
+            base = DuelingPolicy if "type" not in self.policy_spec() and self.dueling else Policy
+        return super().policy(network_spec, base)
