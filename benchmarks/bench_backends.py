@@ -43,7 +43,7 @@ OBSERVED = 10_000
 
 def single_thread(backends: list[str]) -> None:
     """One framework thread on every backend (before any of them starts its runtime)."""
-    from rlgraph.execution.backend import load_backend
+    from rlgraph.graph.backend import load_backend
 
     for backend in backends:
         load_backend(backend).configure_threads(1, 1)

@@ -43,14 +43,14 @@ SIZES = ("num_components", "num_variables")
 def build(case: str, backend: str) -> tuple[Any, list[str]]:
     """Build graph ``case`` on ``backend``; its BuildReport and the modules the build imported
     (the backend itself, its framework included, is loaded before)."""
-    from rlgraph.execution.backend import load_backend
+    from rlgraph.graph.backend import load_backend
     from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox
 
     load_backend(backend)
 
     if case == "memory":
         from rlgraph.components import Component
-        from rlgraph.execution.executor import GraphExecutor
+        from rlgraph.graph.executor import GraphExecutor
 
         records = Dict(
             states=FloatBox(shape=(4,)),

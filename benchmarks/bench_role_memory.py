@@ -73,8 +73,8 @@ def worker_build(backend: str, role: str) -> dict:
     import time
 
     from rlgraph.environments.vector_env import make_environments
-    from rlgraph.execution.backend import load_backend
     from rlgraph.executors.local import build_agent
+    from rlgraph.graph.backend import load_backend
 
     env = make_environments("CartPole-v1", 4, 1)
     load_backend(backend)  # the framework's own memory is not the build's

@@ -254,7 +254,9 @@ def test_an_agent_class_refuses_what_its_builder_holds():
     from rlgraph_algos.dqn.agent import DQNAgent
     from rlgraph_algos.dqn.learner import DQNLearnerGraph
 
-    with pytest.raises(TypeError, match="OldStyle defines graph_class, which DQNBuilder holds: derive a builder"):
+    with pytest.raises(
+        TypeError, match="OldStyle defines graph_class, which DQNBuilder holds: derive a builder"
+    ):
 
         class OldStyle(DQNAgent):  # before builders, this changed the root's class: now it would do nothing
             graph_class = DQNLearnerGraph

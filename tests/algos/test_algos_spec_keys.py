@@ -194,7 +194,9 @@ def test_dueling_q_that_agrees_with_the_policy_type_is_accepted(dueling_q, polic
 
 def test_the_same_keys_without_the_overriding_key_are_accepted():
     assert (
-        make({"type": "dqn", "dueling_q": False, "policy_spec": {"units_state_value_stream": 3}}).builder.dueling
+        make(
+            {"type": "dqn", "dueling_q": False, "policy_spec": {"units_state_value_stream": 3}}
+        ).builder.dueling
         is False
     )
     assert (

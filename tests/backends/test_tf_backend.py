@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlgraph.execution.backend import load_backend
+from rlgraph.graph.backend import load_backend
 from rlgraph.testing import ComponentTest
 
 tf = pytest.importorskip("tensorflow")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import rlgraph
-from rlgraph.execution.backend import load_backend
+from rlgraph.graph.backend import load_backend
 from rlgraph.testing import ComponentTest
 
 torch = pytest.importorskip("torch")

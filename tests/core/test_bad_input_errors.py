@@ -127,7 +127,7 @@ def _npz_with_object_array(path):
 
 
 def _truncated(path):
-    from rlgraph.execution.checkpoint import save_weights
+    from rlgraph.graph.checkpoint import save_weights
 
     save_weights(path, {"q": np.arange(1000.0)})
     path.write_bytes(path.read_bytes()[:300])
@@ -150,7 +150,7 @@ def _truncated(path):
     ],
 )
 def test_a_corrupt_or_foreign_checkpoint_is_a_checkpoint_error_without_pickle_advice(tmp_path, make, message):
-    from rlgraph.execution.checkpoint import load_weights
+    from rlgraph.graph.checkpoint import load_weights
 
     path = tmp_path / "model.npz"
     make(path)

@@ -641,7 +641,7 @@ def test_a_used_component_no_api_call_reaches_is_a_clear_error(rlgraph_backend):
 
 
 def test_spaces_are_short_on_graph_edges():
-    from rlgraph.components.build import short_space
+    from rlgraph.graph.build import short_space
     from rlgraph.spaces import Dict, IntBox, Tuple
 
     assert short_space(FloatBox(shape=(2, 3), add_batch_rank=True, add_time_rank=True, time_major=True)) == (

@@ -12,7 +12,7 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.execution.backend import Backend
+from rlgraph.graph.backend import Backend
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest, numpy_backend

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from rlgraph.execution import compiling
-from rlgraph.execution.compiling import CompileClock
+from rlgraph.graph import compiling
+from rlgraph.graph.compiling import CompileClock
 
 
 def test_a_compile_longer_than_the_notice_time_is_announced_while_it_runs(caplog, monkeypatch):

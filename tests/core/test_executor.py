@@ -11,9 +11,9 @@ from test_build import SPACE, Buffer, BufferRoot, Outer, Scale
 import rlgraph
 from rlgraph import plugins
 from rlgraph.errors import APICallError, NotApplicableError, PluginLoadError
-from rlgraph.execution.backend import load_backend
-from rlgraph.execution.executor import GraphExecutor
-from rlgraph.execution.ops import OPS, missing_ops
+from rlgraph.graph.backend import load_backend
+from rlgraph.graph.executor import GraphExecutor
+from rlgraph.graph.ops import OPS, missing_ops
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import numpy_backend
 

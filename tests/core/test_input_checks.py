@@ -10,8 +10,8 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import BoundsCheck, InputCheck
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.checks import BoundsCheck, InputCheck
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Dict, FloatBox, IntBox
 
 STATES = FloatBox(shape=(4,), add_batch_rank=True)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.special
 
-from rlgraph.execution.ops import OPS as CONTRACT
+from rlgraph.graph.ops import OPS as CONTRACT
 from rlgraph.testing.numpy_backend import OPS, create_ops
 from rlgraph.testing.ops_contract import CASES, check_random_state
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import BoundsCheck, InputCheck
+from rlgraph.graph.checks import BoundsCheck, InputCheck
 from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, TextBox, Tuple
 from rlgraph.testing import strategies
 from rlgraph.utils import nested

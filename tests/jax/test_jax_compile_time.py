@@ -20,8 +20,8 @@ pytest.importorskip("jax")
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.execution import compiling
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph import compiling
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 

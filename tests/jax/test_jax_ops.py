@@ -12,7 +12,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp
 
 import rlgraph_jax.backend  # noqa: F401 - switches JAX to 64-bit mode, as the backend runs
-from rlgraph.execution.ops import missing_ops
+from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import (
     CASES,

@@ -126,7 +126,7 @@ def test_single_layer_network_call_is_contracted_onto_the_layer(component_test):
         ),
         ([{"units": 3}], SpecError, "network_spec.layers[0]", "Layer is abstract: give a 'type'"),
         (
-            [{"type": "rlgraph.components.component:Component"}],
+            [{"type": "rlgraph.graph.component:Component"}],
             SpecError,
             "network_spec.layers[0].type",
             "not a Layer",

@@ -8,7 +8,7 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.execution.optimizers import clip_by_global_norm, reference_step
+from rlgraph.graph.optimizers import clip_by_global_norm, reference_step
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp

@@ -46,7 +46,7 @@ def test_every_api_method_runs_in_a_case():
     case that covers its class (an optimizer's step in a model's update), or does not apply (left out of
     the build: a Bernoulli has no reparameterized draw)."""
     from rlgraph.config import installed_backends
-    from rlgraph.execution.executor import GraphExecutor
+    from rlgraph.graph.executor import GraphExecutor
 
     backends = installed_backends()
     if not backends:

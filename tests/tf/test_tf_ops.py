@@ -9,7 +9,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from rlgraph.execution.ops import missing_ops
+from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
 from rlgraph_tf.ops import OPS, create_ops, numpy_dtype, tf_dtype

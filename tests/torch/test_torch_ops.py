@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlgraph.execution.ops import missing_ops
+from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
 from rlgraph_torch.backend import to_numpy as backend_to_numpy

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlgraph.execution.optimizers import reference_step
+from rlgraph.graph.optimizers import reference_step
 from rlgraph_torch.backend import create_variable
 from rlgraph_torch.optimizers import TorchOptimizer
 

@@ -13,9 +13,9 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY = {
-    "api": "rlgraph.components.decorators",
-    "graph_fn": "rlgraph.components.decorators",
-    "Component": "rlgraph.components.component",
+    "api": "rlgraph.graph.decorators",
+    "graph_fn": "rlgraph.graph.decorators",
+    "Component": "rlgraph.graph.component",
     "from_spec": "rlgraph.specs",
     "hookimpl": "rlgraph.plugins.hookspecs",
     "PLUGIN_API_VERSION": "rlgraph.plugins.hookspecs",
@@ -35,8 +35,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from rlgraph.agents.agent import Agent
-    from rlgraph.components.component import Component
-    from rlgraph.components.decorators import api, graph_fn
+    from rlgraph.graph.component import Component
+    from rlgraph.graph.decorators import api, graph_fn
     from rlgraph.plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
     from rlgraph.specs import from_spec
 

@@ -10,7 +10,7 @@ after each call the new state goes back into the boxes. ``jax.jit`` traces again
 input shape (a batch size), and caches each trace. So a method is marked ``compiles_per_shape``: the
 graph executor then runs a chain of methods (staged records to ``observe``, then ``update``) as
 separate programs, and a new number of records compiles only ``observe`` again, not the update too.
-Each method's :class:`~rlgraph.execution.compiling.CompileClock` counts the seconds its compiles
+Each method's :class:`~rlgraph.graph.compiling.CompileClock` counts the seconds its compiles
 take and announces a slow one while it runs.
 
 A method whose output shapes depend on tensor values (a queue returning as many records as it
@@ -26,7 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from rlgraph.execution.compiling import CompileClock
+from rlgraph.graph.compiling import CompileClock
 from rlgraph_jax.variables import Variable, tracking
 
 LOG = logging.getLogger("rlgraph_jax")

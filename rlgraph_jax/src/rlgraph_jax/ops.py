@@ -1,4 +1,4 @@
-"""The ops namespace on JAX: RLgraph's NumPy-like op contract (``rlgraph.execution.ops``).
+"""The ops namespace on JAX: RLgraph's NumPy-like op contract (``rlgraph.graph.ops``).
 
 Each op is a thin function over ``jax.numpy`` and ``jax.lax``; it accepts variables
 (:class:`~rlgraph_jax.variables.Variable`) wherever it accepts arrays, and the variable ops rebind

@@ -11,7 +11,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from rlgraph.execution.optimizers import resolve_hyperparameters
+from rlgraph.graph.optimizers import resolve_hyperparameters
 from rlgraph_jax.variables import Variable, unwrap
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.components import Component
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Dict, FloatBox, IntBox
 from rlgraph.workers.sampling import SamplingWorker
 

@@ -16,7 +16,7 @@ from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
-from rlgraph.executors.sampling import SamplingExecutor
+from rlgraph.executors.remote import SamplingExecutor
 from rlgraph.workers.sampling import worker_seed
 from rlgraph_ray.cluster import check_capacity, connect, last_line, wait_ready
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.py)
 
-from rlgraph.execution.compiling import CompileClock
+from rlgraph.graph.compiling import CompileClock
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import ContainerSpace
 from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations

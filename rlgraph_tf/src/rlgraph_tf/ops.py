@@ -1,4 +1,4 @@
-"""The ops namespace on TensorFlow: RLgraph's NumPy-like op contract (``rlgraph.execution.ops``).
+"""The ops namespace on TensorFlow: RLgraph's NumPy-like op contract (``rlgraph.graph.ops``).
 
 Every op works eagerly and inside ``tf.function`` with unknown (``None``) batch and time
 dimensions: :func:`shape` gives Python ints where a dimension is known and int64 scalar tensors

@@ -6,7 +6,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from rlgraph.execution.optimizers import resolve_hyperparameters
+from rlgraph.graph.optimizers import resolve_hyperparameters
 
 
 class TFOptimizer:

@@ -1,4 +1,4 @@
-"""The ops namespace on PyTorch: RLgraph's NumPy-like op contract (``rlgraph.execution.ops``).
+"""The ops namespace on PyTorch: RLgraph's NumPy-like op contract (``rlgraph.graph.ops``).
 
 Each op is a thin function over one or two torch calls, resolved once per build into
 ``component.ops``. Ops that create tensors place them on the current device (see

@@ -1,6 +1,6 @@
 """Optimizer steps on torch's fused (and foreach) kernels, state kept in RLgraph's slot variables.
 
-The rules are the core's (``rlgraph.execution.optimizers``); each step here is one or a few
+The rules are the core's (``rlgraph.graph.optimizers``); each step here is one or a few
 multi-tensor kernel calls over all variables: ``torch._fused_adam_`` / ``_fused_sgd_`` /
 ``_fused_adagrad_`` (the kernels ``torch.optim`` runs with ``fused=True``), and foreach
 arithmetic for RMSProp, which has no fused kernel. Calling the kernels directly keeps a step
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from rlgraph.execution.optimizers import resolve_hyperparameters
+from rlgraph.graph.optimizers import resolve_hyperparameters
 
 
 class TorchOptimizer:

@@ -27,7 +27,6 @@ from rlgraph.agents.records import (
 from rlgraph.agents.roles import Role, roles_built, smallest_role_including
 from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, COMPONENT_SPECS
 from rlgraph.agents.specs import CHECKPOINT_NAME, given_keys, keep_newest_checkpoints
-from rlgraph.components.component import Component
 from rlgraph.errors import (
     APICallError,
     CheckpointError,
@@ -36,8 +35,9 @@ from rlgraph.errors import (
     RLGraphError,
     SpecError,
 )
-from rlgraph.execution.checks import all_finite, first_non_finite
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.checks import all_finite, first_non_finite
+from rlgraph.graph.component import Component
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
 from rlgraph.specs.specifiable import renamed_keys

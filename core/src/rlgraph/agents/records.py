@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import BoundsCheck, InputCheck
+from rlgraph.graph.checks import BoundsCheck, InputCheck
 from rlgraph.utils import nested
 
 ENVIRONMENT_FIELDS = ("states", "actions", "rewards", "terminals", "truncateds", "next_states")

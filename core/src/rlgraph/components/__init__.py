@@ -1,6 +1,7 @@
-"""Components: RLgraph's unit of composition, and the build that turns them into a graph."""
+"""Components: RLgraph's unit of composition (the graph runtime's, :mod:`rlgraph.graph`), as component authors
+import it."""
 
-from rlgraph.components.component import Component
-from rlgraph.components.decorators import api, graph_fn
+from rlgraph.graph.component import Component
+from rlgraph.graph.decorators import api, graph_fn
 
 __all__ = ["Component", "api", "graph_fn"]

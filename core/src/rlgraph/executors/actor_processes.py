@@ -15,8 +15,8 @@ from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
+from rlgraph.executors.remote import SamplingExecutor
 from rlgraph.executors.rollout_queue import RolloutQueue
-from rlgraph.executors.sampling import SamplingExecutor
 from rlgraph.utils import nested
 from rlgraph.workers.sampling import SamplingWorker, worker_seed
 

@@ -39,7 +39,7 @@ class BackendHooks:
     def create_ops(self, seed: int | None) -> Any:
         """Return the ops namespace of one graph, which its graph functions use as ``self.ops``.
 
-        A NumPy-like set of functions (see :mod:`rlgraph.execution.ops` for the names and
+        A NumPy-like set of functions (see :mod:`rlgraph.graph.ops` for the names and
         semantics every backend provides). Called once per build. Its random ops draw from
         streams of this graph's own, seeded with ``seed`` (None: from entropy), so two graphs in
         one process draw as they would in two; ``reseed(seed)`` restarts them, and
@@ -128,7 +128,7 @@ class BackendHooks:
         Two more attributes are optional (the core reads a missing one as 0.0 and as False):
         ``compile_seconds``, the seconds its calls spent compiling so far (tracing and compiling, or
         loading from a compilation cache), which a run's summary adds up (a
-        :class:`~rlgraph.execution.compiling.CompileClock` counts them and announces a slow compile);
+        :class:`~rlgraph.graph.compiling.CompileClock` counts them and announces a slow compile);
         ``compiles_per_shape``, True where each new combination of input shapes compiles a program of
         its own (JAX's ``jax.jit``): the executor then keeps a batch whose size varies (the records
         ``observe`` takes) out of the program of the method run after it.
@@ -168,7 +168,7 @@ class BackendHooks:
     ) -> Any:
         """Return a backend optimizer of ``kind`` over ``variables``.
 
-        ``kind`` and ``hyperparameters`` are listed in :data:`rlgraph.execution.optimizers.OPTIMIZERS`
+        ``kind`` and ``hyperparameters`` are listed in :data:`rlgraph.graph.optimizers.OPTIMIZERS`
         (``clip_grad_norm``, when set, clips the gradients' global norm in every step).
         ``slots`` holds the optimizer's state as variables created by the optimizer component:
         slot name -> one variable per entry of ``variables`` (same shape; ``"step"``: scalars). The
@@ -233,7 +233,7 @@ class EventHooks:
 
     @hookspec
     def after_build(self, root: Any, report: Any) -> None:
-        """The build finished; ``report`` is a :class:`rlgraph.components.build.BuildReport`."""
+        """The build finished; ``report`` is a :class:`rlgraph.graph.build.BuildReport`."""
 
     @hookspec
     def after_api_call(self, api_method: str, args: tuple[Any, ...], result: Any, seconds: float) -> None:

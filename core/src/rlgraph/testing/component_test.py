@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.components.component import Component
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.component import Component
+from rlgraph.graph.executor import GraphExecutor
 
 
 class ComponentTest:

@@ -1,6 +1,6 @@
 """The ops contract as test cases: a backend's ops namespace against the NumPy reference backend.
 
-``CASES`` lists calls of every deterministic op in :data:`rlgraph.execution.ops.OPS` on fixed
+``CASES`` lists calls of every deterministic op in :data:`rlgraph.graph.ops.OPS` on fixed
 inputs; :func:`check_case` runs one on a backend and compares the result with the reference.
 A backend's test suite parametrizes over ``CASES`` (see tests/torch/test_torch_ops.py).
 """

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.components.component import Component
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.component import Component
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Space
 from rlgraph.utils import nested
 

@@ -43,8 +43,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rlgraph.errors import APICallError
-from rlgraph.execution.checks import first_non_finite
-from rlgraph.execution.executor import GraphExecutor
+from rlgraph.graph.checks import first_non_finite
+from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Space
 from rlgraph.testing import numpy_backend, strategies
 from rlgraph.testing.parity import (

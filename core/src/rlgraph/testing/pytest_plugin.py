@@ -126,7 +126,7 @@ def _use_agent_threads(name: str) -> None:
     if name in _THREADS_SET:
         return
     from rlgraph.agents.specs import ExecutionSpec
-    from rlgraph.execution.backend import load_backend
+    from rlgraph.graph.backend import load_backend
 
     _THREADS_SET.add(name)
     spec = ExecutionSpec()

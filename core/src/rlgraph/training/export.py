@@ -10,7 +10,7 @@ import attrs
 
 from rlgraph.config import installed_backends
 from rlgraph.errors import RLGraphError
-from rlgraph.execution.backend import load_backend
+from rlgraph.graph.backend import load_backend
 from rlgraph.training.runs import read_run_spec, run_agent
 
 #: Formats of the first-party backends: the file or folder name written, and what to install.

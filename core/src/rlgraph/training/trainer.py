@@ -23,8 +23,8 @@ import numpy as np
 
 from rlgraph.agents.roles import Role, refuse_role_key
 from rlgraph.errors import CheckpointError, RLGraphError, SpecError
-from rlgraph.execution.backend import EventBus
-from rlgraph.execution.compiling import LOGGER as COMPILE_LOGGER
+from rlgraph.graph.backend import EventBus
+from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock

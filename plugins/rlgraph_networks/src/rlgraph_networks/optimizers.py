@@ -1,6 +1,6 @@
 """Optimizer components: one gradient step on the trainable variables of the components they are attached to.
 
-The update rules and their hyperparameters are the core's (``rlgraph.execution.optimizers``); the
+The update rules and their hyperparameters are the core's (``rlgraph.graph.optimizers``); the
 backend runs them with its own kernels. Optimizer state (Adam's moments, step counts, ...) lives in
 slot variables of the optimizer component, so it is checkpointed with the model, reset after the
 build, and moves between backends like any weight.
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.execution.optimizers import OPTIMIZERS
+from rlgraph.graph.optimizers import OPTIMIZERS
 from rlgraph.specs.checks import finite
 from rlgraph.specs.validation import rebase
 from rlgraph_networks.decays import Decay

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rlgraph.components import Component
-from rlgraph.components.initializers import NAMED as NAMED_INITIALIZERS
 from rlgraph.errors import BuildError, SpecError
+from rlgraph.graph.initializers import NAMED as NAMED_INITIALIZERS
 from rlgraph.spaces import BoxSpace
 from rlgraph.utils.naming import normalize_name, suggestion_text
 

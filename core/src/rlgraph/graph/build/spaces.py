@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.components.build.records import Twin, _is_function
-from rlgraph.components.decorators import SEQUENCE_LAYOUTS
 from rlgraph.errors import BuildError
+from rlgraph.graph.build.records import Twin, _is_function
+from rlgraph.graph.decorators import SEQUENCE_LAYOUTS
 
 #: (batch size, time size) of the build's two runs; chosen apart from each other and from common
 #: layer sizes, though the derivation of ranks does not depend on that.

@@ -1,7 +1,7 @@
-"""The spaces of the build's values, as a mixin of the :class:`~rlgraph.components.build.Builder`.
+"""The spaces of the build's values, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
 
 Placeholders carry the root's input spaces; a graph function's outputs get a space derived from its
-two runs (see :mod:`rlgraph.components.build.spaces`), or one declared with ``Component.with_space``.
+two runs (see :mod:`rlgraph.graph.build.spaces`), or one declared with ``Component.with_space``.
 A value's space becomes an input space of the components it reaches, or a root API method's output.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlgraph.components.build.records import Twin
-from rlgraph.components.build.spaces import (
+from rlgraph.errors import BuildError
+from rlgraph.graph.build.records import Twin
+from rlgraph.graph.build.spaces import (
     _AMBIGUOUS,
     _DEFAULT_PAIRS,
     NO_RANKS,
@@ -20,9 +21,8 @@ from rlgraph.components.build.spaces import (
     _zip,
     space_for,
 )
-from rlgraph.components.component import Component
-from rlgraph.components.decorators import APIMethod, GraphFunction
-from rlgraph.errors import BuildError
+from rlgraph.graph.component import Component
+from rlgraph.graph.decorators import APIMethod, GraphFunction
 from rlgraph.utils import nested
 
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.components.build import Builder, BuildReport
-from rlgraph.components.component import Component
 from rlgraph.errors import APICallError, BuildError, NotApplicableError
-from rlgraph.execution import checkpoint
-from rlgraph.execution.backend import Backend, EventBus, load_backend
-from rlgraph.execution.checks import BoundsCheck, InputCheck
+from rlgraph.graph import checkpoint
+from rlgraph.graph.backend import Backend, EventBus, load_backend
+from rlgraph.graph.build import Builder, BuildReport
+from rlgraph.graph.checks import BoundsCheck, InputCheck
+from rlgraph.graph.component import Component
 from rlgraph.utils.naming import suggestion_text
 
 GRAPH_RANDOM = "graph/"
@@ -99,12 +99,12 @@ class GraphExecutor:
 
     @property
     def component_graph(self) -> Any:
-        """The assembled :class:`~rlgraph.components.build.ComponentGraph`."""
+        """The assembled :class:`~rlgraph.graph.build.ComponentGraph`."""
         return self._built().graph
 
     @property
     def api_registry(self) -> dict[str, Any]:
-        """Root API method name -> :class:`~rlgraph.components.build.APIRecord`."""
+        """Root API method name -> :class:`~rlgraph.graph.build.APIRecord`."""
         return self._built().api_registry
 
     @property

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlgraph.components.component import Component
-from rlgraph.components.decorators import APIMethod
 from rlgraph.errors import BuildError
+from rlgraph.graph.component import Component
+from rlgraph.graph.decorators import APIMethod
 from rlgraph.utils import nested
 
 

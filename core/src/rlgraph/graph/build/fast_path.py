@@ -1,4 +1,4 @@
-"""The fast path, bound after the build, as a mixin of the :class:`~rlgraph.components.build.Builder`.
+"""The fast path, bound after the build, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
 
 Each component gets its plain API methods and graph functions bound directly, with pass-through API
 methods contracted onto their callee.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from rlgraph.components.component import Component
+from rlgraph.graph.component import Component
 
 
 class FastPath:

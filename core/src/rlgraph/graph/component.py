@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlgraph.components import initializers
-from rlgraph.components.decorators import ACTIVE_BUILDER
 from rlgraph.errors import BuildError
+from rlgraph.graph import initializers
+from rlgraph.graph.decorators import ACTIVE_BUILDER
 from rlgraph.specs import Specifiable
 
 
@@ -133,12 +133,12 @@ class Component(Specifiable):
     # -- API introspection --------------------------------------------------------------------
     @classmethod
     def api_methods(cls) -> dict[str, Any]:
-        """Name -> :class:`~rlgraph.components.decorators.APIMethod` for every API method of this class."""
+        """Name -> :class:`~rlgraph.graph.decorators.APIMethod` for every API method of this class."""
         return _decorated(cls, "__rlgraph_api__")
 
     @classmethod
     def graph_functions(cls) -> dict[str, Any]:
-        """Name -> :class:`~rlgraph.components.decorators.GraphFunction` for this class."""
+        """Name -> :class:`~rlgraph.graph.decorators.GraphFunction` for this class."""
         return _decorated(cls, "__rlgraph_graph_fn__")
 
     def may_contract(self, api_method: str) -> bool:

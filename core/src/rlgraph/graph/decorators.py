@@ -1,7 +1,7 @@
 """The two decorators a component author uses: :func:`api` and :func:`graph_fn`.
 
 Outside a build both call straight through. During a build they hand the call to the active
-builder (:mod:`rlgraph.components.build`), which records the component graph (assembly) or
+builder (:mod:`rlgraph.graph.build`), which records the component graph (assembly) or
 lets spaces flow and creates variables (build). After a build the executor binds the plain
 functions onto each component, so a define-by-run API call carries no decorator cost.
 """

@@ -1,8 +1,8 @@
-"""Completing components, as a mixin of the :class:`~rlgraph.components.build.Builder`.
+"""Completing components, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
 
 A component is completed (its ``create_variables`` called) as soon as the input spaces it asks for
 are known and the components whose variables it uses are complete; until then the graph functions
-that need its variables wait (:class:`~rlgraph.components.build.records._NotReady`), and a build that
+that need its variables wait (:class:`~rlgraph.graph.build.records._NotReady`), and a build that
 cannot go on stalls with a :class:`~rlgraph.errors.BuildError` naming the component, API method and
 missing spaces.
 """
@@ -13,9 +13,9 @@ import functools
 import inspect
 from typing import Any
 
-from rlgraph.components.build.records import _NotReady, _NotYet
-from rlgraph.components.component import Component
 from rlgraph.errors import BuildError
+from rlgraph.graph.build.records import _NotReady, _NotYet
+from rlgraph.graph.component import Component
 
 
 class Completion:

@@ -1,7 +1,7 @@
-"""Assembly (phase 2), as a mixin of the :class:`~rlgraph.components.build.Builder`.
+"""Assembly (phase 2), as a mixin of the :class:`~rlgraph.graph.build.Builder`.
 
 Every API method of the root is called once with abstract
-:class:`~rlgraph.components.build.records.Record` values. This yields the component graph (who calls
+:class:`~rlgraph.graph.build.records.Record` values. This yields the component graph (who calls
 which API method of whom), the API registry, which inputs each component receives, the pass-through
 API methods (contracted on the fast path) and the components that mirror another's input spaces.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlgraph.components.build.graph import ComponentGraph
-from rlgraph.components.build.records import Record, _contains_record, _Frame
-from rlgraph.components.component import Component
-from rlgraph.components.decorators import APIMethod
 from rlgraph.errors import BuildError
+from rlgraph.graph.build.graph import ComponentGraph
+from rlgraph.graph.build.records import Record, _contains_record, _Frame
+from rlgraph.graph.component import Component
+from rlgraph.graph.decorators import APIMethod
 
 
 class Assembly:

@@ -3,10 +3,10 @@
 It runs the assembly (phase 2, :meth:`Builder.assemble`) and the build (phase 3,
 :meth:`Builder.build`; see the package docstring), and is the active builder that the ``@api`` and
 ``@graph_fn`` decorators call into (:meth:`Builder.call_api`, :meth:`Builder.call_graph_fn`). The
-phases' parts are mixins: :class:`~rlgraph.components.build.assembly.Assembly`,
-:class:`~rlgraph.components.build.space_flow.SpaceFlow`,
-:class:`~rlgraph.components.build.completion.Completion` and
-:class:`~rlgraph.components.build.fast_path.FastPath`.
+phases' parts are mixins: :class:`~rlgraph.graph.build.assembly.Assembly`,
+:class:`~rlgraph.graph.build.space_flow.SpaceFlow`,
+:class:`~rlgraph.graph.build.completion.Completion` and
+:class:`~rlgraph.graph.build.fast_path.FastPath`.
 
 Afterwards every variable is reset to its initial value (the build's dry runs may have
 written to it), and each component gets its plain API methods and graph functions bound
@@ -21,17 +21,17 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rlgraph.components.build.assembly import Assembly
-from rlgraph.components.build.completion import Completion
-from rlgraph.components.build.fast_path import FastPath
-from rlgraph.components.build.graph import APIRecord, ComponentGraph, short_space
-from rlgraph.components.build.records import Record, _contains_record, _Frame, _is_function, _NotReady
-from rlgraph.components.build.report import BuildReport
-from rlgraph.components.build.space_flow import SpaceFlow
-from rlgraph.components.build.spaces import BUILD_SIZES, _unzip, _zip
-from rlgraph.components.component import Component
-from rlgraph.components.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
 from rlgraph.errors import BuildError, NotApplicableError
+from rlgraph.graph.build.assembly import Assembly
+from rlgraph.graph.build.completion import Completion
+from rlgraph.graph.build.fast_path import FastPath
+from rlgraph.graph.build.graph import APIRecord, ComponentGraph, short_space
+from rlgraph.graph.build.records import Record, _contains_record, _Frame, _is_function, _NotReady
+from rlgraph.graph.build.report import BuildReport
+from rlgraph.graph.build.space_flow import SpaceFlow
+from rlgraph.graph.build.spaces import BUILD_SIZES, _unzip, _zip
+from rlgraph.graph.component import Component
+from rlgraph.graph.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
 from rlgraph.utils import nested
 
 

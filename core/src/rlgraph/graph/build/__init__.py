@@ -12,22 +12,22 @@
 
 The package has one module per job:
 
-- :mod:`~rlgraph.components.build.builder`: the :class:`Builder` (entry points, the decorators' calls);
-- :mod:`~rlgraph.components.build.assembly`: recording the component graph (phase 2);
-- :mod:`~rlgraph.components.build.space_flow` and :mod:`~rlgraph.components.build.spaces`: the spaces
+- :mod:`~rlgraph.graph.build.builder`: the :class:`Builder` (entry points, the decorators' calls);
+- :mod:`~rlgraph.graph.build.assembly`: recording the component graph (phase 2);
+- :mod:`~rlgraph.graph.build.space_flow` and :mod:`~rlgraph.graph.build.spaces`: the spaces
   of the build's values and the derivation of their batch and time ranks;
-- :mod:`~rlgraph.components.build.completion`: completing components;
-- :mod:`~rlgraph.components.build.fast_path`: binding the fast path after the build;
-- :mod:`~rlgraph.components.build.graph`: the component graph and its rendering;
-- :mod:`~rlgraph.components.build.records`: the values flowing through API methods;
-- :mod:`~rlgraph.components.build.report`: the build's timings (:class:`BuildReport`).
+- :mod:`~rlgraph.graph.build.completion`: completing components;
+- :mod:`~rlgraph.graph.build.fast_path`: binding the fast path after the build;
+- :mod:`~rlgraph.graph.build.graph`: the component graph and its rendering;
+- :mod:`~rlgraph.graph.build.records`: the values flowing through API methods;
+- :mod:`~rlgraph.graph.build.report`: the build's timings (:class:`BuildReport`).
 """
 
-from rlgraph.components.build.builder import Builder
-from rlgraph.components.build.graph import APIRecord, ComponentGraph, short_space
-from rlgraph.components.build.records import Record, Twin
-from rlgraph.components.build.report import BuildReport
-from rlgraph.components.build.spaces import BUILD_SIZES, NO_RANKS, Ranks, space_for
+from rlgraph.graph.build.builder import Builder
+from rlgraph.graph.build.graph import APIRecord, ComponentGraph, short_space
+from rlgraph.graph.build.records import Record, Twin
+from rlgraph.graph.build.report import BuildReport
+from rlgraph.graph.build.spaces import BUILD_SIZES, NO_RANKS, Ranks, space_for
 
 __all__ = [
     "BUILD_SIZES",

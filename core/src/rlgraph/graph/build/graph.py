@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlgraph.components.component import Component
+from rlgraph.graph.component import Component
 
 
 def short_space(space: Any) -> str:
