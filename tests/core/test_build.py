@@ -650,3 +650,50 @@ def test_spaces_are_short_on_graph_edges():
     assert short_space(Dict({"a": IntBox(4), "b": Tuple(FloatBox(shape=(1,)))}, add_batch_rank=True)) == (
         "{a: int32[B], b: (0: float32[B,1])}"
     )
+
+
+# -- what the build infers about graph functions ----------------------------------------------------------------
+def test_a_graph_function_s_returns_are_read_from_its_return_statements():
+    from rlgraph.graph.decorators import returned_count
+
+    def pair(self, x):
+        if x:
+            return x, x
+        return x + 1, x
+
+    def one(self, x):
+        def inner():
+            return x, x  # a function defined inside does not count
+
+        return inner()
+
+    def mixed(self, x):
+        if x:
+            return x, x
+        return x
+
+    assert (returned_count(pair), returned_count(one), returned_count(mixed)) == (2, 1, 1)
+    assert returned_count(len) == 1  # no source to read: one value
+
+
+def test_only_a_component_with_variables_makes_its_graph_functions_wait_for_them():
+    from rlgraph.graph.decorators import creates_variables
+
+    class Stateless(Component):
+        @rlgraph.graph_fn(api=True)
+        def double(self, x):
+            return x * 2.0
+
+    class Counter(Component):
+        def create_variables(self, input_spaces):
+            self.count = self.get_variable("count", shape=(), dtype="float32", initializer=0.0)
+
+        @rlgraph.graph_fn(api=True)
+        def read(self, x):
+            return x + self.count
+
+    assert not creates_variables(Stateless) and creates_variables(Counter)
+    stateless, counter = Stateless(scope="s"), Counter(scope="c")
+    meta = type(stateless).double.__rlgraph_graph_fn__
+    assert meta.requires_variables is None and not meta.waits_for_variables(stateless)
+    assert type(counter).read.__rlgraph_graph_fn__.waits_for_variables(counter)

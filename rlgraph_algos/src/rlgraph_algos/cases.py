@@ -502,7 +502,7 @@ class ClosedFormRegression(Regression):
         (model,) = self.models
         return self.optimizer.apply(self._graph_fn_gradients(x, model.predict(x), y))
 
-    @rlgraph.graph_fn(returns=2)
+    @rlgraph.graph_fn
     def _graph_fn_gradients(self, x, prediction, y):
         ops = self.ops
         residual = 2.0 * (prediction - y) / 16.0  # 8 rows of 2

@@ -30,14 +30,14 @@ class RandomActions(Component):
     def update(self):
         return {"loss": self._graph_fn_zero()}
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_draw(self, states):
         from rlgraph.utils import nested
 
         batch = self.ops.shape(nested.flatten(states)[0])[0]
         return _draw(self.ops, self.action_space, batch)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_zero(self):
         return self.ops.constant(0.0)
 

@@ -53,10 +53,10 @@ class ValueRescaling(Component):
         super().__init__(scope=scope, **kwargs)
         self.epsilon = check_epsilon(epsilon)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def rescale(self, values: Any) -> Any:
         return rescale(self.ops, values, self.epsilon)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def inverse(self, values: Any) -> Any:
         return inverse_rescale(self.ops, values, self.epsilon)

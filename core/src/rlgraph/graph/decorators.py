@@ -8,10 +8,12 @@ functions onto each component, so a define-by-run API call carries no decorator 
 
 from __future__ import annotations
 
+import ast
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rlgraph.utils import nested
@@ -47,14 +49,14 @@ SEQUENCE_LAYOUTS = ("time_major", "batch_major")
 class GraphFunction:
     """What :func:`graph_fn` records about one graph function."""
 
-    __slots__ = ("batched", "function", "name", "requires_variables", "returns", "split")
+    __slots__ = ("_returns", "batched", "function", "name", "requires_variables", "split")
 
     def __init__(
         self,
         function: Callable,
-        returns: int,
+        returns: int | None,
         split: bool,
-        requires_variables: bool,
+        requires_variables: bool | None,
         batched: bool | str | None,
     ) -> None:
         if batched not in (True, False, None, *SEQUENCE_LAYOUTS):
@@ -63,10 +65,26 @@ class GraphFunction:
             )
         self.function = function
         self.name = function.__name__
-        self.returns = returns
+        self._returns = returns
         self.split = split
+        #: Whether it runs only once its component created its variables (None: inferred, see :meth:`waits_for`).
         self.requires_variables = requires_variables
         self.batched = batched
+
+    @property
+    def returns(self) -> int:
+        """How many values it returns: as declared, else inferred from its source (:func:`returned_count`)."""
+        if self._returns is None:
+            self._returns = returned_count(self.function)
+        return self._returns
+
+    def waits_for_variables(self, component: Any) -> bool:
+        """Whether it runs only once ``component`` created its variables: as declared, else where the component
+        has variables of its own (its class writes ``create_variables``) or reads others' (its
+        ``variable_dependencies``)."""
+        if self.requires_variables is not None:
+            return self.requires_variables
+        return creates_variables(type(component)) or bool(component.variable_dependencies)
 
     def run(self, component: Any, args: tuple, kwargs: dict) -> Any:
         """Run the graph function on backend values (splitting containers if asked)."""
@@ -117,18 +135,22 @@ def api(function: Callable | None = None, *, needs: str | tuple[str, ...] = ()) 
 def graph_fn(
     function: Callable | None = None,
     *,
-    returns: int = 1,
+    returns: int | None = None,
     split: bool = False,
-    requires_variables: bool = True,
+    requires_variables: bool | None = None,
     batched: bool | str | None = None,
     api: bool = False,
 ) -> Any:
     """Declare a Component method a graph function: the only place numeric (backend) work happens.
 
-    ``returns``: how many values it returns (so API methods can unpack them during assembly).
+    ``returns``: how many values it returns (so API methods can unpack them during assembly); inferred where
+    every ``return`` of its body returns a tuple of the same length (``return loss, td_errors``: 2), else 1:
+    declare it where it returns another call's tuple.
     ``split``: call it once per leaf of container (Dict/Tuple) arguments and re-nest the results.
     ``requires_variables``: it reads the component's variables, so it runs only once the
-    component has created them. ``batched``: True if every output of rank >= 1 has a leading
+    component has created them; inferred (the default) as whether the component has variables at all (its
+    class writes ``create_variables``, or it reads other components' variables): declare False for a graph
+    function of such a component that runs before they exist. ``batched``: True if every output of rank >= 1 has a leading
     batch rank, False if none has; None lets the build derive it; ``"time_major"`` (``"batch_major"``)
     if every output of rank >= 2 leads with a time and a batch rank (a batch and a time rank), for
     sequences whose sizes the build's runs cannot tell apart (a fixed number replayed from a memory). ``api``: the graph function is
@@ -168,6 +190,43 @@ def graph_fn(
         return api_wrapper
 
     return decorate(function) if function is not None else decorate
+
+
+def returned_count(function: Callable) -> int:
+    """How many values ``function`` returns, read from its source: N where every ``return`` of its own body
+    returns a tuple display of N values (N >= 2), else 1 (also where its source cannot be read)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+        definition = ast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return 1
+    sizes = {
+        len(node.value.elts) if isinstance(node.value, ast.Tuple) else 1 for node in _own_returns(definition)
+    }
+    return sizes.pop() if len(sizes) == 1 else 1
+
+
+def _own_returns(definition: ast.AST) -> Iterator[ast.Return]:
+    """The ``return`` statements with a value of a function's own body (not of functions defined in it)."""
+    stack = list(ast.iter_child_nodes(definition))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+@functools.cache
+def creates_variables(component_class: type) -> bool:
+    """Whether ``component_class`` has variables of its own: it (or a base below Component) writes
+    ``create_variables``."""
+    method = getattr(component_class, "create_variables", None)
+    return method is not None and (method.__module__, method.__qualname__) != (
+        __package__ + ".component",
+        "Component.create_variables",
+    )
 
 
 def _is_container(value: Any) -> bool:

@@ -65,7 +65,7 @@ class Decay(Component, metaclass=abc.ABCMeta):
             f"got {value!r}"
         )
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def decayed_value(self, time_step: Any) -> Any:
         """The value at ``time_step`` (float32 scalar)."""
         return self.value(self.ops.cast(time_step, "float32"))

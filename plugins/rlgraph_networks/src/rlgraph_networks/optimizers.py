@@ -151,7 +151,7 @@ class Optimizer(Component):
             )
         return self.learning_rate_decay.decayed_value(time_step)
 
-    @rlgraph.graph_fn(returns=2)
+    @rlgraph.graph_fn
     def _graph_fn_step(self, loss_fn: Callable[[], Any], learning_rate: Any) -> Any:
         loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
         # A step of a non-finite loss changes nothing (the backend skips it): the update that met a NaN

@@ -29,7 +29,7 @@ class _OneUnitHead(Component):
     def _one_value_per_row(self, features: Any) -> Any:
         return self._graph_fn_squeeze(self.output_layer.call(self.network.call(features)))
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_squeeze(self, values: Any) -> Any:
         return self.ops.squeeze(values, -1)
 
@@ -80,7 +80,7 @@ class QFunction(_OneUnitHead):
             self.concat.call(nn_inputs, self._graph_fn_feature_axis(nn_inputs, actions))
         )
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_feature_axis(self, nn_inputs: Any, actions: Any) -> Any:
         """The actions' leaves, a scalar action per row given a feature axis of size 1 (as the states')."""
         ops = self.ops

@@ -187,7 +187,7 @@ class ActorCriticQGraph(AgentRoot):
     def sync(self) -> list[Any]:
         return [synchronizer.sync() for synchronizer in self.synchronizers]
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_weighted_mean(self, per_item, weights, q_values, targets):
         """The critics' loss weighted by importance weights, and their mean absolute TD errors."""
         ops = self.ops
@@ -299,13 +299,13 @@ class SACGraph(ActorCriticQGraph):
         )
         return log_probs, tuple(critic.q_values(states, drawn) for critic in critics)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_taken(self, q_values_all, actions):
         ops = self.ops
         index = ops.expand_dims(ops.cast(actions, "int64"), -1)
         return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_one_hot(self, actions):
         """Stored actions as the critics take them: IntBox leaves one-hot (float32), other leaves as they are."""
         ops = self.ops
@@ -316,7 +316,7 @@ class SACGraph(ActorCriticQGraph):
             flat[path] = ops.one_hot(flat[path], categories)
         return nested.unflatten_like(actions, flat)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_results(self, actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha):
         ops = self.ops
         return {
@@ -398,7 +398,7 @@ class TD3Graph(ActorCriticQGraph):
             self.sync()
         return self._graph_fn_results(actor_loss, q_loss, td_errors)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_results(self, actor_loss, q_loss, td_errors):
         return {
             "loss": actor_loss + q_loss,

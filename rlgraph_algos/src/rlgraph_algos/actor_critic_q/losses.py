@@ -57,13 +57,13 @@ class SACLoss(Component):
         self.discount = unit_interval(discount, "discount")
         self.target_entropy = None if target_entropy is None else float(target_entropy)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def policy_loss(self, log_probs_sampled: Any, q_values_sampled: Any, alpha: Any) -> Any:
         ops = self.ops
         per_item = alpha * log_probs_sampled - _minimum(ops, q_values_sampled)
         return ops.mean(per_item), per_item
 
-    @rlgraph.graph_fn(api=True, returns=3, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def q_loss(
         self,
         q_values: Any,
@@ -83,7 +83,7 @@ class SACLoss(Component):
             per_item = per_item + 0.5 * ops.square(q - targets)
         return ops.mean(per_item), per_item, targets
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def expectations(self, logits: Any, q_values_all: Any) -> Any:
         ops = self.ops
         log_probs = ops.log_softmax(logits)
@@ -91,7 +91,7 @@ class SACLoss(Component):
         expected_q = ops.sum(probabilities * _minimum(ops, q_values_all), axis=-1)
         return ops.sum(probabilities * log_probs, axis=-1), expected_q
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def alpha_gradient(self, log_probs_sampled: Any) -> Any:
         """The mean alpha loss's gradient with respect to ``log(alpha)``, in closed form (the loss is
         linear in it): ``-mean(log pi(a~|s) + target_entropy)``; zero for a fixed temperature."""
@@ -100,7 +100,7 @@ class SACLoss(Component):
             return ops.zeros_like(ops.mean(log_probs_sampled))
         return -ops.mean(ops.stop_gradient(log_probs_sampled)) - self.target_entropy
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def alpha_loss(self, log_probs_sampled: Any, alpha: Any) -> Any:
         ops = self.ops
         if self.target_entropy is None:
@@ -146,24 +146,24 @@ class TD3Loss(Component):
         self.noise_std = float(noise_std)
         self.noise_clip = positive(noise_clip, "target_noise_clip")
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def sample_noise(self, target_actions: Any) -> Any:
         return self.ops.random_normal(self.ops.shape(target_actions))
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def smoothed_actions(self, target_actions: Any, noise: Any) -> Any:
         ops = self.ops
         smoothing = ops.clip(noise * self.noise_std, -self.noise_clip, self.noise_clip)
         return ops.clip(target_actions + smoothing, self.bounds.on(ops, "low"), self.bounds.on(ops, "high"))
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def targets(self, q_values_next: Any, rewards: Any, terminals: Any) -> Any:
         ops = self.ops
         following = _minimum(ops, q_values_next)
         bootstrap = ops.where(terminals, ops.zeros_like(following), self.discount * following)
         return ops.stop_gradient(rewards + bootstrap)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def critic_loss(self, q_values: Any, targets: Any) -> Any:
         ops = self.ops
         q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
@@ -172,7 +172,7 @@ class TD3Loss(Component):
             per_item = per_item + ops.square(q - targets)
         return ops.mean(per_item), per_item
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def actor_loss(self, q_values_sampled: Any) -> Any:
         per_item = -q_values_sampled
         return self.ops.mean(per_item), per_item

@@ -89,7 +89,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
 
         return loss
 
-    @rlgraph.graph_fn(returns=3, requires_variables=False, batched=True)
+    @rlgraph.graph_fn(batched=True)
     def _graph_fn_join(self, own, demos, own_weights, demo_weights):
         """Both batches as one (the agent's rows first), their weights, and which rows are demonstrations
         (1.0; the margin loss takes a float mask)."""
@@ -98,20 +98,20 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         expert = ops.concat([ops.zeros_like(own_weights), ops.ones_like(demo_weights)], axis=0)
         return records, ops.concat([own_weights, demo_weights], axis=0), expert
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False, batched=True)
+    @rlgraph.graph_fn(batched=True)
     def _graph_fn_split(self, td_errors):
         return td_errors[: self.batch_size], td_errors[self.batch_size :]
 
-    @rlgraph.graph_fn(requires_variables=False, batched=True)
+    @rlgraph.graph_fn(batched=True)
     def _graph_fn_all(self, weights):
         return self.ops.ones_like(weights)
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_total(self, per_item, weights, supervised, td_errors):
         total = self.ops.mean(weights * per_item) + self.supervised_weight * supervised
         return total, {"td_errors": td_errors, "supervised_loss": supervised}
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_result(self, loss, stats):
         return {"loss": loss, **stats}
 

@@ -27,7 +27,7 @@ class LargeMarginLoss(Component):
             raise SpecError(f"expected a number > 0, got {margin!r}", "expert_margin")
         self.margin = float(margin)
 
-    @rlgraph.graph_fn(api=True, returns=2)
+    @rlgraph.graph_fn(api=True)
     def loss(self, q_values: Any, expert_actions: Any, mask: Any) -> Any:
         ops = self.ops
         expert = ops.one_hot(ops.cast(expert_actions, "int64"), ops.shape(q_values)[-1])

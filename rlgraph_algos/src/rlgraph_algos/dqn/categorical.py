@@ -55,7 +55,7 @@ class CategoricalDQNLoss(Component):
         self.atoms = np.linspace(self.v_min, self.v_max, num_atoms, dtype=np.float32)
         self.spacing = (self.v_max - self.v_min) / (num_atoms - 1)
 
-    @rlgraph.graph_fn(api=True, returns=2)
+    @rlgraph.graph_fn(api=True)
     def loss(
         self,
         logits: Any,

@@ -50,7 +50,7 @@ class DQNLoss(Component):
         self.value_rescaling = value_rescaling
         self.rescaling_epsilon = check_epsilon(rescaling_epsilon, "rescaling_epsilon")
 
-    @rlgraph.graph_fn(api=True, returns=2)
+    @rlgraph.graph_fn(api=True)
     def loss(
         self,
         q_values: Any,

@@ -55,7 +55,7 @@ class VTrace(Component):
         self.rho_bar, self.c_bar, self.rho_bar_pg = float(rho_bar), float(c_bar), float(rho_bar_pg)
         self.trace_lambda = float(trace_lambda)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def targets(
         self,
         log_rhos: Any,

@@ -49,7 +49,7 @@ class GeneralizedAdvantageEstimation(Component):
         self.gae_lambda = float(gae_lambda)
         self.clip_rewards = float(clip_rewards)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def advantages(
         self, rewards: Any, values: Any, next_values: Any, terminals: Any, sequence_ends: Any
     ) -> Any:

@@ -140,16 +140,16 @@ class PolicyGradientGraph(AgentRoot):
         features = self.policy.get_nn_outputs(states) if self.shared_network else states
         return self.value_function.value_output(features)
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_with_stats(self, mean, per_item, stats):
         return mean, {"policy_loss": mean, "loss_per_item": per_item, **stats}
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_total(self, policy_mean, value_mean, stats):
         total = policy_mean + value_mean
         return total, {**stats, "loss": total, "vf_loss": value_mean}
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_add_value_loss(self, stats, value_mean):
         return {**stats, "loss": stats["policy_loss"] + value_mean, "vf_loss": value_mean}
 
@@ -255,13 +255,13 @@ class RecurrentPolicyGradientGraph(PolicyGradientGraph):
     ):
         raise NotApplicableError("a recurrent policy learns on sequences: see update_sequences")
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_merge_time(self, sequences):
         """``(T, B, ...)`` to ``(T * B, ...)``, for every leaf."""
         ops = self.ops
         return nested.map_structure(lambda x: ops.reshape(x, (-1, *ops.shape(x)[2:])), sequences)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_take_steps(self, sequences, valid_steps):
         """The steps ``valid_steps`` of time-major sequences, flattened to ``(T * B, ...)`` first (indices
         wrap around the steps: the build's dry runs draw any; the agent passes valid ones)."""

@@ -41,7 +41,7 @@ class ValueLoss(Component):
         self.weight = non_negative(weight, "weight_vf")
         self.clipping = clipping
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def loss(self, values: Any, prev_values: Any, value_targets: Any) -> Any:
         ops = self.ops
         errors = ops.square(values - value_targets)
@@ -81,7 +81,7 @@ class PPOLoss(Component):
         weight = self.weight_entropy.decayed_value(time_step)
         return self._graph_fn_loss(log_probs, prev_log_probs, advantages, entropies, epsilon, weight)
 
-    @rlgraph.graph_fn(returns=3, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_loss(self, log_probs, prev_log_probs, advantages, entropies, epsilon, weight_entropy):
         ops = self.ops
         ratio = ops.exp(log_probs - prev_log_probs)
@@ -121,7 +121,7 @@ class ActorCriticLoss(Component):
         weight = self.weight_entropy.decayed_value(time_step)
         return self._graph_fn_loss(log_probs, advantages, entropies, weight)
 
-    @rlgraph.graph_fn(returns=3, requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_loss(self, log_probs, advantages, entropies, weight_entropy):
         ops = self.ops
         per_item = -self.weight_pg * ops.stop_gradient(advantages) * log_probs - weight_entropy * entropies

@@ -44,7 +44,7 @@ class RecurrentQNetwork(Component):
         features, last = self.body.call_with_states(states, internals)
         return self.heads.get_action(self._graph_fn_merge_time(features), deterministic=True), last
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_merge_time(self, sequences):
         return merge_time(self.ops, sequences)
 
@@ -163,11 +163,11 @@ class R2D2Graph(AgentRoot):
         return self._graph_fn_stop_gradient(last)
 
     # -- graph functions -------------------------------------------------------------------------------------
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_merge_time(self, sequences):
         return merge_time(self.ops, sequences)
 
-    @rlgraph.graph_fn(requires_variables=False, batched="time_major")
+    @rlgraph.graph_fn(batched="time_major")
     def _graph_fn_time_major(self, records):
         """The sequence fields of replayed records, batch-major ``(B, T, ...)``, as time-major ``(T, B, ...)``
         (the internal states, one per sequence, left out)."""
@@ -180,7 +180,7 @@ class R2D2Graph(AgentRoot):
             name: nested.map_structure(swap, value) for name, value in records.items() if name != "internals"
         }
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False, batched="time_major")
+    @rlgraph.graph_fn(batched="time_major")
     def _graph_fn_split_time(self, sequences):
         """``(the first burn_in steps, the rest)`` of time-major sequences."""
         return (
@@ -188,11 +188,11 @@ class R2D2Graph(AgentRoot):
             nested.map_structure(lambda x: x[self.burn_in :], sequences),
         )
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_stop_gradient(self, values):
         return nested.map_structure(self.ops.stop_gradient, values)
 
-    @rlgraph.graph_fn(returns=7, requires_variables=False, batched=True)
+    @rlgraph.graph_fn(batched=True)
     def _graph_fn_step_rows(self, q_values, target_q, records):
         """The loss's inputs, one row per learned step (time-major, flattened): the online Q-values, the
         actions, the returns, no terminals (the discounts hold them), the bootstrap discounts, and the
@@ -220,7 +220,7 @@ class R2D2Graph(AgentRoot):
             ops.stop_gradient(ops.gather(q_values, bootstrap)),
         )
 
-    @rlgraph.graph_fn(returns=2, requires_variables=False, batched=True)
+    @rlgraph.graph_fn(batched=True)
     def _graph_fn_reduce(self, per_item, td_errors, valid, weights):
         """(importance-weighted mean over sequences of their mean valid-step loss, priorities)."""
         ops = self.ops

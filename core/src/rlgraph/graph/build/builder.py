@@ -324,7 +324,7 @@ class Builder(Assembly, SpaceFlow, Completion, FastPath):
         # outputs (an optimizer step's extras are among them) lend their batch and time sizes to the
         # derivation of the graph function's output ranks, as its inputs do.
         computed = [argument() for argument in (*args, *kwargs.values()) if _is_function(argument)]
-        if graph_fn.requires_variables and not component.variables_created:
+        if not component.variables_created and graph_fn.waits_for_variables(component):
             missing = self._try_complete(component)
             if missing:
                 raise _NotReady(component, api.name, missing)

@@ -20,12 +20,12 @@ class Distribution(Component, metaclass=abc.ABCMeta):
     over an action's dimensions. Subclasses define the numbers in plain methods on ``self.ops``.
     """
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def sample_stochastic(self, parameters: Any) -> Any:
         """A random draw."""
         return self.sample(parameters)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def sample_deterministic(self, parameters: Any) -> Any:
         """The most likely value (the mode; the mean where the mode is not useful)."""
         return self.mode(parameters)
@@ -35,28 +35,28 @@ class Distribution(Component, metaclass=abc.ABCMeta):
         """``sample_deterministic`` if ``deterministic`` (a Python bool), else ``sample_stochastic``."""
         return self.sample_deterministic(parameters) if deterministic else self.sample_stochastic(parameters)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True, returns=2)
     def draw_and_log_prob(self, parameters: Any, deterministic: bool = False) -> Any:
         """``(values, log_prob(values))`` for a draw as :meth:`draw` makes it."""
         return self.draw_with_log_density(parameters, deterministic)
 
-    @rlgraph.graph_fn(api=True, returns=2, requires_variables=False)
+    @rlgraph.graph_fn(api=True, returns=2)
     def draw_differentiable_and_log_prob(self, parameters: Any, temperature: float = 1.0) -> Any:
         """``(values, log-likelihood)`` of a random draw whose gradient reaches ``parameters`` (see
         :meth:`differentiable_draw_with_log_density`); a distribution without one has no such method."""
         return self.differentiable_draw_with_log_density(parameters, temperature)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def log_prob(self, parameters: Any, values: Any) -> Any:
         """Log-likelihood of ``values``."""
         return self.log_density(parameters, values)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def entropy(self, parameters: Any) -> Any:
         """Entropy."""
         return self.entropy_of(parameters)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def kl_divergence(self, parameters: Any, other_parameters: Any) -> Any:
         """KL(self || other) between the distributions the two parameter sets give."""
         return self.kl(parameters, other_parameters)

@@ -38,7 +38,7 @@ class EpsilonExploration(Component):
         """A bool per batch row of ``actions``: True where that row should act at random."""
         return self._graph_fn_do_explore(actions, self.decay.decayed_value(time_step))
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_do_explore(self, actions: Any, epsilon: Any) -> Any:
         ops = self.ops
         return ops.random_uniform((ops.shape(actions)[0],)) < epsilon

@@ -30,7 +30,7 @@ class GaussianNoise(Noise):
             raise SpecError(f"must be >= 0, got {stddev}", "stddev")
         self.mean, self.stddev = float(mean), float(stddev)
 
-    @rlgraph.graph_fn(api=True, split=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True, split=True)
     def get_noise(self, actions: Any) -> Any:
         """Independent draws shaped like ``actions``."""
         ops = self.ops

@@ -28,6 +28,6 @@ class Activation(Layer):
         self.activation = activation
         self.make_activation = get_activation(activation, activation_params)
 
-    @rlgraph.graph_fn(api=True, requires_variables=False)
+    @rlgraph.graph_fn(api=True)
     def call(self, inputs: Any) -> Any:
         return inputs if self.make_activation is None else self.make_activation(self.ops)(inputs)

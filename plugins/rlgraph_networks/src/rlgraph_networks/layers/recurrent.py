@@ -108,7 +108,7 @@ class LSTM(Layer):
         outputs, h, c = self._graph_fn_call(inputs, initial_state, resets)
         return outputs, (h, c)
 
-    @rlgraph.graph_fn(returns=3)
+    @rlgraph.graph_fn
     def _graph_fn_call(self, inputs: Any, initial_state: Any, resets: Any) -> tuple[Any, Any, Any]:
         ops = self.ops
         if self.cast_inputs:

@@ -85,7 +85,7 @@ class ActionAdapter(Component):
         """The distribution parameters for ``nn_outputs`` (see the class docstring)."""
         return self._graph_fn_parameters(self.action_layer.call(self.pre_network.call(nn_outputs)))
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_parameters(self, outputs: Any) -> Any:
         ops = self.ops
         # The first leading (batch) dimension is inferred: programs traced from this (exports) keep

@@ -95,22 +95,22 @@ class CategoricalQPolicy(Component):
     def get_action(self, nn_inputs: Any, deterministic: bool = True) -> Any:
         return self._graph_fn_argmax(self.get_q_values(nn_inputs))
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_logits(self, outputs: Any) -> Any:
         return self.ops.reshape(outputs, (-1, self.num_actions, self.num_atoms))
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_dueling_logits(self, state_values: Any, advantages: Any) -> Any:
         ops = self.ops
         advantages = ops.reshape(advantages, (-1, self.num_actions, self.num_atoms))
         return ops.expand_dims(state_values, 1) + advantages - ops.mean(advantages, axis=1, keepdims=True)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_means(self, logits: Any) -> Any:
         ops = self.ops
         return ops.sum(ops.softmax(logits, axis=-1) * ops.constant(self.atoms), axis=-1)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_argmax(self, q_values: Any) -> Any:
         return self.ops.argmax(q_values, axis=-1)
 

@@ -68,7 +68,7 @@ class DeterministicPolicy(Component):
         }
         return actions[""] if "" in actions else self.space.unflatten(actions)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_squash(self, outputs: Any, path: str) -> Any:
         ops = self.ops
         shape = tuple(self.leaves[path].shape)

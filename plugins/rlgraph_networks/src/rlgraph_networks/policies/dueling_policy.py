@@ -57,13 +57,13 @@ class DuelingPolicy(Policy):
         advantages = self.adapters[""].get_parameters(nn_outputs)
         return {"": self._graph_fn_combine(self.value_stream.call(nn_outputs), advantages)}
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_combine(self, state_values: Any, advantages: Any) -> Any:
         ops = self.ops
         for _ in range(len(self.space.shape)):  # one value per state: broadcast over the action's dims
             state_values = ops.expand_dims(state_values, -1)
         return state_values + advantages - ops.mean(advantages, axis=-1, keepdims=True)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_squeeze(self, state_values: Any) -> Any:
         return self.ops.squeeze(state_values, -1)

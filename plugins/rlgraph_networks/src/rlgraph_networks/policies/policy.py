@@ -158,7 +158,7 @@ class Policy(Component):
             parameters[""] = self._graph_fn_mask(parameters[""], nn_inputs)
         return parameters
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_mask(self, logits: Any, nn_inputs: Any) -> Any:
         """The logits, a masked action's ``MASKED_LOGIT`` where ``nn_inputs`` hold an action mask."""
         mask = action_mask_of(nn_inputs)
@@ -174,7 +174,7 @@ class Policy(Component):
     def _nest(self, by_path: dict[str, Any]) -> Any:
         return by_path[""] if "" in by_path else self.space.unflatten(by_path)
 
-    @rlgraph.graph_fn(requires_variables=False)
+    @rlgraph.graph_fn
     def _graph_fn_sum_over_actions(self, *values: Any) -> Any:
         """Per batch row: the sum over every action dimension of every leaf."""
         ops, total = self.ops, None
