@@ -28,6 +28,7 @@ from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_algos.qr_dqn.losses import QuantileHuberLoss
 from rlgraph_algos.value_rescaling import ValueRescaling
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
 from rlgraph_networks.policies import Policy
@@ -254,6 +255,25 @@ def _categorical_case(id: str, v_min: float, v_max: float) -> ParityCase:
     calls.append(("project", tuple(Sampled(name, batch_size=6) for name in project)))
     make = lambda: CategoricalDQNLoss(num_atoms=7, v_min=v_min, v_max=v_max)
     return ParityCase(f"algo-categorical-dqn-loss-{id}", make, CATEGORICAL_SPACES, calls)
+
+
+# -- QR-DQN's quantile Huber loss ----------------------------------------------------------------------------
+QUANTILE_SPACES = {
+    "quantiles": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
+    "actions": IntBox(3, **B),
+    "rewards": FloatBox(low=-3.0, high=3.0, **B),
+    "terminals": BoolBox(**B),
+    "discounts": FloatBox(low=0.5, high=1.0, **B),
+    "next_quantiles_target": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
+    "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
+    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+}
+
+
+def _quantile_case(id: str, kappa: float) -> ParityCase:
+    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in QUANTILE_SPACES)) for n in (6, 1)]
+    make = lambda: QuantileHuberLoss(num_quantiles=5, kappa=kappa)
+    return ParityCase(f"algo-quantile-huber-loss-{id}", make, QUANTILE_SPACES, calls)
 
 
 # -- DQfD's large-margin loss --------------------------------------------------------------------------------
@@ -619,6 +639,9 @@ CASES = [
     # Categorical DQN: the cross-entropy against projected targets, and the projection.
     _categorical_case("symmetric", v_min=-2.0, v_max=2.0),
     _categorical_case("offset", v_min=0.0, v_max=5.0),
+    # QR-DQN: the quantile Huber loss (kappa 1, the paper's), and the plain quantile loss (kappa 0).
+    _quantile_case("huber", kappa=1.0),
+    _quantile_case("plain", kappa=0.0),
     # R2D2's value rescaling and its inverse.
     _rescaling_case("paper", epsilon=1e-3, bound=20.0),
     _rescaling_case("coarse", epsilon=0.05, bound=300.0),
@@ -730,10 +753,24 @@ def _sampled_rescaling_spaces() -> st.SearchStrategy[dict]:
     return ranked(values, time=None).map(lambda space: {"values": space})
 
 
+def _sampled_quantile_spaces() -> st.SearchStrategy[dict]:
+    def spaces(actions: int) -> dict:
+        return {
+            **QUANTILE_SPACES,
+            "quantiles": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
+            "actions": IntBox(actions, **B),
+            "next_quantiles_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
+            "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
+        }
+
+    return st.builds(spaces, _ACTION_COUNTS)
+
+
 #: The cases that also build for drawn spaces, by id.
 SAMPLED_SPACES = {
     "algo-dqn-loss-multi-dim-actions": _sampled_dqn_loss_spaces,
     "algo-categorical-dqn-loss-symmetric": _sampled_categorical_spaces,
+    "algo-quantile-huber-loss-huber": _sampled_quantile_spaces,
     "algo-large-margin-loss-paper": _sampled_margin_spaces,
     "algo-value-rescaling-paper": _sampled_rescaling_spaces,
 }

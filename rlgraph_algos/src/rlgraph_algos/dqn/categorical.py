@@ -15,7 +15,7 @@ from rlgraph.components import Component
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import CategoricalDQNConfig
-from rlgraph_algos.dqn.learner import DQNLearnerGraph
+from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
 from rlgraph_networks.policies.policy import Policy
 
@@ -69,9 +69,9 @@ class CategoricalDQNLoss(Component):
     ) -> Any:
         ops = self.ops
         best = ops.argmax(next_q_values, axis=-1)
-        next_probs = ops.softmax(_of_actions(ops, next_logits_target, best), axis=-1)
+        next_probs = ops.softmax(of_actions(ops, next_logits_target, best), axis=-1)
         target = ops.stop_gradient(self._project(next_probs, rewards, terminals, discounts))
-        log_probs = ops.log_softmax(_of_actions(ops, logits, actions), axis=-1)
+        log_probs = ops.log_softmax(of_actions(ops, logits, actions), axis=-1)
         cross_entropy = -ops.sum(target * log_probs, axis=-1)
         return ops.mean(importance_weights * cross_entropy), ops.stop_gradient(cross_entropy)
 
@@ -91,28 +91,14 @@ class CategoricalDQNLoss(Component):
         return ops.sum(weights * next_probs[:, None, :], axis=-1)
 
 
-def _of_actions(ops: Any, logits: Any, actions: Any) -> Any:
+def of_actions(ops: Any, logits: Any, actions: Any) -> Any:
     """``logits[b, actions[b]]``: ``(B, n, N)`` -> ``(B, N)``."""
     chosen = ops.one_hot(ops.cast(actions, "int64"), ops.shape(logits)[1])
     return ops.sum(logits * ops.expand_dims(chosen, -1), axis=1)
 
 
-class CategoricalDQNLearnerGraph(DQNLearnerGraph):
-    """:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph` learning return distributions: the loss takes the online
-    network's logits, the target network's next logits and the Q-values that pick the next action."""
-
-    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
-        next_logits = self.target_policy.get_q_logits(next_states)
-        chooser = self.policy if self.loss.double_q else self.target_policy
-        next_q_values = chooser.get_q_values(next_states)
-
-        def td_loss():
-            logits = self.policy.get_q_logits(states)
-            return self.loss.loss(
-                logits, actions, rewards, terminals, discounts, next_logits, next_q_values, weights
-            )
-
-        return td_loss
+#: C51's learner graph (the name it had before distributional DQNs shared one).
+CategoricalDQNLearnerGraph = DistributionalDQNLearnerGraph
 
 
 class CategoricalDQNBuilder(DQNBuilder):

@@ -164,13 +164,19 @@ class CategoricalDQNConfig(DQNConfig):
 
     def contradictions(self) -> list[Problem]:
         problems = raised(check_support, self.num_atoms, self.v_min, self.v_max)
-        policy_type = (self.policy_spec or {}).get("type") if isinstance(self.policy_spec, Mapping) else None
-        if policy_type is not None:
-            problems.append(
-                Problem(
-                    "policy_spec.type",
-                    "the categorical DQN's heads are a categorical_q_policy (dueling with dueling_q); got "
-                    f"{policy_type!r}",
-                )
-            )
+        problems += heads_named_by_type(self.policy_spec, "the categorical DQN", "categorical_q_policy")
         return problems + super().contradictions()
+
+
+def heads_named_by_type(policy_spec: Any, algorithm: str, heads: str) -> list[Problem]:
+    """A problem at ``policy_spec.type`` where a distributional DQN's policy spec names a type: its heads are
+    its own (``heads``; dueling with ``dueling_q``)."""
+    policy_type = policy_spec.get("type") if isinstance(policy_spec, Mapping) else None
+    if policy_type is None:
+        return []
+    return [
+        Problem(
+            "policy_spec.type",
+            f"{algorithm}'s heads are a {heads} (dueling with dueling_q); got {policy_type!r}",
+        )
+    ]

@@ -109,3 +109,29 @@ class DQNLearnerGraph(DQNPolicyGraph):
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
         return {"loss": loss, "td_errors": td_errors}
+
+
+class DistributionalDQNLearnerGraph(DQNLearnerGraph):
+    """:class:`DQNLearnerGraph` learning return distributions (C51's, QR-DQN's): its policy gives each action's
+    distribution (``get_distribution``), and the loss takes the online network's, the target network's next
+    ones and the Q-values that pick the next action (the online network's for ``loss.double_q``)."""
+
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+        next_distributions = self.target_policy.get_distribution(next_states)
+        chooser = self.policy if self.loss.double_q else self.target_policy
+        next_q_values = chooser.get_q_values(next_states)
+
+        def td_loss():
+            distributions = self.policy.get_distribution(states)
+            return self.loss.loss(
+                distributions,
+                actions,
+                rewards,
+                terminals,
+                discounts,
+                next_distributions,
+                next_q_values,
+                weights,
+            )
+
+        return td_loss

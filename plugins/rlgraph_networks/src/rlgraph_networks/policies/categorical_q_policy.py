@@ -3,28 +3,25 @@ distribution of returns over fixed atoms, plain or dueling."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 import rlgraph
-from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph.spaces import IntBox, Space
-from rlgraph_networks.layers.dense import Dense
-from rlgraph_networks.neural_network import NeuralNetwork
+from rlgraph.spaces import Space
+from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
 
 
-class CategoricalQPolicy(Component):
+class CategoricalQPolicy(DistributionalQPolicy):
     """Return distributions ``p(s, a)`` over ``num_atoms`` atoms ``z`` evenly spaced on ``[v_min, v_max]``,
     for a single discrete action (an IntBox of shape ``()``).
 
-    After the network, the logits are ``Dense(n * num_atoms)`` reshaped to ``(batch, n, num_atoms)``;
-    with ``dueling`` they are ``V(s) + A(s, a) - mean_a A(s, a)`` per atom (Rainbow's dueling head), each
-    stream a ``Dense(units_state_value_stream, relu)`` then its output layer. The Q-values are the
-    distributions' means ``sum_i softmax(logits)_i z_i``; deterministic actions take their argmax.
+    The logits per action are :class:`~rlgraph_networks.policies.distributional_q_policy.DistributionalQPolicy`'s
+    outputs (plain, or Rainbow's dueling head per atom). The Q-values are the distributions' means
+    ``sum_i softmax(logits)_i z_i``; deterministic actions take their argmax.
 
-    API: ``get_q_logits(nn_inputs)`` ``(batch, n, num_atoms)``, ``get_q_values(nn_inputs)``
+    API: ``get_q_logits(nn_inputs)`` (also ``get_distribution``) ``(batch, n, num_atoms)``, ``get_q_values(nn_inputs)``
     ``(batch, n)``, ``get_action(nn_inputs, deterministic=True)`` (always greedy: exploration is the
     agent's), ``get_nn_outputs(nn_inputs)``.
 
@@ -37,6 +34,8 @@ class CategoricalQPolicy(Component):
         action_space: The action space (the agent passes it).
     """
 
+    head_name: ClassVar[str] = "q-logits"
+
     def __init__(
         self,
         num_atoms: int = 51,
@@ -47,72 +46,23 @@ class CategoricalQPolicy(Component):
         network_spec: Any = None,
         action_space: Space | None = None,
         scope: str = "categorical-q-policy",
-        **kwargs: Any,
+        device: str | None = None,
     ) -> None:
-        super().__init__(scope=scope, **kwargs)
-        space = None if action_space is None else action_space.strip_ranks()
-        if not isinstance(space, IntBox) or space.shape != () or space.num_categories is None:
-            raise SpecError(
-                f"a categorical Q-policy takes one discrete action (an IntBox of shape ()), got {space}",
-                "action_space",
-            )
         check_support(num_atoms, v_min, v_max)
-        if units_state_value_stream < 0:
-            raise SpecError(f"must be >= 0, got {units_state_value_stream}", "units_state_value_stream")
-        self.space = space
-        self.num_actions = space.num_categories
+        super().__init__(
+            num_atoms, dueling, units_state_value_stream, network_spec, action_space, scope, device=device
+        )
         self.num_atoms, self.v_min, self.v_max = num_atoms, float(v_min), float(v_max)
-        self.dueling = dueling
         self.atoms = np.linspace(self.v_min, self.v_max, num_atoms, dtype=np.float32)
-        self.network = NeuralNetwork.from_spec(network_spec or [], path="network_spec", scope="network")
-
-        def stream(outputs: int, name: str) -> NeuralNetwork:
-            hidden = []
-            if units_state_value_stream:
-                hidden.append(Dense(units_state_value_stream, "relu", scope=f"{name}-hidden"))
-            return NeuralNetwork([*hidden, Dense(outputs, scope=name)], scope=f"{name}-stream")
-
-        self.advantage_stream = stream(self.num_actions * num_atoms, "advantage" if dueling else "q-logits")
-        self.value_stream = stream(num_atoms, "state-value") if dueling else None
-
-    @rlgraph.api
-    def get_nn_outputs(self, nn_inputs: Any) -> Any:
-        return self.network.call(nn_inputs)
 
     @rlgraph.api
     def get_q_logits(self, nn_inputs: Any) -> Any:
-        features = self.network.call(nn_inputs)
-        advantages = self.advantage_stream.call(features)
-        if self.value_stream is None:
-            return self._graph_fn_logits(advantages)
-        return self._graph_fn_dueling_logits(self.value_stream.call(features), advantages)
-
-    @rlgraph.api
-    def get_q_values(self, nn_inputs: Any) -> Any:
-        return self._graph_fn_means(self.get_q_logits(nn_inputs))
-
-    @rlgraph.api
-    def get_action(self, nn_inputs: Any, deterministic: bool = True) -> Any:
-        return self._graph_fn_argmax(self.get_q_values(nn_inputs))
+        return self.get_distribution(nn_inputs)
 
     @rlgraph.graph_fn
-    def _graph_fn_logits(self, outputs: Any) -> Any:
-        return self.ops.reshape(outputs, (-1, self.num_actions, self.num_atoms))
-
-    @rlgraph.graph_fn
-    def _graph_fn_dueling_logits(self, state_values: Any, advantages: Any) -> Any:
-        ops = self.ops
-        advantages = ops.reshape(advantages, (-1, self.num_actions, self.num_atoms))
-        return ops.expand_dims(state_values, 1) + advantages - ops.mean(advantages, axis=1, keepdims=True)
-
-    @rlgraph.graph_fn
-    def _graph_fn_means(self, logits: Any) -> Any:
+    def _graph_fn_q_values(self, logits: Any) -> Any:
         ops = self.ops
         return ops.sum(ops.softmax(logits, axis=-1) * ops.constant(self.atoms), axis=-1)
-
-    @rlgraph.graph_fn
-    def _graph_fn_argmax(self, q_values: Any) -> Any:
-        return self.ops.argmax(q_values, axis=-1)
 
 
 def check_support(num_atoms: Any, v_min: Any, v_max: Any) -> None:
