@@ -7,6 +7,7 @@ from typing import Any
 import rlgraph
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
+from rlgraph.spaces.masks import action_mask_of
 
 
 class AgentRoot(Component):
@@ -32,3 +33,27 @@ class AgentRoot(Component):
     @rlgraph.api
     def reset_preprocessor(self, env_rows: Any = None) -> Any:
         return self.preprocessor.reset(env_rows)
+
+
+class ExploringActing:
+    """The acting API of a root that explores a deterministic choice: ``get_actions(states, time_step,
+    use_exploration, apply_preprocessing)`` (the actions and the preprocessed states) and
+    ``get_preprocessed_actions(preprocessed_states, time_step, use_exploration)``. The root has a
+    ``preprocessor`` and an ``exploration`` (``get_action(actions, time_step, use_exploration, action_mask)``)
+    and writes :meth:`greedy_actions`; a state's action mask goes to the exploration."""
+
+    @rlgraph.api
+    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
+        greedy = self.greedy_actions(preprocessed_states)
+        mask = action_mask_of(preprocessed_states)
+        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration, mask)}
+
+    def greedy_actions(self, preprocessed_states: Any) -> Any:
+        """The actions without exploration (inside the API methods)."""
+        raise NotImplementedError

@@ -8,7 +8,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.agents.roles import Role
-from rlgraph.agents.root import AgentRoot
+from rlgraph.agents.root import AgentRoot, ExploringActing
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
@@ -330,7 +330,7 @@ class SACGraph(ActorCriticQGraph):
         }
 
 
-class TD3Graph(ActorCriticQGraph):
+class TD3Graph(ExploringActing, ActorCriticQGraph):
     """TD3 (and DDPG, with one critic and no target smoothing): a deterministic policy with a target copy,
     exploration noise when acting, and the losses of :class:`~rlgraph_algos.actor_critic_q.losses.TD3Loss`:
     the critics step on the clipped double-Q targets of the target policy's smoothed actions; the policy
@@ -359,16 +359,8 @@ class TD3Graph(ActorCriticQGraph):
         self.exploration = exploration
         self.loss = loss
 
-    @rlgraph.api
-    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
-        actions = self.policy.get_action(preprocessed_states)
-        return {"actions": self.exploration.get_action(actions, time_step, use_exploration)}
+    def greedy_actions(self, preprocessed_states):
+        return self.policy.get_action(preprocessed_states)
 
     def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         next_actions = self.target_policy.get_action(next_states)

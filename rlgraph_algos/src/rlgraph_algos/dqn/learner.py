@@ -13,7 +13,21 @@ from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.synchronizer import Synchronizer
 
 
-class DQNLearnerGraph(DQNPolicyGraph):
+class TargetSync:
+    """The API methods of a root with one target network, synchronized by its ``synchronizer`` (None where the
+    role leaves the target out): ``sync_target`` (a copy, or a soft step for ``tau`` below 1) and
+    ``reset_targets`` (a copy)."""
+
+    @rlgraph.api(needs="synchronizer")
+    def sync_target(self):
+        return self.synchronizer.sync()
+
+    @rlgraph.api(needs="synchronizer")
+    def reset_targets(self):
+        return self.synchronizer.hard_sync()
+
+
+class DQNLearnerGraph(TargetSync, DQNPolicyGraph):
     """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
     (``update``) or from batches given from outside (``update_from_batch``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs.
@@ -81,14 +95,6 @@ class DQNLearnerGraph(DQNPolicyGraph):
         )
         loss, td_errors = td_loss()
         return {"loss": loss, "td_errors": td_errors}
-
-    @rlgraph.api(needs="synchronizer")
-    def sync_target(self):
-        return self.synchronizer.sync()
-
-    @rlgraph.api(needs="synchronizer")
-    def reset_targets(self):
-        return self.synchronizer.hard_sync()
 
     def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
         """The loss of a batch as a function of the online network (the optimizer differentiates it)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import rlgraph
 from rlgraph.agents.roles import Role
-from rlgraph.agents.root import AgentRoot
-from rlgraph.spaces.masks import action_mask_of
+from rlgraph.agents.root import AgentRoot, ExploringActing
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 
 
-class DQNPolicyGraph(AgentRoot):
+class DQNPolicyGraph(ExploringActing, AgentRoot):
     """Acting with a Q-network: greedy actions, explored (``use_exploration``) by ``exploration`` at
     ``time_step``; where the states hold an action mask, only allowed actions are taken."""
 
@@ -28,17 +27,8 @@ class DQNPolicyGraph(AgentRoot):
         self.policy = policy
         self.exploration = exploration
 
-    @rlgraph.api
-    def get_actions(self, states, time_step, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, time_step, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, time_step, use_exploration=True):
-        greedy = self.policy.get_action(preprocessed_states, deterministic=True)
-        mask = action_mask_of(preprocessed_states)
-        return {"actions": self.exploration.get_action(greedy, time_step, use_exploration, mask)}
+    def greedy_actions(self, preprocessed_states):
+        return self.policy.get_action(preprocessed_states, deterministic=True)
 
     @rlgraph.api
     def get_q_values(self, preprocessed_states):

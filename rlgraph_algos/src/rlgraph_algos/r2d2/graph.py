@@ -10,6 +10,7 @@ from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.utils import nested
+from rlgraph_algos.dqn.learner import TargetSync
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.neural_network import NeuralNetwork
@@ -54,7 +55,7 @@ def merge_time(ops: Any, sequences: Any) -> Any:
     return nested.map_structure(lambda x: ops.reshape(x, (-1, *ops.shape(x)[2:])), sequences)
 
 
-class R2D2Graph(AgentRoot):
+class R2D2Graph(TargetSync, AgentRoot):
     """Acting on one-step sequences with the online network's internal states; learning from replayed
     sequences (``update``).
 
@@ -146,14 +147,6 @@ class R2D2Graph(AgentRoot):
         if self.prioritized:
             self.memory.update_records(sample["indices"], priorities)
         return {"loss": loss, "td_errors": priorities}
-
-    @rlgraph.api(needs="synchronizer")
-    def sync_target(self):
-        return self.synchronizer.sync()
-
-    @rlgraph.api(needs="synchronizer")
-    def reset_targets(self):
-        return self.synchronizer.hard_sync()
 
     def _burn_in(self, network, states, internals, resets):
         """The recurrent state after the burn-in states, without gradient (``internals`` without one)."""
