@@ -496,6 +496,18 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
             low, high, _shape(shape), dtype=torch_dtype(dtype), device=device, generator=generator
         )
 
+    def random_bernoulli(shape: Any, p: Any) -> Tensor:
+        device = current_device()
+        generator = generators.get(device) or streams.generator(device)
+        if isinstance(p, Tensor):
+            return torch.rand(_shape(shape), device=device, generator=generator) < p
+        # One op, without a comparison against a wrapped number: an empty bool tensor filled by
+        # bernoulli_ (on an Intel CPU with MKL, torch draws these with MKL from a seed the generator
+        # gives: seeded runs repeat on the same kind of processor). p outside [0, 1] acts as a uniform
+        # draw compared with it would: always or never.
+        out = torch.empty(_shape(shape), dtype=torch.bool, device=device)
+        return out.bernoulli_(min(max(float(p), 0.0), 1.0), generator=generator)
+
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha).to(torch_dtype(dtype))
         # torch draws Gamma variates from the default generator only: run it on the graph's stream.
@@ -507,6 +519,7 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
+        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": streams.reseed,
         "random_state": streams.state,
