@@ -11,7 +11,7 @@ from test_build import SPACE, Buffer, BufferRoot, Outer, Scale
 import rlgraph
 from rlgraph import plugins
 from rlgraph.errors import APICallError, NotApplicableError, PluginLoadError
-from rlgraph.graph.backend import load_backend
+from rlgraph.graph.backend import Backend, load_backend
 from rlgraph.graph.executor import GraphExecutor
 from rlgraph.graph.ops import OPS, missing_ops
 from rlgraph.spaces import FloatBox, IntBox
@@ -52,6 +52,25 @@ def test_observers_receive_build_and_call_events(rlgraph_backend):
 def test_numpy_reference_backend_implements_every_op():
     assert missing_ops(numpy_backend.OPS) == []
     assert missing_ops(types.SimpleNamespace()) == list(OPS)
+
+
+def test_an_op_the_contract_gained_later_is_derived_for_a_backend_without_it():
+    """A backend written before random_bernoulli joined the contract still serves it: the core draws
+    random_uniform(shape) < p with the backend's own ops."""
+
+    class EarlierBackend:
+        @rlgraph.hookimpl
+        def create_ops(self, seed):
+            ops = numpy_backend.create_ops(seed)
+            del ops.random_bernoulli
+            return ops
+
+    ops = Backend("earlier", EarlierBackend()).create_ops(3)
+    draws = ops.random_bernoulli((4000,), 0.25)
+    assert draws.dtype == np.bool_ and draws.shape == (4000,)
+    assert abs(draws.mean() - 0.25) < 5 * np.sqrt(0.25 * 0.75 / 4000)
+    assert ops.random_bernoulli((50,), 1.0).all() and not ops.random_bernoulli((50,), 0.0).any()
+    assert missing_ops(ops) == []
 
 
 def fake_backend(api_version):

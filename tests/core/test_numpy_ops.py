@@ -8,7 +8,7 @@ import scipy.special
 
 from rlgraph.graph.ops import OPS as CONTRACT
 from rlgraph.testing.numpy_backend import OPS, create_ops
-from rlgraph.testing.ops_contract import CASES, check_random_state
+from rlgraph.testing.ops_contract import CASES, check_random_bernoulli, check_random_state
 
 
 def naive_conv2d(x, kernel, stride, pad):
@@ -86,3 +86,7 @@ def test_argsort_is_stable_by_hand():
 
 def test_random_state_continues_the_streams():
     check_random_state(create_ops, np.asarray)
+
+
+def test_random_bernoulli_keeps_the_contract():
+    check_random_bernoulli(create_ops, np.asarray)

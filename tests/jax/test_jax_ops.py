@@ -17,6 +17,7 @@ from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import (
     CASES,
     check_case,
+    check_random_bernoulli,
     check_random_state,
     discounted_cumsum_gradients,
 )
@@ -142,6 +143,10 @@ def test_random_ops_draw_from_the_graphs_own_seeded_key():
 
 def test_random_state_continues_the_streams():
     check_random_state(create_ops, np.asarray)
+
+
+def test_random_bernoulli_keeps_the_contract():
+    check_random_bernoulli(create_ops, np.asarray)
 
 
 def test_discounted_cumsum_gradients_match_the_analytic_ones():

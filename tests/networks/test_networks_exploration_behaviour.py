@@ -119,6 +119,22 @@ def test_use_exploration_false_returns_actions_unchanged(rlgraph_backend):
     assert (explore(test, actions, 0) != actions).any()
 
 
+def test_a_seed_repeats_the_explored_actions(rlgraph_backend):
+    """The decisions and random actions come from the graph's seeded streams: the same seed gives the same
+    explored actions, call after call; another seed other ones."""
+
+    def explored(seed: int) -> list[np.ndarray]:
+        spaces = {"actions": IntBox(5, dtype=np.int64, **B), "time_step": TIME_STEP}
+        exploration = Exploration(epsilon_spec=epsilon_spec(0.5, 0.5))
+        test = ComponentTest(exploration, input_spaces=spaces, backend=rlgraph_backend, seed=seed)
+        return [explore(test, np.zeros(200, dtype=np.int64), time_step) for time_step in range(3)]
+
+    first, again, other = explored(3), explored(3), explored(4)
+    for got, want in zip(again, first, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert any((got != want).any() for got, want in zip(other, first, strict=True))
+
+
 def test_int_box_with_per_entry_bounds(rlgraph_backend):
     space = IntBox(low=[0, 0], high=[2, 5], dtype=np.int64, **B)
     test = build(Exploration(epsilon_spec=epsilon_spec(1.0, 1.0)), space, rlgraph_backend)

@@ -11,7 +11,13 @@ tf = pytest.importorskip("tensorflow")
 
 from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
-from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
+from rlgraph.testing.ops_contract import (
+    CASES,
+    check_case,
+    check_random_bernoulli,
+    check_random_state,
+    discounted_cumsum_gradients,
+)
 from rlgraph_tf.ops import OPS, create_ops, numpy_dtype, tf_dtype
 
 CASE_IDS = [case[0] for case in CASES]
@@ -492,3 +498,7 @@ def test_argsort_is_stable_with_unknown_lengths():
 
 def test_random_state_continues_the_streams():
     check_random_state(create_ops, lambda tensor: tensor.numpy())
+
+
+def test_random_bernoulli_keeps_the_contract():
+    check_random_bernoulli(create_ops, lambda tensor: tensor.numpy())

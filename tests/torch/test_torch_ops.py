@@ -8,7 +8,13 @@ import torch
 
 from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
-from rlgraph.testing.ops_contract import CASES, check_case, check_random_state, discounted_cumsum_gradients
+from rlgraph.testing.ops_contract import (
+    CASES,
+    check_case,
+    check_random_bernoulli,
+    check_random_state,
+    discounted_cumsum_gradients,
+)
 from rlgraph_torch.backend import to_numpy as backend_to_numpy
 from rlgraph_torch.ops import OPS, create_ops
 
@@ -178,3 +184,7 @@ def test_random_ops_draw_from_the_graphs_own_seeded_streams():
 
 def test_random_state_continues_the_streams():
     check_random_state(create_ops, lambda tensor: tensor.numpy())
+
+
+def test_random_bernoulli_keeps_the_contract():
+    check_random_bernoulli(create_ops, lambda tensor: tensor.numpy())

@@ -354,6 +354,9 @@ def random_ops(key: Variable) -> dict[str, Any]:
     def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Array:
         return jax.random.randint(draw(), _shape(shape), unwrap(low), unwrap(high), jax_dtype(dtype))
 
+    def random_bernoulli(shape: Any, p: Any) -> Array:
+        return jax.random.uniform(draw(), _shape(shape), jnp.float32) < unwrap(p)
+
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Array:
         alpha = _a(alpha).astype(jax_dtype(dtype))
         return jax.random.gamma(draw(), alpha, dtype=alpha.dtype)
@@ -371,6 +374,7 @@ def random_ops(key: Variable) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
+        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": reseed,
         "random_state": random_state,

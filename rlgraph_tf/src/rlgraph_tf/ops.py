@@ -605,6 +605,10 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         uniform = stream.generator.uniform(_shape_arg(shape), dtype=tf.float64)
         return tf.cast(tf.floor(uniform * (_t(high, tf.float64) - low) + low), dtype)
 
+    def random_bernoulli(shape: Any, p: Any) -> Tensor:
+        values = stream.generator.uniform(_shape_arg(shape), dtype=tf.float32)
+        return values < (_t(p, tf.float32) if _is_tensor(p) else p)
+
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha, tf_dtype(dtype))
         seed = stream.generator.make_seeds(1)[:, 0]
@@ -614,6 +618,7 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
+        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": stream.reseed,
         "random_state": stream.state,

@@ -121,7 +121,7 @@ def to_numpy(x: Any) -> np.ndarray:
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int | Tensor):
         return (int(shape),)
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 # -- shapes ---------------------------------------------------------------------------------------
@@ -456,21 +456,30 @@ class RandomStreams:
 
 
 def random_ops(streams: RandomStreams) -> dict[str, Any]:
-    """The random ops of the contract, drawing from ``streams``."""
+    """The random ops of the contract, drawing from ``streams``.
+
+    They run on every action (exploration draws): each is one torch call and a few lookups."""
+    generators = streams._generators  # found directly; streams.generator() makes the missing ones
 
     def random_uniform(shape: Any, low: Any = 0.0, high: Any = 1.0, dtype: Any = "float32") -> Tensor:
         device = current_device()
         values = torch.rand(
-            _shape(shape), dtype=torch_dtype(dtype), device=device, generator=streams.generator(device)
+            _shape(shape),
+            dtype=torch_dtype(dtype),
+            device=device,
+            generator=generators.get(device) or streams.generator(device),
         )
-        if isinstance(low, Tensor) or isinstance(high, Tensor) or (low, high) != (0.0, 1.0):
-            return values * (high - low) + low
-        return values
+        if type(low) in _NUMBERS and type(high) in _NUMBERS and low == 0 and high == 1:
+            return values
+        return values * (high - low) + low
 
     def random_normal(shape: Any, mean: Any = 0.0, std: Any = 1.0, dtype: Any = "float32") -> Tensor:
         device = current_device()
         values = torch.randn(
-            _shape(shape), dtype=torch_dtype(dtype), device=device, generator=streams.generator(device)
+            _shape(shape),
+            dtype=torch_dtype(dtype),
+            device=device,
+            generator=generators.get(device) or streams.generator(device),
         )
         if isinstance(mean, Tensor) or isinstance(std, Tensor) or (mean, std) != (0.0, 1.0):
             return values * std + mean
@@ -478,20 +487,26 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
 
     def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Tensor:
         device = current_device()
+        generator = generators.get(device) or streams.generator(device)
         if isinstance(low, Tensor) or isinstance(high, Tensor):
             # Tensor bounds: scale uniform draws (no device-to-host sync to read the bounds).
-            uniform = torch.rand(
-                _shape(shape), dtype=torch.float64, device=device, generator=streams.generator(device)
-            )
+            uniform = torch.rand(_shape(shape), dtype=torch.float64, device=device, generator=generator)
             return (uniform * (high - low)).floor().to(torch_dtype(dtype)) + low
         return torch.randint(
-            low,
-            high,
-            _shape(shape),
-            dtype=torch_dtype(dtype),
-            device=device,
-            generator=streams.generator(device),
+            low, high, _shape(shape), dtype=torch_dtype(dtype), device=device, generator=generator
         )
+
+    def random_bernoulli(shape: Any, p: Any) -> Tensor:
+        device = current_device()
+        generator = generators.get(device) or streams.generator(device)
+        if isinstance(p, Tensor):
+            return torch.rand(_shape(shape), device=device, generator=generator) < p
+        # One op, without a comparison against a wrapped number: an empty bool tensor filled by
+        # bernoulli_ (on an Intel CPU with MKL, torch draws these with MKL from a seed the generator
+        # gives: seeded runs repeat on the same kind of processor). p outside [0, 1] acts as a uniform
+        # draw compared with it would: always or never.
+        out = torch.empty(_shape(shape), dtype=torch.bool, device=device)
+        return out.bernoulli_(min(max(float(p), 0.0), 1.0), generator=generator)
 
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha).to(torch_dtype(dtype))
@@ -504,6 +519,7 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
+        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": streams.reseed,
         "random_state": streams.state,

@@ -8,6 +8,7 @@ import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
+from rlgraph.execution.ops import with_derived_ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
 
@@ -31,8 +32,8 @@ class Backend:
 
     def create_ops(self, seed: int | None = None) -> Any:
         """The ops namespace of one graph (``self.ops`` of its components), its random streams seeded
-        with ``seed``."""
-        return self._require("create_ops", seed=seed)
+        with ``seed``; ops the contract gained after the backend was written are derived from its others."""
+        return with_derived_ops(self._require("create_ops", seed=seed))
 
     def _require(self, hook: str, **kwargs: Any) -> Any:
         result = getattr(self.hook, hook)(**kwargs)

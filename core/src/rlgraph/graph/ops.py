@@ -9,7 +9,8 @@ static graphs alike): index with tensors (use ``gather``/``take_along_axis``), a
 tensor (``x[i] = v``; variables change only through ``assign``/``assign_add``/``scatter_update``),
 branch in Python on a tensor's value (use ``where``), or keep state in Python attributes (use
 variables). A backend may add ops; it must provide these. :func:`missing_ops` lets a backend's
-tests check its namespace.
+tests check its namespace. An op added to the contract after backends were written against it is
+derived from their other ops where a backend lacks it (:data:`DERIVED_OPS`), so such a backend runs on.
 
 Scalars: a root API method's input of a scalar space (no shape, no batch or time rank: a time step)
 may reach a define-by-run backend's graph functions as a Python number, and ``cast``, ``clip``,
@@ -20,6 +21,7 @@ number does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: name -> signature and meaning.
@@ -121,6 +123,11 @@ OPS: dict[str, str] = {
     "random_uniform": "random_uniform(shape, low=0.0, high=1.0, dtype='float32')",
     "random_normal": "random_normal(shape, mean=0.0, std=1.0, dtype='float32')",
     "random_int": "random_int(shape, low, high, dtype='int64'): uniform over [low, high)",
+    "random_bernoulli": (
+        "random_bernoulli(shape, p): bools, each True with probability p (a number, or a tensor "
+        "broadcastable to shape): random_uniform(shape) < p, as one op where the backend has one (an "
+        "epsilon-greedy decision per action)"
+    ),
     "random_gamma": "random_gamma(alpha, dtype='float32'): Gamma(alpha, 1) draws, shaped like alpha",
     "reseed": (
         "reseed(seed): restart the graph's random streams from seed (None: from entropy); not for graph "
@@ -151,6 +158,21 @@ OPS: dict[str, str] = {
         "ops take variables directly, so read only what must outlive a write"
     ),
 }
+
+
+#: Ops of the contract that the core derives from others for a backend without them (one written before
+#: they joined the contract): name -> a function of the backend's namespace making the op.
+DERIVED_OPS: dict[str, Callable[[Any], Callable[..., Any]]] = {
+    "random_bernoulli": lambda ops: lambda shape, p: ops.random_uniform(shape) < p,
+}
+
+
+def with_derived_ops(namespace: Any) -> Any:
+    """``namespace`` with each op of :data:`DERIVED_OPS` it lacks added, made from its other ops."""
+    for name, derive in DERIVED_OPS.items():
+        if not callable(getattr(namespace, name, None)):
+            setattr(namespace, name, derive(namespace))
+    return namespace
 
 
 def missing_ops(namespace: Any) -> list[str]:

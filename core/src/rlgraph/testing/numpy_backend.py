@@ -88,6 +88,7 @@ def _random_ops(rng: np.random.Generator) -> dict[str, Any]:
             mean, std, shape
         ).astype(dtype),
         "random_int": lambda shape, low, high, dtype="int64": rng.integers(low, high, shape).astype(dtype),
+        "random_bernoulli": lambda shape, p: rng.random(shape) < p,
         "random_gamma": lambda alpha, dtype="float32": rng.gamma(np.asarray(alpha)).astype(dtype),
         "reseed": reseed,
         "random_state": random_state,

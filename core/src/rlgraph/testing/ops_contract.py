@@ -291,6 +291,7 @@ def check_random_state(
             to_numpy(ops.random_uniform((5,))),
             to_numpy(ops.random_normal((2, 3))),
             to_numpy(ops.random_int((4,), 0, 1000)),
+            to_numpy(ops.random_bernoulli((6,), 0.5)),
         ]
 
     ops = create_ops(11)
@@ -305,3 +306,26 @@ def check_random_state(
     for restored in (draws(ops), draws(other)):
         for got, want in zip(restored, expected, strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+def check_random_bernoulli(
+    create_ops: Callable[[int | None], Any], to_numpy: Callable[[Any], np.ndarray]
+) -> None:
+    """Assert ``random_bernoulli``'s contract: bools of the shape asked for, each True with probability p (a
+    number, a scalar tensor or one broadcastable to the shape), always where p >= 1 and never where p <= 0
+    (as a uniform draw in [0, 1) compared with p), drawn from the graph's seeded streams."""
+    ops, n = create_ops(5), 20000
+    for p in (1.0, 1.5, 1):
+        assert to_numpy(ops.random_bernoulli((n,), p)).all(), p
+    for p in (0.0, -0.5, 0):
+        assert not to_numpy(ops.random_bernoulli((n,), p)).any(), p
+    shaped = to_numpy(ops.random_bernoulli((2, 3), 0.5))
+    assert shaped.dtype == np.bool_ and shaped.shape == (2, 3), (shaped.dtype, shaped.shape)
+    within = 5 * np.sqrt(0.3 * 0.7 / n)  # five standard deviations of a rate of 0.3 in n draws
+    for p in (0.3, np.float32(0.3), ops.constant(np.float32(0.3))):
+        rate = to_numpy(ops.random_bernoulli((n,), p)).mean()
+        assert abs(rate - 0.3) < within, (p, rate)
+    per_column = to_numpy(ops.random_bernoulli((n, 2), ops.constant(np.array([0.1, 0.9], np.float32))))
+    np.testing.assert_allclose(per_column.mean(axis=0), [0.1, 0.9], atol=5 * np.sqrt(0.09 / n))
+    first, again = (to_numpy(create_ops(9).random_bernoulli((64,), 0.5)) for _ in range(2))
+    np.testing.assert_array_equal(first, again)

@@ -43,6 +43,9 @@ class Decay(Component, metaclass=abc.ABCMeta):
             raise SpecError(f"must be >= 0, got {start_timestep}", "start_timestep")
         self.from_, self.to_ = float(from_), float(to_)
         self.start_timestep, self.num_timesteps = int(start_timestep), int(num_timesteps)
+        # Worked out once: the value runs on every action (the same arithmetic as written out in value()).
+        self._scale = 1.0 / self.num_timesteps
+        self._start = self.start_timestep * self._scale
 
     @classmethod
     def spec_shorthand(cls, value: Any) -> Any:
@@ -72,8 +75,7 @@ class Decay(Component, metaclass=abc.ABCMeta):
 
     def value(self, steps: Any) -> Any:
         """The value after ``steps`` time steps (a float32 tensor): few ops, it runs on every action."""
-        scale = 1.0 / self.num_timesteps
-        progress = self.ops.clip(steps * scale - self.start_timestep * scale, 0.0, 1.0)
+        progress = self.ops.clip(steps * self._scale - self._start, 0.0, 1.0)
         return self.from_ + (self.to_ - self.from_) * self.fraction(progress)
 
     @abc.abstractmethod
@@ -101,11 +103,13 @@ class LinearDecay(Decay):
 
     def __init__(self, scope: str = "linear-decay", **kwargs: Any) -> None:
         super().__init__(scope=scope, **kwargs)
+        # value = clip(steps * slope + offset, low, high): one multiply-add and a clip per action.
+        self._slope = (self.to_ - self.from_) / self.num_timesteps
+        self._offset = self.from_ - self._slope * self.start_timestep
+        self._low, self._high = min(self.from_, self.to_), max(self.from_, self.to_)
 
     def value(self, steps: Any) -> Any:
-        slope = (self.to_ - self.from_) / self.num_timesteps
-        low, high = min(self.from_, self.to_), max(self.from_, self.to_)
-        return self.ops.clip(steps * slope + (self.from_ - slope * self.start_timestep), low, high)
+        return self.ops.clip(steps * self._slope + self._offset, self._low, self._high)
 
     def fraction(self, progress: Any) -> Any:
         return progress

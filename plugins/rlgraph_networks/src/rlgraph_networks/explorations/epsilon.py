@@ -41,4 +41,4 @@ class EpsilonExploration(Component):
     @rlgraph.graph_fn
     def _graph_fn_do_explore(self, actions: Any, epsilon: Any) -> Any:
         ops = self.ops
-        return ops.random_uniform((ops.shape(actions)[0],)) < epsilon
+        return ops.random_bernoulli(ops.shape(actions)[:1], epsilon)

@@ -57,6 +57,8 @@ class Exploration(Component):
         bounds = (action_space or input_spaces["actions"]).flatten()
         self._leaves = [_Leaf(self.ops, path, bounds[path], arriving[path].dtype) for path in arriving]
         self._single = len(self._leaves) == 1 and self._leaves[0].path == ""
+        #: The leaves epsilon-greedy redraws (IntBox and BoolBox ones).
+        self._discrete = [leaf for leaf in self._leaves if leaf.kind == "int" or leaf.kind == "bool"]
 
     @rlgraph.api
     def get_action(
@@ -75,22 +77,33 @@ class Exploration(Component):
 
     @rlgraph.graph_fn
     def _graph_fn_epsilon_greedy(self, actions: Any, epsilon: Any) -> Any:
+        # On every action: a few ops and as little Python as possible around them.
         ops = self.ops
-        flat = {"": actions} if self._single else nested.flatten_with_paths(actions)
-        batch = ops.shape(flat[self._leaves[0].path])[0]
-        explore = ops.random_uniform((batch,)) < epsilon
-        for leaf in self._leaves:
-            if leaf.kind != "int" and leaf.kind != "bool":
-                continue
+        if not self._discrete:  # float actions only: nothing to decide or draw
+            return actions
+        if self._single:
+            shape = ops.shape(actions)
+            explore = ops.random_bernoulli(shape[:1], epsilon)
+            return ops.where(self._row_mask(explore, shape), self._draw(self._discrete[0], shape), actions)
+        flat = nested.flatten_with_paths(actions)
+        explore = ops.random_bernoulli(ops.shape(flat[self._leaves[0].path])[:1], epsilon)
+        for leaf in self._discrete:
             action = flat[leaf.path]
             shape = ops.shape(action)
-            mask = explore if len(shape) == 1 else ops.reshape(explore, (batch,) + (1,) * (len(shape) - 1))
-            if leaf.kind == "int":
-                random = ops.random_int(shape, leaf.low, leaf.high, leaf.dtype)
-            else:
-                random = ops.random_uniform(shape) < 0.5
-            flat[leaf.path] = ops.where(mask, random, action)
-        return flat[""] if self._single else nested.unflatten_like(actions, flat)
+            flat[leaf.path] = ops.where(self._row_mask(explore, shape), self._draw(leaf, shape), action)
+        return nested.unflatten_like(actions, flat)
+
+    def _row_mask(self, explore: Any, shape: tuple) -> Any:
+        """``explore`` (one decision per batch row) broadcastable against an action of ``shape``."""
+        if len(shape) == 1:
+            return explore
+        return self.ops.reshape(explore, shape[:1] + (1,) * (len(shape) - 1))
+
+    def _draw(self, leaf: _Leaf, shape: tuple) -> Any:
+        """Uniformly random values of a discrete ``leaf``, of ``shape``."""
+        if leaf.kind == "int":
+            return self.ops.random_int(shape, leaf.low, leaf.high, leaf.dtype)
+        return self.ops.random_bernoulli(shape, 0.5)
 
     @rlgraph.graph_fn
     def _graph_fn_epsilon_greedy_allowed(self, actions: Any, epsilon: Any, action_mask: Any) -> Any:
@@ -98,9 +111,7 @@ class Exploration(Component):
         largest of a uniform draw per allowed action)."""
         ops = self.ops
         shape = ops.shape(actions)
-        explore = ops.random_uniform((shape[0],)) < epsilon
-        if len(shape) > 1:
-            explore = ops.reshape(explore, (shape[0],) + (1,) * (len(shape) - 1))
+        explore = self._row_mask(ops.random_bernoulli(shape[:1], epsilon), shape)
         draws = ops.where(ops.cast(action_mask, "bool"), ops.random_uniform(ops.shape(action_mask)), -1.0)
         random = ops.cast(ops.argmax(draws, axis=-1), self._leaves[0].dtype)
         return ops.where(explore, random, actions)

@@ -90,6 +90,8 @@ class ActionAdapter(Component):
         ops = self.ops
         # The first leading (batch) dimension is inferred: programs traced from this (exports) keep
         # any batch size without reading it.
+        if self.kind == "categorical" and not self.shape:
+            return outputs  # one categorical per row: the layer's outputs are its logits as they are
         lead = (-1, *ops.shape(outputs)[1:-1])
         if self.kind == "categorical":
             return ops.reshape(outputs, lead + self.shape + (self.num_categories,))
