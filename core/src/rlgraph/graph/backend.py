@@ -8,7 +8,7 @@ import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
-from rlgraph.execution.ops import with_derived_ops
+from rlgraph.graph.ops import with_derived_ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
 
