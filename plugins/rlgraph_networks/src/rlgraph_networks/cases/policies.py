@@ -22,6 +22,7 @@ from rlgraph.utils import nested
 from rlgraph_networks.distributions import Bernoulli, Beta, Categorical, Normal, SquashedNormal
 from rlgraph_networks.policies import ActionAdapter, DeterministicPolicy, DuelingPolicy, Policy
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy
+from rlgraph_networks.policies.distributional_q_policy import QuantileQPolicy
 from rlgraph_networks.value_function import QFunction, ValueFunction
 
 NETWORK = [{"type": "dense", "units": 6, "activation": "tanh"}]
@@ -399,18 +400,14 @@ POLICY_CASES = [
 ]
 
 
-# -- categorical (C51) Q-policies ------------------------------------------------------------------------
-def _categorical_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> ParityCase:
-    make = lambda: CategoricalQPolicy(
-        num_atoms=7, v_min=-2.0, v_max=3.0, dueling=dueling, units_state_value_stream=units,
-        network_spec=network, action_space=IntBox(3),
-    )  # fmt: skip
+# -- distributional Q-policies: C51's categorical and QR-DQN's quantile heads --------------------------------
+def _distributional_q_case(id, make, outputs_method: str) -> ParityCase:
     calls = [
         (method, (Sampled("nn_inputs", batch_size=n),))
-        for method in ("get_nn_outputs", "get_q_logits", "get_q_values")
+        for method in ("get_nn_outputs", outputs_method, "get_distribution", "get_q_values")
         for n in (5, 1)
     ]
-    # Greedy actions of the Q-values: for inputs near zero, every action's atom distribution is nearly the
+    # Greedy actions of the Q-values: for inputs near zero, every action's distribution is nearly the
     # same, and rounding decides between Q-values equal but for it (found by the deep profile).
     for n in (5, 1):
         inputs = (Sampled("nn_inputs", batch_size=n),)
@@ -418,10 +415,28 @@ def _categorical_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> P
     return ParityCase(id, make, {"nn_inputs": STATES}, calls)
 
 
+def _categorical_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> ParityCase:
+    make = lambda: CategoricalQPolicy(
+        num_atoms=7, v_min=-2.0, v_max=3.0, dueling=dueling, units_state_value_stream=units,
+        network_spec=network, action_space=IntBox(3),
+    )  # fmt: skip
+    return _distributional_q_case(id, make, "get_q_logits")
+
+
+def _quantile_q_case(id, dueling: bool, units: int = 5, network=NETWORK) -> ParityCase:
+    make = lambda: QuantileQPolicy(
+        num_quantiles=6, dueling=dueling, units_state_value_stream=units, network_spec=network,
+        action_space=IntBox(3),
+    )  # fmt: skip
+    return _distributional_q_case(id, make, "get_quantiles")
+
+
 CATEGORICAL_Q_CASES = [
     _categorical_q_case("policy-categorical-q", dueling=False),
     _categorical_q_case("policy-categorical-q-dueling", dueling=True),
     _categorical_q_case("policy-categorical-q-dueling-no-hidden", dueling=True, units=0, network=None),
+    _quantile_q_case("policy-quantile-q", dueling=False),
+    _quantile_q_case("policy-quantile-q-dueling", dueling=True),
 ]
 
 
