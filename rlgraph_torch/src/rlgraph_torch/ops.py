@@ -497,16 +497,12 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
         )
 
     def random_bernoulli(shape: Any, p: Any) -> Tensor:
+        # A uniform draw below p, from the graph's generator, as every backend draws it: torch's bernoulli_
+        # (2 us faster at batch 1) draws through MKL on Intel CPUs, so a seeded run would differ between
+        # Intel and other processors.
         device = current_device()
         generator = generators.get(device) or streams.generator(device)
-        if isinstance(p, Tensor):
-            return torch.rand(_shape(shape), device=device, generator=generator) < p
-        # One op, without a comparison against a wrapped number: an empty bool tensor filled by
-        # bernoulli_ (on an Intel CPU with MKL, torch draws these with MKL from a seed the generator
-        # gives: seeded runs repeat on the same kind of processor). p outside [0, 1] acts as a uniform
-        # draw compared with it would: always or never.
-        out = torch.empty(_shape(shape), dtype=torch.bool, device=device)
-        return out.bernoulli_(min(max(float(p), 0.0), 1.0), generator=generator)
+        return torch.rand(_shape(shape), device=device, generator=generator) < p
 
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha).to(torch_dtype(dtype))

@@ -58,6 +58,16 @@ MOVED_TO_BUILDERS = (
     "graph_parts",
     "policy_graph_class",
     "policy_loss",
+    "value_loss_weight",
+    "value_function_clipping",
+    "default_noise",
+    "resolved_target_entropy",
+    "resolved_discrete_mode",
+    "_policy",
+    "_loss",
+    "_optimizer",
+    "_discrete_critic",
+    "_exploration_spec",
 )
 
 
@@ -443,6 +453,11 @@ class Agent(Specifiable):
             actions = outputs["actions"]
             self.timesteps += len(actions if type(actions) is np.ndarray else nested.flatten(actions)[0])
         return outputs
+
+    def role_arguments(self) -> dict[str, Any]:
+        """The root component's ``role`` argument outside the agent's role (for a ``build_root`` of one's own;
+        see :meth:`Builder.role_arguments <rlgraph.agents.builder.Builder.role_arguments>`)."""
+        return Builder.role_arguments(self.role)
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and

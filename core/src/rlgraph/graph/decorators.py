@@ -16,6 +16,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rlgraph.errors import BuildError
 from rlgraph.utils import nested
 
 #: The builder of the build in progress in this context, or None.
@@ -67,7 +68,7 @@ class GraphFunction:
         self.name = function.__name__
         self._returns = returns
         self.split = split
-        #: Whether it runs only once its component created its variables (None: inferred, see :meth:`waits_for`).
+        #: Whether it runs only once its component created its variables (None: inferred, see :meth:`waits_for_variables`).
         self.requires_variables = requires_variables
         self.batched = batched
 
@@ -194,7 +195,9 @@ def graph_fn(
 
 def returned_count(function: Callable) -> int:
     """How many values ``function`` returns, read from its source: N where every ``return`` of its own body
-    returns a tuple display of N values (N >= 2), else 1 (also where its source cannot be read)."""
+    returns a tuple display of N values, else 1 where each returns one value (or its source cannot be read: a
+    function returning several values then declares ``returns``). A BuildError where its returns differ (a
+    tuple and a single value, tuples of two lengths): it declares ``returns``."""
     try:
         source = textwrap.dedent(inspect.getsource(function))
         definition = ast.parse(source).body[0]
@@ -203,7 +206,12 @@ def returned_count(function: Callable) -> int:
     sizes = {
         len(node.value.elts) if isinstance(node.value, ast.Tuple) else 1 for node in _own_returns(definition)
     }
-    return sizes.pop() if len(sizes) == 1 else 1
+    if len(sizes) > 1:
+        raise BuildError(
+            f"graph function {function.__qualname__!r} returns {' or '.join(map(str, sorted(sizes)))} values: "
+            "declare how many it returns, @graph_fn(returns=N)"
+        )
+    return sizes.pop() if sizes else 1
 
 
 def _own_returns(definition: ast.AST) -> Iterator[ast.Return]:

@@ -14,7 +14,7 @@ import numpy as np
 from rlgraph.errors import APICallError, BuildError, NotApplicableError
 from rlgraph.graph import checkpoint
 from rlgraph.graph.backend import Backend, EventBus, load_backend
-from rlgraph.graph.build import Builder, BuildReport
+from rlgraph.graph.build import BuildReport, GraphBuilder
 from rlgraph.graph.checks import BoundsCheck, InputCheck
 from rlgraph.graph.component import Component
 from rlgraph.utils.naming import suggestion_text
@@ -56,7 +56,7 @@ class GraphExecutor:
         self.device_map = device_map
         self.events = EventBus(observers)
         self.validate_inputs = validate_inputs
-        self.builder: Builder | None = None
+        self.builder: GraphBuilder | None = None
         #: The built graph's ops namespace (its random streams among them).
         self.ops: Any = None
         self._functions: dict[str, Callable[..., Any]] = {}
@@ -72,7 +72,7 @@ class GraphExecutor:
             raise BuildError(f"{self.root.global_scope!r} is already built.")
         self.events.hook.before_build(root=self.root, input_spaces=self.input_spaces)
         ops = self.ops = self.backend.create_ops(self.seed)
-        builder = Builder(
+        builder = GraphBuilder(
             self.root, self.input_spaces, self.backend, self.action_space, self.seed, self.device_map, ops
         )
         report = builder.run()
@@ -143,7 +143,7 @@ class GraphExecutor:
         functions = [*self._functions.values(), *(chain.function for chain in self._chains.values())]
         return float(sum(getattr(function, "compile_seconds", 0.0) for function in functions))
 
-    def _built(self) -> Builder:
+    def _built(self) -> GraphBuilder:
         if self.builder is None:
             raise BuildError(f"{self.root.global_scope!r} is not built yet: call build() first.")
         return self.builder

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from rlgraph.agents.config import default_of
 from rlgraph.agents.roles import Role
+from rlgraph.components import Component
 from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.builder import DQNBuilder
@@ -19,7 +20,7 @@ class DQFDBuilder(DQNBuilder):
     roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY})
     graph_class: ClassVar[type] = DQFDLearnerGraph
 
-    def learning_parts(self, role: Role) -> dict[str, Any]:
+    def learning_parts(self, role: Role, memory: Component) -> dict[str, Any]:
         config = self.config
         batch_size = config.update_spec.batch_size
         ratio = float(config.demo_sample_ratio)
@@ -29,7 +30,7 @@ class DQFDBuilder(DQNBuilder):
         demo_memory = replay_memory(demo_memory_spec, max(sample, pretrain_batch))
         demo_memory.scope = f"demo-{demo_memory.scope}"
         return {
-            **super().learning_parts(role),
+            **super().learning_parts(role, memory),
             "demo_memory": demo_memory,
             "margin_loss": LargeMarginLoss(config.expert_margin),
             "supervised_weight": float(config.supervised_weight),

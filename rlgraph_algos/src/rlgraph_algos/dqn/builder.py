@@ -9,7 +9,7 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph_algos.builders import AlgorithmBuilder
-from rlgraph_algos.dqn.learner import DQNLearnerGraph
+from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph, DQNLearnerGraph
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
@@ -37,9 +37,10 @@ class DQNBuilder(AlgorithmBuilder):
         if not isinstance(self.action_space, IntBox):
             raise SpecError(f"DQN needs an IntBox action space (discrete actions), got {self.action_space}.")
         acting = self.acting_parts(role)
+        memory = self.memory()  # made by every role: it checks the spec (and sizes a frame replay's columns)
         if role is Role.POLICY:
             return self.policy_graph_class(**acting)
-        return self.graph_class(**acting, **self.learning_parts(role))
+        return self.graph_class(**acting, **self.learning_parts(role, memory))
 
     def acting_parts(self, role: Role) -> dict[str, Any]:
         """The policy role's components: preprocessing, the Q-network and exploration."""
@@ -51,9 +52,8 @@ class DQNBuilder(AlgorithmBuilder):
             **self.role_arguments(role),
         }
 
-    def learning_parts(self, role: Role) -> dict[str, Any]:
+    def learning_parts(self, role: Role, memory: Component) -> dict[str, Any]:
         """What the roles above the policy's add: the loss, the learner's optimizer, the agent's memory."""
-        memory = self.memory()  # made by every role: it checks the spec
         update = self.config.update_spec
         return {
             "loss": self.loss(),
@@ -86,3 +86,29 @@ class DQNBuilder(AlgorithmBuilder):
         if base is None:
             base = DuelingPolicy if "type" not in self.policy_spec() and self.dueling else Policy
         return super().policy(network_spec, base)
+
+
+class DistributionalDQNBuilder(DQNBuilder):
+    """DQN's roles for a DQN learning return distributions (C51, QR-DQN): its head (:attr:`head_class`, made
+    with :meth:`head_arguments`; no action adapter) gives each action's distribution, and the learner graph
+    is :class:`~rlgraph_algos.dqn.learner.DistributionalDQNLearnerGraph`."""
+
+    roles: ClassVar[frozenset[Role]] = frozenset(Role)
+    graph_class: ClassVar[type] = DistributionalDQNLearnerGraph
+    #: The distributional Q-network head's class.
+    head_class: ClassVar[type]
+
+    def head_arguments(self) -> dict[str, Any]:
+        """The head's arguments from the config (its distribution's settings)."""
+        raise NotImplementedError
+
+    def policy(self, network_spec: Any = None, base: type[Policy] | None = None) -> Policy:
+        spec = dict(self.config.policy_spec or {})
+        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
+        return self.head_class.from_spec(
+            spec,
+            path="policy_spec",
+            dueling=self.dueling,
+            action_space=self.action_space,
+            **self.head_arguments(),
+        )

@@ -10,14 +10,13 @@ import numpy as np
 import rlgraph
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
-from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph_algos.dqn.agent import DQNAgent
-from rlgraph_algos.dqn.builder import DQNBuilder
+from rlgraph_algos.dqn.builder import DistributionalDQNBuilder
 from rlgraph_algos.dqn.config import CategoricalDQNConfig
 from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph
+from rlgraph_algos.dqn.loss import of_actions
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
-from rlgraph_networks.policies.policy import Policy
 
 
 class CategoricalDQNLoss(Component):
@@ -91,40 +90,23 @@ class CategoricalDQNLoss(Component):
         return ops.sum(weights * next_probs[:, None, :], axis=-1)
 
 
-def of_actions(ops: Any, logits: Any, actions: Any) -> Any:
-    """``logits[b, actions[b]]``: ``(B, n, N)`` -> ``(B, N)``."""
-    chosen = ops.one_hot(ops.cast(actions, "int64"), ops.shape(logits)[1])
-    return ops.sum(logits * ops.expand_dims(chosen, -1), axis=1)
-
-
 #: C51's learner graph (the name it had before distributional DQNs shared one).
 CategoricalDQNLearnerGraph = DistributionalDQNLearnerGraph
 
 
-class CategoricalDQNBuilder(DQNBuilder):
+class CategoricalDQNBuilder(DistributionalDQNBuilder):
     """DQN's roles with C51's Q-network (a distribution over the support per action) and its loss."""
 
-    roles: ClassVar[frozenset[Role]] = frozenset(Role)
-    graph_class: ClassVar[type] = CategoricalDQNLearnerGraph
+    head_class: ClassVar[type] = CategoricalQPolicy
+
+    def head_arguments(self) -> dict[str, Any]:
+        config = self.config
+        return {"num_atoms": config.num_atoms, "v_min": float(config.v_min), "v_max": float(config.v_max)}
 
     def loss(self) -> CategoricalDQNLoss:
         config = self.config
         return CategoricalDQNLoss(
             config.num_atoms, float(config.v_min), float(config.v_max), double_q=config.double_q
-        )
-
-    def policy(self, network_spec: Any = None, base: type[Policy] | None = None) -> CategoricalQPolicy:
-        config = self.config
-        spec = dict(config.policy_spec or {})  # no action adapter: the policy's heads are C51's
-        spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
-        return CategoricalQPolicy.from_spec(
-            spec,
-            path="policy_spec",
-            num_atoms=config.num_atoms,
-            v_min=float(config.v_min),
-            v_max=float(config.v_max),
-            dueling=self.dueling,
-            action_space=self.action_space,
         )
 
 

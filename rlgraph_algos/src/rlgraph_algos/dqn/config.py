@@ -144,39 +144,47 @@ class ApexConfig(DQNConfig):
     name: str = "apex-agent"
 
 
-_CROSS_ENTROPY = "does not apply: the distributional loss is a cross-entropy"
+_OWN_LOSS = (
+    "does not apply: a distributional DQN's loss is its own (C51's cross-entropy, QR-DQN's quantile loss)"
+)
+_OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no action adapter)"
 
 
 @agent_config
-class CategoricalDQNConfig(DQNConfig):
-    """DQN's keys for the categorical DQN (C51): ``num_atoms`` atoms of each return distribution on the
-    support ``[v_min, v_max]``; ``huber_loss`` and ``value_rescaling`` do not apply, and the policy is the
-    categorical Q policy (``policy_spec`` without a type; ``units_state_value_stream`` for dueling)."""
+class DistributionalDQNConfig(DQNConfig):
+    """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its loss and heads are its own, so
+    ``huber_loss``, ``value_rescaling`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
+    type (``units_state_value_stream`` for dueling)."""
+
+    #: The algorithm and its heads' type, for the messages.
+    algorithm: ClassVar[str] = "a distributional DQN"
+    heads: ClassVar[str] = "distributional Q-policy"
+
+    huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
+    value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
+    action_adapter_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_HEADS)})
+
+    def contradictions(self) -> list[Problem]:
+        policy_type = self.policy_spec.get("type") if isinstance(self.policy_spec, Mapping) else None
+        if policy_type is None:
+            return super().contradictions()
+        message = f"{self.algorithm}'s heads are a {self.heads} (dueling with dueling_q); got {policy_type!r}"
+        return [Problem("policy_spec.type", message), *super().contradictions()]
+
+
+@agent_config
+class CategoricalDQNConfig(DistributionalDQNConfig):
+    """The categorical DQN's (C51) keys: ``num_atoms`` atoms of each return distribution on the support
+    ``[v_min, v_max]``, and :class:`DistributionalDQNConfig`'s."""
 
     agent: ClassVar[str] = "CategoricalDQNAgent"
+    algorithm: ClassVar[str] = "the categorical DQN"
+    heads: ClassVar[str] = "categorical_q_policy"
 
-    huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_CROSS_ENTROPY)})
-    value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_CROSS_ENTROPY)})
     num_atoms: int = 51
     v_min: float = -10.0
     v_max: float = 10.0
     name: str = "categorical-dqn-agent"
 
     def contradictions(self) -> list[Problem]:
-        problems = raised(check_support, self.num_atoms, self.v_min, self.v_max)
-        problems += heads_named_by_type(self.policy_spec, "the categorical DQN", "categorical_q_policy")
-        return problems + super().contradictions()
-
-
-def heads_named_by_type(policy_spec: Any, algorithm: str, heads: str) -> list[Problem]:
-    """A problem at ``policy_spec.type`` where a distributional DQN's policy spec names a type: its heads are
-    its own (``heads``; dueling with ``dueling_q``)."""
-    policy_type = policy_spec.get("type") if isinstance(policy_spec, Mapping) else None
-    if policy_type is None:
-        return []
-    return [
-        Problem(
-            "policy_spec.type",
-            f"{algorithm}'s heads are a {heads} (dueling with dueling_q); got {policy_type!r}",
-        )
-    ]
+        return raised(check_support, self.num_atoms, self.v_min, self.v_max) + super().contradictions()

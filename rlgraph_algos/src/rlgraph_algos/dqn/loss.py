@@ -112,3 +112,10 @@ class DQNLoss(Component):
         else:
             per_item = 0.5 * ops.square(delta)
         return per_item, ops.stop_gradient(magnitude)
+
+
+def of_actions(ops: Any, values: Any, actions: Any) -> Any:
+    """``values[b, actions[b]]``: each row's distribution of its action, ``(B, n, N)`` -> ``(B, N)`` (a
+    distributional DQN's logits or quantiles)."""
+    chosen = ops.one_hot(ops.cast(actions, "int64"), ops.shape(values)[1])
+    return ops.sum(values * ops.expand_dims(chosen, -1), axis=1)

@@ -9,7 +9,7 @@ import numpy as np
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph_algos.dqn.categorical import of_actions
+from rlgraph_algos.dqn.loss import of_actions
 from rlgraph_networks.policies.distributional_q_policy import check_num_quantiles
 
 

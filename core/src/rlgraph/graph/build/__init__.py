@@ -1,10 +1,10 @@
 """The three build phases of a component graph.
 
 1. Composition: the user creates components and nests them (plain Python objects).
-2. Assembly (:meth:`Builder.assemble`): every API method of the root is called once with
+2. Assembly (:meth:`GraphBuilder.assemble`): every API method of the root is called once with
    abstract :class:`Record` values. This yields the component graph (who calls which API
    method of whom), the API registry, and which inputs each component receives.
-3. Build (:meth:`Builder.build`): backend placeholders made from the input spaces flow
+3. Build (:meth:`GraphBuilder.build`): backend placeholders made from the input spaces flow
    through the API methods. A component is completed (its ``create_variables`` called) as
    soon as the input spaces it asks for are known; graph functions that need variables wait
    until then, so API methods are retried until all are built or the build stalls (a
@@ -12,7 +12,7 @@
 
 The package has one module per job:
 
-- :mod:`~rlgraph.graph.build.builder`: the :class:`Builder` (entry points, the decorators' calls);
+- :mod:`~rlgraph.graph.build.builder`: the :class:`GraphBuilder` (entry points, the decorators' calls);
 - :mod:`~rlgraph.graph.build.assembly`: recording the component graph (phase 2);
 - :mod:`~rlgraph.graph.build.space_flow` and :mod:`~rlgraph.graph.build.spaces`: the spaces
   of the build's values and the derivation of their batch and time ranks;
@@ -23,7 +23,7 @@ The package has one module per job:
 - :mod:`~rlgraph.graph.build.report`: the build's timings (:class:`BuildReport`).
 """
 
-from rlgraph.graph.build.builder import Builder
+from rlgraph.graph.build.builder import GraphBuilder
 from rlgraph.graph.build.graph import APIRecord, ComponentGraph, short_space
 from rlgraph.graph.build.records import Record, Twin
 from rlgraph.graph.build.report import BuildReport
@@ -34,8 +34,8 @@ __all__ = [
     "NO_RANKS",
     "APIRecord",
     "BuildReport",
-    "Builder",
     "ComponentGraph",
+    "GraphBuilder",
     "Ranks",
     "Record",
     "Twin",

@@ -1,4 +1,4 @@
-"""Assembly (phase 2), as a mixin of the :class:`~rlgraph.graph.build.Builder`.
+"""Assembly (phase 2), as a mixin of the :class:`~rlgraph.graph.build.GraphBuilder`.
 
 Every API method of the root is called once with abstract
 :class:`~rlgraph.graph.build.records.Record` values. This yields the component graph (who calls

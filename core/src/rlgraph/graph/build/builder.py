@@ -1,8 +1,8 @@
-"""The :class:`Builder`: assembles and builds one root component on one backend.
+"""The :class:`GraphBuilder`: assembles and builds one root component on one backend.
 
-It runs the assembly (phase 2, :meth:`Builder.assemble`) and the build (phase 3,
-:meth:`Builder.build`; see the package docstring), and is the active builder that the ``@api`` and
-``@graph_fn`` decorators call into (:meth:`Builder.call_api`, :meth:`Builder.call_graph_fn`). The
+It runs the assembly (phase 2, :meth:`GraphBuilder.assemble`) and the build (phase 3,
+:meth:`GraphBuilder.build`; see the package docstring), and is the active builder that the ``@api`` and
+``@graph_fn`` decorators call into (:meth:`GraphBuilder.call_api`, :meth:`GraphBuilder.call_graph_fn`). The
 phases' parts are mixins: :class:`~rlgraph.graph.build.assembly.Assembly`,
 :class:`~rlgraph.graph.build.space_flow.SpaceFlow`,
 :class:`~rlgraph.graph.build.completion.Completion` and
@@ -35,7 +35,7 @@ from rlgraph.graph.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
 from rlgraph.utils import nested
 
 
-class Builder(Assembly, SpaceFlow, Completion, FastPath):
+class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
     """Assembles and builds one root component on one backend (see the package docstring)."""
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Completing components, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
+"""Completing components, as a mixin of the :class:`~rlgraph.graph.build.GraphBuilder`.
 
 A component is completed (its ``create_variables`` called) as soon as the input spaces it asks for
 are known and the components whose variables it uses are complete; until then the graph functions

@@ -1,4 +1,4 @@
-"""The fast path, bound after the build, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
+"""The fast path, bound after the build, as a mixin of the :class:`~rlgraph.graph.build.GraphBuilder`.
 
 Each component gets its plain API methods and graph functions bound directly, with pass-through API
 methods contracted onto their callee.

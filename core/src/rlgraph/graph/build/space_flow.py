@@ -1,4 +1,4 @@
-"""The spaces of the build's values, as a mixin of the :class:`~rlgraph.graph.build.Builder`.
+"""The spaces of the build's values, as a mixin of the :class:`~rlgraph.graph.build.GraphBuilder`.
 
 Placeholders carry the root's input spaces; a graph function's outputs get a space derived from its
 two runs (see :mod:`rlgraph.graph.build.spaces`), or one declared with ``Component.with_space``.

@@ -85,7 +85,7 @@ class ActionAdapter(Component):
         """The distribution parameters for ``nn_outputs`` (see the class docstring)."""
         return self._graph_fn_parameters(self.action_layer.call(self.pre_network.call(nn_outputs)))
 
-    @rlgraph.graph_fn
+    @rlgraph.graph_fn(returns=1)  # a (mean, log-stddev) pair is one value: the parameters
     def _graph_fn_parameters(self, outputs: Any) -> Any:
         ops = self.ops
         # The first leading (batch) dimension is inferred: programs traced from this (exports) keep
