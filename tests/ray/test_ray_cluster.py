@@ -121,3 +121,57 @@ def test_the_learner_goes_to_a_gpu_only_where_ray_sees_one_here_and_the_spec_pla
         assert learner_spec(spec) == spec
     placed = {"type": "apex", "execution_spec": {"device_map": {"": "cpu"}}}
     assert learner_spec(placed) == placed
+
+
+def test_joins_a_cluster_that_ray_start_started_under_rays_defaults(tmp_path):
+    # Ray 2.60's `ray start --head` turns token authentication on where the user has a token (an embedded
+    # cluster, started by ray.init, makes one under the user's home); a driver given the address must then
+    # send it, with no RAY_AUTH_MODE to set. Its own home here, and its own token.
+    port = closed_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
+    env["HOME"] = str(tmp_path)
+    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+    subprocess.run(
+        [ray_cli, "get-auth-token", "--generate"], env=env, capture_output=True, check=True, timeout=60
+    )
+    head = subprocess.Popen(
+        [
+            ray_cli,
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=1",
+            "--include-dashboard=false",
+            "--block",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_listening(port, seconds=90)
+        script = (
+            f"from rlgraph_ray.cluster import connect\nprint('CPU', connect('127.0.0.1:{port}')['CPU'])\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=180, check=False, env=env
+        )
+        assert "CPU 1.0" in done.stdout, done.stdout + done.stderr
+    finally:
+        head.terminate()
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+
+
+def wait_until_listening(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"nothing listens on port {port} after {seconds} s")

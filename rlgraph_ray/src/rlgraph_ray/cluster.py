@@ -46,11 +46,34 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dic
         # "local": a new cluster of this process's own, even where RAY_ADDRESS names another.
         ray.init(address="local", num_cpus=os.cpu_count(), **options)
     else:
+        _send_token_where_one_exists()
         try:
             ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, TimeoutError) as error:
             raise ClusterError(f"cannot join the Ray cluster at {address!r}: {error}") from error
     return ray.cluster_resources()
+
+
+def _send_token_where_one_exists() -> None:
+    """Authenticate to a cluster joined by address as ``ray start`` set it up. Ray 2.60 starts clusters with
+    token authentication by default and saves the token (``~/.ray/auth_token``), but a driver given an address
+    sends it only under ``RAY_AUTH_MODE=token``: where that variable is unset and a token exists (Ray's own
+    lookup: ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH``, the default file), token mode is turned on for this
+    process, as Ray does itself for a cluster it finds without an address. ``RAY_AUTH_MODE`` set either way
+    is left as it is."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    notices = logging.getLogger(TOKEN_NOTICE_LOGGER)
+    level = notices.level
+    notices.setLevel(logging.ERROR)  # its notice that token mode is on: the reason this is called
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        notices.setLevel(level)
 
 
 def _check_reachable(address: str, timeout: float) -> None:
