@@ -51,7 +51,7 @@ class PolicyGradientBuilder(AlgorithmBuilder):
         acting = {
             **({"body": body} if recurrent else {}),
             "preprocessor": preprocessor,
-            "policy": self.policy_from(policy_spec),
+            "policy": Policy.from_spec(policy_spec, path="policy_spec", action_space=self.action_space),
             "scope": self.config.name,
             **self.role_arguments(role),
         }
@@ -70,9 +70,6 @@ class PolicyGradientBuilder(AlgorithmBuilder):
             optimizer=self.optimizer(),
             value_optimizer=value_optimizer,
         )
-
-    def policy_from(self, spec: dict[str, Any]) -> Policy:
-        return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
 
     def value_function(self) -> Component:
         """The baseline: a head on the policy's network (no ``value_function_spec``), else a network of its own."""
