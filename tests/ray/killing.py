@@ -28,3 +28,25 @@ class KillOnce:
             pid = ray.get(self.find_actor(self.trainer.executor).process_id.remote())
             os.kill(pid, signal.SIGKILL)
             self.killed = pid
+
+
+class KillAgainAndAgain(KillOnce):
+    """An observer that kills the actor ``find_actor`` picks at every progress row from ``after`` steps on
+    (the replaced one too): a worker that fails every time. ``kills`` counts them."""
+
+    def __init__(self, find_actor: Callable[[Any], Any], after: int = 3000) -> None:
+        super().__init__(find_actor, after)
+        self.kills = 0
+
+    @rlgraph.hookimpl
+    def after_progress(self, row):
+        if row["timesteps"] < self.after:
+            return
+        import ray
+
+        try:
+            pid = ray.get(self.find_actor(self.trainer.executor).process_id.remote())
+        except ray.exceptions.RayActorError:  # killed already, not replaced yet
+            return
+        os.kill(pid, signal.SIGKILL)
+        self.kills += 1

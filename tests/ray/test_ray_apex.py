@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-from killing import KillOnce
+from killing import KillAgainAndAgain, KillOnce
 
+from rlgraph.errors import ExecutorGaveUpError
+from rlgraph.executors import remote
 from rlgraph.training import Trainer, load_run_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +125,31 @@ def test_a_run_whose_learner_dies_goes_on_from_its_last_checkpoint(tmp_path):
     rows = (run_dir / "progress.csv").read_text().splitlines()[1:]
     steps = [int(row.split(",")[0]) for row in rows]
     assert steps == sorted(steps) and steps[-1] >= 12000  # the progress goes on where the checkpoint was
+
+
+def test_a_run_whose_workers_keep_failing_stops_with_a_checkpoint_that_resume_goes_on_from(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(remote, "MAX_WORKER_RESTARTS", 1)  # the second failure is one too many
+    options = {"seed": 1, "backend": installed_backends()[0], "timesteps": 12000}
+    spec = load_run_spec(EXAMPLE, ["log_interval=500"], {**options, "eval_episodes": 0})
+    killer = KillAgainAndAgain(lambda executor: executor.workers[0])
+    run_dir = tmp_path / "run"
+    trainer = Trainer(spec, run_dir, observers=[killer])
+    killer.trainer = trainer
+    with (
+        pytest.warns(RuntimeWarning, match="worker 0 failed"),
+        pytest.raises(ExecutorGaveUpError, match=r"workers failed 2 times.*--resume") as stopped,
+    ):
+        trainer.run()
+    assert killer.kills >= 2
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert "workers failed 2 times" in summary["gave_up"] and 3000 <= summary["timesteps"] < 12000
+    checkpoint = run_dir / "checkpoints" / f"model-{summary['timesteps']}.npz"
+    assert checkpoint.is_file() and str(checkpoint) in str(stopped.value)
+    resumed = Trainer.resume(run_dir)
+    assert (
+        resumed.executor.timesteps == summary["timesteps"] and resumed.executor.updates == summary["updates"]
+    )
+    done = resumed.run()
+    assert done.timesteps >= 12000 and done.gave_up is None and not done.interrupted

@@ -95,3 +95,8 @@ class NonFiniteError(RLGraphError, FloatingPointError):
 
 class RunFolderInUseError(RLGraphError):
     """Another process trains in the run folder (it holds the folder's lock)."""
+
+
+class ExecutorGaveUpError(RLGraphError):
+    """An executor gave up (its workers kept failing) with its learner intact: a trainer stores a checkpoint
+    that ``rlgraph train --resume`` goes on from before it passes the error on."""

@@ -10,15 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.errors import RLGraphError
+from rlgraph.errors import ExecutorGaveUpError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
 
 MAX_WORKER_RESTARTS = 20
 """Worker replacements after which a run stops: a worker that fails every time is not bad luck."""
 
 
-class WorkerFailedError(RLGraphError):
-    """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS`."""
+class WorkerFailedError(ExecutorGaveUpError):
+    """Workers kept failing: more replacements than :data:`MAX_WORKER_RESTARTS` (the learner is intact)."""
 
 
 class WorkloadRun:

@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from rlgraph.agents.roles import Role, refuse_role_key
-from rlgraph.errors import CheckpointError, RLGraphError, SpecError
+from rlgraph.errors import CheckpointError, ExecutorGaveUpError, RLGraphError, SpecError
 from rlgraph.graph.backend import EventBus
 from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
@@ -81,13 +81,14 @@ class TrainingSummary:
     interrupted: bool
     checkpoint: str | None
     best_checkpoint: str | None
+    gave_up: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
     def format(self) -> str:
         """The summary as a few lines of text."""
-        verb = "Interrupted" if self.interrupted else "Trained"
+        verb = "Stopped" if self.gave_up else "Interrupted" if self.interrupted else "Trained"
         compiling = f", {self.compile_seconds:.1f} s of it compiling" if self.compile_seconds >= 0.05 else ""
         lines = [
             (
@@ -110,7 +111,9 @@ class TrainingSummary:
         elif self.target_return is not None:
             lines.append(f"Target return {self.target_return:g} not reached.")
         lines.append(f"Run folder: {self.run_dir} (evaluate: rlgraph evaluate {shlex.quote(self.run_dir)})")
-        if self.interrupted and self.checkpoint is not None:
+        if self.gave_up:
+            lines.append(f"The executor gave up: {self.gave_up}")
+        if (self.interrupted or self.gave_up) and self.checkpoint is not None:
             lines.append(f"Go on with it: rlgraph train --resume {shlex.quote(self.run_dir)}")
         return "\n".join(lines)
 
@@ -278,10 +281,12 @@ class Trainer:
         SIGINT (Ctrl-C) and SIGTERM stop training after the steps under way (at most
         :data:`STOP_CHECK_STEPS` per environment), then store the checkpoint that ``--resume`` goes on
         from; a second signal stops at once, without a checkpoint (the last one stays). A
-        KeyboardInterrupt raised in an observer stops training too. Observers hear ``before_run`` first
-        (its time is not training time) and ``after_run`` at the end.
+        KeyboardInterrupt raised in an observer stops training too. An executor that gives up
+        (:class:`~rlgraph.errors.ExecutorGaveUpError`: its workers kept failing) stops the run with a
+        checkpoint and a summary too; the error is raised again then, naming the checkpoint. Observers hear
+        ``before_run`` first (its time is not training time) and ``after_run`` at the end.
         """
-        interrupted, checkpoint = False, None
+        interrupted, checkpoint, gave_up = False, None, None
         try:
             self.events.hook.before_run(
                 spec=copy.deepcopy(self.stored_spec),
@@ -295,16 +300,26 @@ class Trainer:
                     self._train()
                 except KeyboardInterrupt:
                     self._stop_signal = self._stop_signal or "KeyboardInterrupt"
+                except ExecutorGaveUpError as error:
+                    gave_up = error
                 finally:
                     self.display.close()
                 interrupted = self._stop_signal is not None
                 if self._stop_signal != HARD_STOP:
                     checkpoint = self._store_checkpoint()
-            summary = self._summary(interrupted, checkpoint)
+            summary = self._summary(interrupted, checkpoint, gave_up)
             (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
             self.events.hook.after_run(summary=summary)
         finally:
             self.close()
+        if gave_up is not None:
+            stored = (
+                f"its checkpoint {str(checkpoint)!r} is stored" if checkpoint else "no checkpoint was stored"
+            )
+            raise ExecutorGaveUpError(
+                f"{gave_up}. The run stopped at {summary.timesteps:,} steps; {stored}: go on with it: "
+                f"rlgraph train --resume {shlex.quote(str(self.run_dir))}"
+            ) from gave_up
         return summary
 
     @contextlib.contextmanager
@@ -462,7 +477,9 @@ class Trainer:
             "target": None if self.target is None else list(self.target),
         }
 
-    def _summary(self, interrupted: bool, checkpoint: Path | None) -> TrainingSummary:
+    def _summary(
+        self, interrupted: bool, checkpoint: Path | None, gave_up: BaseException | None = None
+    ) -> TrainingSummary:
         spec = self.spec
         seconds = time.perf_counter() - self._start
         best = self.best_evaluation
@@ -494,6 +511,7 @@ class Trainer:
             interrupted=interrupted,
             checkpoint=None if checkpoint is None else str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,
+            gave_up=None if gave_up is None else str(gave_up),
         )
 
     def _compile_seconds(self) -> float:
