@@ -22,10 +22,10 @@ def test_graph_writes_dot_and_prints_the_component_tree(rlgraph_backend, tmp_pat
     printed = capsys.readouterr()
     dot = out.read_text()
     assert dot.startswith('digraph "dqn-agent" {') and '"dqn-agent/replay-memory"' in dot
-    assert '"dqn-agent" -> "dqn-agent/replay-memory" [label="get_records"]' in dot
+    assert '"dqn-agent" -> "dqn-agent/replay-memory" [label="get_records x2"]' in dot
     tree = printed.out.splitlines()
     assert tree[0].startswith("dqn-agent (DQNLearnerGraph): get_actions")
-    assert "  replay-memory (ReplayMemory): get_records, insert_records" in tree
+    assert "  replay-memory (ReplayMemory): get_records x2, insert_records" in tree
     assert "      hidden-1 (Dense): call x9" in tree  # nested two levels below the policy
     hidden = tree.index("      hidden-1 (Dense): call x9")
     assert tree[hidden + 1] == "        | call(inputs: float32[B,4])"  # the spaces on its calls

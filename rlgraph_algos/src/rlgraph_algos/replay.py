@@ -6,15 +6,32 @@ from typing import Any
 
 import numpy as np
 
+import rlgraph
 from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.components import Component
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError, NotApplicableError, SpecError
 from rlgraph.utils.naming import normalize_name
 
 #: RLgraph's later name of the batch size of the agents that learn from a replay memory.
 REPLAY_ALIASES = {"memory_batch_size": "update_spec.batch_size"}
 #: What an external batch of transitions holds besides its states.
 TRANSITION_FIELDS = ("actions", "rewards", "terminals", "next_states")
+
+
+class SampledBatches:
+    """The API methods of a root that samples its batches from its ``memory`` (``batch_size`` rows), which a
+    learner group runs apart (see :mod:`rlgraph.agents.learner_group`): ``sample_batch`` (the memory's
+    records, importance weights and indices) and, for a prioritized memory, ``update_priorities``."""
+
+    @rlgraph.api(needs="memory")
+    def sample_batch(self):
+        return self.memory.get_records(self.batch_size)
+
+    @rlgraph.api(needs="memory")
+    def update_priorities(self, indices, priorities):
+        if "update_records" not in type(self.memory).api_methods():
+            raise NotApplicableError(f"{type(self.memory).__name__} keeps no priorities")
+        self.memory.update_records(indices, priorities)
 
 
 def replay_memory(memory_spec: dict[str, Any], batch_size: int) -> Component:

@@ -17,12 +17,13 @@ import torch
 
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_torch import devices
+from rlgraph_torch.collectives import all_reduce_sum, join_learner_group, leave_learner_group  # noqa: F401 - hooks
 from rlgraph_torch.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.4"
+RLGRAPH_PLUGIN_API = "2.6"
 
 Converter = Callable[[Any], Any]
 

@@ -182,6 +182,8 @@ class Agent(Specifiable):
         self.rng = np.random.default_rng(self.execution_spec.seed)
         self.root: Component | None = None
         self._executor: GraphExecutor | None = None
+        #: The learner group this agent is learner 0 of (:mod:`rlgraph.agents.learner_group`), or None.
+        self.learner_group: Any = None
         #: Records observed for the root's ``observe``, waiting for an API method that may read them
         #: (see :meth:`_execute`).
         self.staged_records = RecordStage()
@@ -310,6 +312,8 @@ class Agent(Specifiable):
             "next_states": preprocessed,
             "records": record_batch_space(self.graph_record_space()),
             "env_rows": IntBox(dtype=np.int64, add_batch_rank=True),
+            "indices": IntBox(_capacity(self.root), dtype=np.int64, add_batch_rank=True),  # a memory's rows
+            "priorities": _float_batch(),
         }
         if self.internal_states_space is not None:
             spaces["internals"] = self.internal_states_space.with_batch_rank()
@@ -370,6 +374,10 @@ class Agent(Specifiable):
         executor = self._executor
         if executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
+        group = self.learner_group
+        if group is not None and group.routes_call(api_method):  # every learner runs it
+            self._flush_records()
+            return group.execute(api_method, args)
         if not self.staged_records.rows or not self._reads_records.get(api_method, True):
             return executor.execute(api_method, *args, checked=checked)
         staged = self.staged_records.take()
@@ -773,8 +781,25 @@ class Agent(Specifiable):
         }
 
     def update_from_storage(self) -> UpdateResult:
-        """One update from what the agent stored (its root's ``update`` API method)."""
+        """One update from what the agent stored (its root's ``update`` API method); in a learner group, from a
+        batch its memory gives (:meth:`learn_from_sample`)."""
+        if self.learner_group is not None and self.has_api("sample_batch"):
+            return self.learn_from_sample(self.update_from_batch)
         return update_result(self._execute("update"))
+
+    def learn_from_sample(self, learn: Any, priorities: Any = None) -> Any:
+        """``learn(batch)`` on a batch the root's memory gives (its ``sample_batch``: ``records``, ``weights``,
+        ``indices``), then the new priorities (``priorities(result)``, default the result's
+        ``loss_per_item``) to the memory where it takes them (``update_priorities``): an update from
+        storage as a learner group runs it, the batch split over the learners in ``learn`` (see
+        :mod:`rlgraph.agents.learner_group`). Returns ``learn``'s result."""
+        sample = self._execute("sample_batch")
+        batch = {**sample["records"], "importance_weights": sample["weights"]}
+        result = learn(batch)
+        if self.has_api("update_priorities"):
+            new = result.loss_per_item if priorities is None else priorities(result)
+            self._execute("update_priorities", sample["indices"], new)
+        return result
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         """One update from an external batch (its root's ``update_from_batch`` API method)."""
@@ -804,6 +829,8 @@ class Agent(Specifiable):
         self._built_executor().set_weights(
             weights, trainable_only=True, skip_extra=self.role is not Role.AGENT
         )
+        if self.learner_group is not None:
+            self.learner_group.sync()
 
     def preprocessing_state(self) -> dict[str, np.ndarray]:
         """The variables of stateful preprocessors (frame stacks, running statistics), by scope."""
@@ -876,6 +903,8 @@ class Agent(Specifiable):
         host = metadata.get("random_state", {}).get(HOST_RANDOM)
         if host is not None:
             set_generator_state(self.rng, host)
+        if self.learner_group is not None:
+            self.learner_group.sync()
         return metadata
 
     def _checkpoint_fit(self, metadata: Mapping[str, Any]) -> tuple[bool, frozenset[str]]:
@@ -964,7 +993,9 @@ class Agent(Specifiable):
         return self._built_executor().export_graph(path)
 
     def terminate(self) -> None:
-        """Release the graph; the agent is unusable afterwards."""
+        """Release the graph (and stop its learner group); the agent is unusable afterwards."""
+        if self.learner_group is not None:
+            self.learner_group.close()
         if self._executor is not None:
             self._executor.terminate()
             self._executor = None
@@ -1023,6 +1054,11 @@ def _refuse_non_finite(where: str, fields: Mapping[str, Any], consequence: str) 
 def _one_step(states: Any) -> Any:
     """A batch of states as time-major sequences of one step: ``(1, B, ...)``."""
     return nested.map_structure(lambda state: state[None], states)
+
+
+def _capacity(root: Any) -> int:
+    """The capacity of the root's ``memory`` (the bound of its records' indices), else 1."""
+    return int(getattr(getattr(root, "memory", None), "capacity", None) or 1)
 
 
 def _float_batch() -> Any:

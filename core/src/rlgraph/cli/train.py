@@ -57,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="workers of a distributed executor",
     )
     parser.add_argument(
+        "--num-learners",
+        dest="num_learners",
+        metavar="N",
+        type=positive_int_argument,
+        help="learners that learn as one, each from 1/N of every batch (a learner group; torch)",
+    )
+    parser.add_argument(
         "--eval-interval", metavar="N", type=positive_int_argument, help="steps between greedy evaluations"
     )
     parser.add_argument(

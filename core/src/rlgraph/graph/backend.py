@@ -8,6 +8,7 @@ import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
+from rlgraph.graph.collectives import LearnerShare
 from rlgraph.graph.ops import with_derived_ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
@@ -29,6 +30,9 @@ class Backend:
         self.hook = self.manager.hook
         #: How often graph functions asked for gradients: tells the build which API methods do.
         self.gradient_calls = 0
+        #: This process's learner in a learner group (None: none joined). Its graph's ops hold it too
+        #: (``ops.learner_share``): the optimizers of that graph alone sum over the group.
+        self.learner_share: LearnerShare | None = None
 
     def create_ops(self, seed: int | None = None) -> Any:
         """The ops namespace of one graph (``self.ops`` of its components), its random streams seeded
@@ -134,6 +138,52 @@ class Backend:
             learning_rate=learning_rate,
             loss=loss,
         )
+
+    # -- learner groups ---------------------------------------------------------------------------
+    @property
+    def has_collectives(self) -> bool:
+        """Whether the backend runs learner groups (it implements ``join_learner_group``)."""
+        return bool(self.hook.join_learner_group.get_hookimpls())
+
+    def join_learner_group(
+        self, rank: int, size: int, address: str, device: str | None = None
+    ) -> LearnerShare:
+        """Join a learner group as learner ``rank`` of ``size`` (see :mod:`rlgraph.agents.learner_group`)."""
+        if not self.has_collectives:
+            raise BackendError(
+                f"backend {self.name!r} has no collectives for a learner group (the join_learner_group hook): "
+                "num_learners > 1 needs a backend that has them"
+            )
+        if self.learner_share is not None:
+            raise BackendError(f"this process is learner {self.learner_share.rank} of a group already")
+        handle = self.hook.join_learner_group(rank=rank, size=size, address=address, device=device)
+        self.learner_share = LearnerShare(rank, size, handle)
+        return self.learner_share
+
+    def leave_learner_group(self) -> None:
+        share, self.learner_share = self.learner_share, None
+        if share is not None:
+            self.hook.leave_learner_group(group=share.handle)
+
+    def sum_over_learners(
+        self, gradients: list[Any], loss: Any = None, share: LearnerShare | None = None
+    ) -> tuple[list[Any], Any]:
+        """``gradients`` (and ``loss``) summed over the learner group of ``share`` (the graph's
+        ``ops.learner_share``), each learner's weighted by its share of the batch: the whole batch's where
+        every learner's loss is a mean over its rows. Unchanged outside a group (``share`` None). Every
+        optimizer step calls it between differentiating and applying."""
+        if share is None:
+            return gradients, loss
+        weight = share.weight
+        present = [index for index, gradient in enumerate(gradients) if gradient is not None]
+        values = [gradients[index] * weight for index in present]
+        if loss is not None:
+            values.append(loss * weight)
+        summed = self.hook.all_reduce_sum(group=share.handle, values=values)
+        reduced = list(gradients)
+        for index, value in zip(present, summed, strict=False):
+            reduced[index] = value
+        return reduced, summed[-1] if loss is not None else None
 
     def export_formats(self) -> dict[str, str]:
         """The deployable formats the backend writes, with how each is loaded (none where it says none)."""

@@ -27,7 +27,7 @@ class APIMethod:
     """What :func:`api` records about one API method. ``graph_fn`` is set when the API method is a
     graph function itself (``@graph_fn(api=True)``)."""
 
-    __slots__ = ("function", "graph_fn", "name", "needs", "signature")
+    __slots__ = ("every_learner", "function", "graph_fn", "name", "needs", "signature")
 
     def __init__(
         self,
@@ -35,12 +35,14 @@ class APIMethod:
         name: str,
         graph_fn: GraphFunction | None = None,
         needs: tuple[str, ...] = (),
+        every_learner: bool = False,
     ) -> None:
         self.function = function
         self.name = name
         self.signature = inspect.signature(graph_fn.function if graph_fn is not None else function)
         self.graph_fn = graph_fn
         self.needs = needs
+        self.every_learner = every_learner
 
 
 #: The ``batched`` values that declare outputs' two leading axes a time and a batch rank.
@@ -104,7 +106,9 @@ class GraphFunction:
         return run_split
 
 
-def api(function: Callable | None = None, *, needs: str | tuple[str, ...] = ()) -> Any:
+def api(
+    function: Callable | None = None, *, needs: str | tuple[str, ...] = (), every_learner: bool = False
+) -> Any:
     """Declare a Component method an API method: an edge of the component graph.
 
     API methods call other API methods (their own or a sub-component's) and graph functions;
@@ -114,11 +118,16 @@ def api(function: Callable | None = None, *, needs: str | tuple[str, ...] = ()) 
     ``needs``: attributes of the component the method cannot run without (``"memory"``). Where one is None
     (a graph built for a role that leaves it out: see :mod:`rlgraph.agents.roles`), the build leaves the
     method out of the graph, and calling it says what is missing.
+
+    ``every_learner``: in a learner group (:mod:`rlgraph.agents.learner_group`), every learner runs the
+    method with the same inputs (a target network's sync): it changes what they learn with, and no
+    optimizer steps in it. A method that steps an optimizer runs on every learner anyway, each on its
+    share of the batch's rows.
     """
     needed = (needs,) if isinstance(needs, str) else tuple(needs)
 
     def decorate(fn: Callable) -> Callable:
-        meta = APIMethod(fn, fn.__name__, needs=needed)
+        meta = APIMethod(fn, fn.__name__, needs=needed, every_learner=every_learner)
 
         @functools.wraps(fn)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:

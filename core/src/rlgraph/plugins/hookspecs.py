@@ -25,7 +25,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 5)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 6)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -186,6 +186,24 @@ class BackendHooks:
         2.4; None where the gradients were given) is the scalar loss the gradients are of: a step
         whose loss is not finite must change nothing, neither the variables nor the optimizer's state
         (a NaN reward must not reach the weights before the update that met it fails)."""
+
+    @hookspec(firstresult=True)
+    def join_learner_group(self, rank: int, size: int, address: str, device: str | None) -> Any:
+        """Join the collective of a learner group as learner ``rank`` of ``size`` (every learner calls it;
+        it returns once all have joined). ``address`` (``host:port``) is where learner 0 meets the others;
+        ``device`` the learner's (a CUDA device: the accelerators' own collective). Return the handle
+        :meth:`all_reduce_sum` and :meth:`leave_learner_group` take. Optional (added in plugin API 2.6):
+        a backend without it refuses groups of more than one learner."""
+
+    @hookspec(firstresult=True)
+    def all_reduce_sum(self, group: Any, values: list[Any]) -> list[Any]:
+        """The element-wise sums of ``values`` (tensors, each the same shape on every learner) over the
+        learners of ``group``, in order. Called inside graph functions: a compiled backend's must run in its
+        programs."""
+
+    @hookspec(firstresult=True)
+    def leave_learner_group(self, group: Any) -> None:
+        """Leave the collective :meth:`join_learner_group` joined."""
 
     @hookspec(firstresult=True)
     def export_formats(self) -> dict[str, str]:

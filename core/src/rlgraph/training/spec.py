@@ -55,6 +55,8 @@ class RunSpec:
     ``callbacks``: observers of the trainer's events, ``"package.module:ClassName"`` or the name of
     a plugin in the ``rlgraph.callbacks`` entry-point group (see
     :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
+    ``num_learners``: learners that learn as one, each from 1/N of every batch (a learner group:
+    :mod:`rlgraph.agents.learner_group`; the backend must have collectives).
     """
 
     agent: dict[str, Any]
@@ -70,6 +72,7 @@ class RunSpec:
     keep_checkpoints: int = attrs.field(default=5, validator=at_least(1))
     max_episode_steps: int | None = attrs.field(default=None, validator=at_least(1))
     executor: str | dict[str, Any] = "local"
+    num_learners: int = attrs.field(default=1, validator=at_least(1))
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:
@@ -113,6 +116,7 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "target_return": ("evaluation", "target_return"),
     "executor": ("executor", "type"),
     "num_workers": ("executor", "num_workers"),
+    "num_learners": ("num_learners",),
 }
 
 

@@ -165,6 +165,8 @@ class Trainer:
         try:
             saved = self._set_up(Path(run_dir), observers, resume_from)
         except BaseException:
+            if getattr(self, "learner_group", None) is not None:
+                self.learner_group.close()
             if self.executor is not None:
                 self.executor.terminate()
             self._release_lock()
@@ -197,6 +199,7 @@ class Trainer:
         steps = self._step_done if self.events.listens("after_step") else None
         self.executor = make_executor(spec, self._episode_finished, steps)
         self.agent = self.executor.agent
+        self.learner_group = self._learner_group()  # a checkpoint loaded into the agent reaches every learner
         self.evaluator = self._evaluator()
         if not resume_from:
             self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
@@ -241,6 +244,14 @@ class Trainer:
             lock.release()
             raise
         return cls(spec, run_dir, observers=observers, display=display, resume_from=checkpoint, lock=lock)
+
+    def _learner_group(self) -> Any:
+        """The learners beside the executor's (``num_learners`` - 1), in its state: a resumed run's too."""
+        if self.spec.num_learners == 1:
+            return None
+        from rlgraph.agents.learner_group import LearnerGroup
+
+        return LearnerGroup(self.agent, self.spec.num_learners)
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
@@ -519,7 +530,10 @@ class Trainer:
         return self.earlier_compile_seconds + float(getattr(self.agent, "compile_seconds", 0.0))
 
     def close(self) -> None:
-        """Close environments and output files, and release the run folder (the agent stays usable)."""
+        """Close environments and output files, stop the learner group, and release the run folder (the agent
+        stays usable)."""
+        if getattr(self, "learner_group", None) is not None:
+            self.learner_group.close()
         self.executor.terminate()
         if self.evaluator is not None:
             self.evaluator.close()

@@ -154,6 +154,10 @@ class Optimizer(Component):
     @rlgraph.graph_fn
     def _graph_fn_step(self, loss_fn: Callable[[], Any], learning_rate: Any) -> Any:
         loss, extras, gradients = self.backend.compute_gradients(loss_fn, self._variables)
+        # A learner group's learner: the whole batch's gradients (rlgraph.agents.learner_group).
+        gradients, loss = self.backend.sum_over_learners(
+            gradients, loss, getattr(self.ops, "learner_share", None)
+        )
         # A step of a non-finite loss changes nothing (the backend skips it): the update that met a NaN
         # fails with the weights and optimizer state as they were.
         self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate, loss)
@@ -168,6 +172,9 @@ class Optimizer(Component):
                 component=self.global_scope,
                 api_method="apply",
             )
+        gradients, _ = self.backend.sum_over_learners(
+            gradients, None, getattr(self.ops, "learner_share", None)
+        )
         self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
 
 

@@ -75,7 +75,20 @@ class ActorCriticQAgent(Agent):
 
     # -- learning ----------------------------------------------------------------------------------------
     def update_from_storage(self) -> UpdateResult:
-        return self._steps(lambda *flags: self._execute("update", self.timesteps, *flags), from_memory=True)
+        if self.learner_group is None:
+            return self._steps(
+                lambda *flags: self._execute("update", self.timesteps, *flags), from_memory=True
+            )
+
+        def step(*flags: bool) -> Any:  # a learner group's: the batch sampled here, split over the learners
+            def learn(batch: Any) -> Any:
+                return self._execute(
+                    "update_from_batch", *transition_batch_args(batch), self.timesteps, *flags
+                )
+
+            return self.learn_from_sample(learn, priorities=lambda outputs: outputs["td_errors"])
+
+        return self._steps(step, from_memory=True)
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         args = transition_batch_args(batch)

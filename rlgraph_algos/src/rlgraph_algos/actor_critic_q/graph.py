@@ -14,6 +14,7 @@ from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph.utils import nested
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -48,7 +49,7 @@ class Temperature(Component):
         return self.ops.exp(self.log_alpha)
 
 
-class ActorCriticQGraph(AgentRoot):
+class ActorCriticQGraph(SampledBatches, AgentRoot):
     """The common ground: ``num_q_functions`` critics ``Q(s, a)`` (copies of ``q_function``, each with its
     own initial weights) with target copies moved toward them by ``sync_tau``, a policy, a memory, the
     critics' and the policy's optimizers.
@@ -165,7 +166,7 @@ class ActorCriticQGraph(AgentRoot):
             sync_targets,
         )
 
-    @rlgraph.api(needs="synchronizers")
+    @rlgraph.api(needs="synchronizers", every_learner=True)
     def reset_targets(self):
         return tuple(synchronizer.hard_sync() for synchronizer in self.synchronizers)
 

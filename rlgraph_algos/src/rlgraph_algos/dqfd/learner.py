@@ -7,6 +7,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
+from rlgraph.errors import NotApplicableError
 from rlgraph.utils import nested
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
@@ -38,6 +39,10 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         self.demo_sample_size = demo_sample_size
         self.demo_batch_size = demo_batch_size
         self.demos_prioritized = "update_records" in type(demo_memory).api_methods()
+
+    @rlgraph.api
+    def sample_batch(self):
+        raise NotApplicableError("DQfD's batches join its own memory's and the demonstrations' in one update")
 
     @rlgraph.api
     def observe_demos(self, demo_records):

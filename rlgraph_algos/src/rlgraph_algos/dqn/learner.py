@@ -9,6 +9,7 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.synchronizer import Synchronizer
 
@@ -18,16 +19,16 @@ class TargetSync:
     role leaves the target out): ``sync_target`` (a copy, or a soft step for ``tau`` below 1) and
     ``reset_targets`` (a copy)."""
 
-    @rlgraph.api(needs="synchronizer")
+    @rlgraph.api(needs="synchronizer", every_learner=True)
     def sync_target(self):
         return self.synchronizer.sync()
 
-    @rlgraph.api(needs="synchronizer")
+    @rlgraph.api(needs="synchronizer", every_learner=True)
     def reset_targets(self):
         return self.synchronizer.hard_sync()
 
 
-class DQNLearnerGraph(TargetSync, DQNPolicyGraph):
+class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
     (``update``) or from batches given from outside (``update_from_batch``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs.

@@ -1,0 +1,405 @@
+"""Learner groups: N copies of an agent's learner that learn as one, each from 1/N of every batch.
+
+The agent in this process is learner 0. The group starts N - 1 more learners (:class:`LocalLearner`
+processes here; Ray actors with rlgraph-ray), each the learner role (:mod:`rlgraph.agents.roles`) of the
+same agent, in the state of learner 0. Then the agent's API calls are routed:
+
+- a method that steps an optimizer (its build saw it ask for gradients) runs on every learner, each on its
+  rows of the batch's batch-ranked inputs. Before every optimizer step the backend sums the learners'
+  gradients, each weighted by its share of the rows (:meth:`~rlgraph.graph.backend.Backend.sum_over_learners`):
+  where a loss is a mean over rows, that is the whole batch's gradient, so every learner takes the step one
+  learner would take on the whole batch, and their weights and optimizer states stay identical. Random
+  draws in such a call are the whole batch's rows (:mod:`rlgraph.graph.collectives`), from learner 0's
+  streams. Outputs with a batch rank (TD errors: new priorities) come back joined in row order, scalars
+  (the loss, metrics) as the rows' weighted mean, anything else as learner 0 gave it;
+- a method declared ``@rlgraph.api(every_learner=True)`` (a target network's sync) runs on every learner
+  with the same inputs;
+- every other method (acting, memories, advantage estimates) runs on learner 0 alone.
+
+An agent that samples its batches inside its graph (a replay memory) samples them on learner 0 in a group
+(``sample_batch``), learns from them as from a batch given from outside, and gives its memory the new
+priorities (``update_priorities``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import socket
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from rlgraph.agents.roles import Role
+from rlgraph.errors import APICallError, ExecutorGaveUpError, SpecError
+from rlgraph.graph.collectives import RowWindow, join_graph
+from rlgraph.utils import nested
+
+SPLIT, EVERY = "split", "every"
+READY_SECONDS = 600.0
+"""How long a new learner may take to import its backend and build its graph."""
+
+
+class LearnerGroupError(ExecutorGaveUpError):
+    """A learner of a group died or failed: the group cannot step on (learner 0's state is intact)."""
+
+
+class LearnerGroup:
+    """``agent`` (learner 0) and ``num_learners - 1`` more learners, learning as one (see the module).
+
+    Args:
+        agent: A built agent whose role learns, on a backend with collectives (``join_learner_group``).
+        num_learners: Learners in all (at least 2).
+        device_of: The device of learner ``rank`` (None: the agent's own placement).
+    """
+
+    def __init__(self, agent: Any, num_learners: int, device_of: Any = None) -> None:
+        check_num_learners(num_learners)
+        if num_learners < 2:
+            raise SpecError("a learner group has at least 2 learners", "num_learners")
+        if not agent.role.includes(Role.LEARNER):
+            raise APICallError(
+                f"a learner group needs an agent that learns; {agent.name!r} is a {agent.role}"
+            )
+        executor = agent._built_executor()
+        backend = executor.backend
+        if not backend.has_collectives:
+            raise SpecError(
+                f"{num_learners} learners: backend {backend.name!r} has no collectives for a learner group "
+                "(its join_learner_group hook): train with one learner, or on torch",
+                "num_learners",
+            )
+        refuse_unsplittable(agent, executor)
+        self.agent, self.executor, self.size = agent, executor, num_learners
+        address = f"127.0.0.1:{free_port()}"
+        device_of = device_of or (lambda rank: None)
+        self.learners: list[LocalLearner] = [
+            LocalLearner(type(agent), agent.config, rank, num_learners, address, device_of(rank))
+            for rank in range(1, num_learners)
+        ]
+        try:
+            # Each learner answers once built (a failed build says why here), then joins the collective.
+            names = [learner.receive() for learner in self.learners]
+            self._names = sorted(set().union(*names))
+            self.share = backend.join_learner_group(0, num_learners, address, device_of(0))
+            join_graph(executor.ops, self.share)
+            self.routes = routes_of(executor)
+            self.sync()
+        except BaseException:
+            self.close()
+            raise
+        agent.learner_group = self
+
+    # -- state -------------------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Give every learner learner 0's state: the variables they hold (weights, optimizer slots, target
+        networks) and the graph's random streams. After a checkpoint is loaded into the agent, say."""
+        variables = self.executor.variables()
+        state = self.executor.backend.read_variables({name: variables[name] for name in self._names})
+        self._all("set_state", state)
+
+    def learner_states(self) -> list[dict[str, np.ndarray]]:
+        """The variables of learners 1 to N-1 (what :meth:`sync` gives them), to check they are learner 0's."""
+        for learner in self.learners:
+            learner.send("get_state", None)
+        return [learner.receive() for learner in self.learners]
+
+    # -- calls -------------------------------------------------------------------------------------
+    def routes_call(self, api_method: str) -> bool:
+        """Whether ``api_method`` runs on every learner (split or not)."""
+        return api_method in self.routes
+
+    def execute(self, api_method: str, args: Sequence[Any]) -> Any:
+        """Run ``api_method`` on every learner (its batch split where it steps an optimizer); its outputs."""
+        args = list(args)
+        if self.routes[api_method] == EVERY:
+            return self._run(api_method, [args] * self.size, None)
+        slices, windows = self._split(api_method, args)
+        outputs = self._run(api_method, slices, windows)
+        return merge_outputs(outputs, windows, self._batch_axes(api_method))
+
+    def _run(
+        self, api_method: str, arguments: list[list[Any]], windows: list[RowWindow] | None
+    ) -> list[Any] | Any:
+        ops = self.executor.ops
+        random_state = ops.random_state() if hasattr(ops, "random_state") else None
+        for rank, learner in enumerate(self.learners, start=1):
+            window = None if windows is None else windows[rank]
+            learner.send("call", (api_method, arguments[rank], window, random_state))
+        self.share.window = None if windows is None else windows[0]
+        try:
+            own = self.executor.execute(api_method, *arguments[0], checked=True)
+        except BaseException as error:
+            self._raise_if_one_died(error)
+            raise
+        finally:
+            self.share.window = None
+        others = [learner.receive() for learner in self.learners]
+        return own if windows is None else [own, *others]
+
+    def _split(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
+        axes = self._input_axes(api_method)
+        sizes = {
+            np.shape(leaf)[axis]
+            for arg, axis in zip(args, axes, strict=False)
+            if axis is not None
+            for leaf in nested.flatten(arg)
+        }
+        if len(sizes) != 1:
+            raise APICallError(
+                f"{api_method}: a learner group splits a batch by its rows, and this call's inputs have "
+                f"{'no batch rank' if not sizes else f'different batch sizes {sorted(sizes)}'}: "
+                "it cannot run on more than one learner"
+            )
+        total = sizes.pop()
+        if total < self.size:
+            raise APICallError(
+                f"{api_method}: a batch of {total} rows for {self.size} learners: each needs at least one row"
+            )
+        bounds = [rank * total // self.size for rank in range(self.size + 1)]
+        windows = [RowWindow(start, end - start, total) for start, end in itertools.pairwise(bounds)]
+        slices = [
+            [
+                arg if axis is None else _rows(arg, axis, window.offset, window.offset + window.rows)
+                for arg, axis in zip(args, axes + [None] * (len(args) - len(axes)), strict=False)
+            ]
+            for window in windows
+        ]
+        return slices, windows
+
+    def _input_axes(self, api_method: str) -> list[int | None]:
+        spaces = self.executor._spaces[api_method]
+        return [batch_axis(space) for space in spaces.values()]
+
+    def _batch_axes(self, api_method: str) -> Any:
+        record = self.executor.api_registry[api_method]
+        return record.output_spaces
+
+    def _all(self, command: str, payload: Any) -> None:
+        for learner in self.learners:
+            learner.send(command, payload)
+        for learner in self.learners:
+            learner.receive()
+
+    def _raise_if_one_died(self, error: BaseException) -> None:
+        for rank, learner in enumerate(self.learners, start=1):
+            if not learner.alive:
+                raise LearnerGroupError(
+                    f"learner {rank} of {self.size} died (exit code {learner.exit_code}) during {error!r}"
+                ) from error
+
+    def close(self) -> None:
+        """Stop the other learners and leave the group (the agent learns alone again)."""
+        for learner in self.learners:
+            learner.close()
+        self.learners = []
+        self.executor.ops.learner_share = None
+        self.executor.backend.leave_learner_group()
+        if getattr(self.agent, "learner_group", None) is self:
+            self.agent.learner_group = None
+
+
+def check_num_learners(num_learners: Any, path: str = "num_learners") -> int:
+    """``num_learners`` as a positive int, else a SpecError naming ``path``."""
+    if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 1:
+        raise SpecError(f"must be an int >= 1, got {num_learners!r}", path)
+    return num_learners
+
+
+def refuse_unsplittable(agent: Any, executor: Any) -> None:
+    """A SpecError naming ``num_learners`` for an agent whose updates a group cannot split (yet): one that
+    learns from its memory inside one graph call without ``sample_batch`` (DQfD, R2D2), or from sequences
+    (a recurrent policy's: their rows are columns of different lengths)."""
+    why = None
+    if getattr(agent, "acts_on_sequences", False):
+        why = "it learns from sequences (a recurrent policy's), which a group cannot split by rows yet"
+    elif "update" in executor.api_registry and "sample_batch" not in executor.api_registry:
+        spaces = executor._spaces["update"].values()
+        if all(batch_axis(space) is None for space in spaces):
+            reason = executor.not_applicable.get("sample_batch", "it samples its batch inside its update")
+            why = f"its update draws its batch inside one graph call, which a group cannot split ({reason})"
+    if why is not None:
+        raise SpecError(f"{type(agent).__name__} cannot learn in a learner group: {why}", "num_learners")
+
+
+def routes_of(executor: Any) -> dict[str, str]:
+    """The root API methods a group runs on every learner: split (they step an optimizer) or every."""
+    methods = type(executor.root).api_methods()
+    routes = {}
+    for name, record in executor.api_registry.items():
+        if record.needs_gradients:
+            routes[name] = SPLIT
+        elif methods[name].every_learner:
+            routes[name] = EVERY
+    return routes
+
+
+def batch_axis(space: Any) -> int | None:
+    """The axis of a value's rows: of a space with a batch rank, 1 where a time rank leads it, else 0."""
+    if space is None or not getattr(space, "has_batch_rank", False):
+        return None
+    return 1 if space.has_time_rank and space.time_major else 0
+
+
+def _rows(value: Any, axis: int, start: int, end: int) -> Any:
+    index = (slice(None),) * axis + (slice(start, end),)
+    return nested.map_structure(lambda leaf: np.asarray(leaf)[index], value)
+
+
+def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> Any:
+    """The learners' outputs of one split call as one: batch-ranked leaves joined in row order, scalars as
+    the rows' weighted mean, anything else learner 0's."""
+    leaf_spaces = _leaf_spaces(spaces, outputs[0])
+
+    def merge(path_index: int, *leaves: Any) -> Any:
+        axis = batch_axis(leaf_spaces[path_index]) if path_index < len(leaf_spaces) else None
+        first = np.asarray(leaves[0])
+        if axis is not None and first.ndim > axis:
+            return np.concatenate([np.asarray(leaf) for leaf in leaves], axis=axis)
+        if first.ndim == 0 and first.dtype.kind == "f":
+            return first.dtype.type(
+                sum(window.weight * float(leaf) for window, leaf in zip(windows, leaves, strict=True))
+            )
+        return leaves[0]
+
+    flat = [nested.flatten(output) for output in outputs]
+    merged = [merge(index, *leaves) for index, leaves in enumerate(zip(*flat, strict=True))]
+    return nested.unflatten(outputs[0], merged)
+
+
+def _leaf_spaces(spaces: Any, output: Any) -> list[Any]:
+    """The spaces of ``output``'s leaves, in :func:`nested.flatten`'s order (None where unknown)."""
+    leaves = nested.flatten(output)
+    if spaces is None:
+        return [None] * len(leaves)
+    from rlgraph.spaces import ContainerSpace
+
+    flat: list[Any] = []
+
+    def walk(space: Any) -> None:
+        if isinstance(space, ContainerSpace):
+            for key in space.keys() if hasattr(space, "keys") else range(len(space)):
+                walk(space[key])
+        elif isinstance(space, dict):
+            for key in space:
+                walk(space[key])
+        elif isinstance(space, tuple | list):
+            for item in space:
+                walk(item)
+        else:
+            flat.append(space)
+
+    walk(spaces)
+    return flat if len(flat) == len(leaves) else [None] * len(leaves)
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now."""
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# -- learners in local processes ---------------------------------------------------------------------
+class LocalLearner:
+    """Learner ``rank`` of a group in a process of its own on this machine (spawned: a fresh interpreter)."""
+
+    def __init__(
+        self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
+    ) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._connection, theirs = context.Pipe()
+        self.process = context.Process(
+            target=run_learner,
+            args=(theirs, agent_class, config, rank, size, address, device),
+            name=f"rlgraph-learner-{rank}",
+            daemon=True,
+        )
+        self.process.start()
+        theirs.close()
+        self.rank = rank
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.exitcode
+
+    def send(self, command: str, payload: Any) -> None:
+        try:
+            self._connection.send((command, payload))
+        except (BrokenPipeError, ConnectionError, OSError) as error:
+            raise self._died(error) from error
+
+    def receive(self, timeout: float | None = READY_SECONDS) -> Any:
+        """The answer to the last command: its value, or the learner's error raised here."""
+        try:
+            if not self._connection.poll(timeout):
+                raise LearnerGroupError(f"learner {self.rank} did not answer within {timeout:.0f} s")
+            status, value = self._connection.recv()
+        except (EOFError, ConnectionError, OSError) as error:
+            raise self._died(error) from error
+        if status == "error":
+            raise LearnerGroupError(f"learner {self.rank} failed: {value}")
+        return value
+
+    def _died(self, error: BaseException) -> LearnerGroupError:
+        self.process.join(timeout=5)
+        return LearnerGroupError(f"learner {self.rank} died (exit code {self.process.exitcode}): {error!r}")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._connection.send(("close", None))
+        self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self._connection.close()
+
+
+def run_learner(
+    connection: Any, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
+) -> None:
+    """A learner process's life: build the learner role, join the group, answer commands until ``close``."""
+    try:
+        agent = agent_class(attrs.evolve(config, role=Role.LEARNER.value))
+        executor = agent._built_executor()
+        connection.send(("ok", sorted(executor.variables())))
+        share = executor.backend.join_learner_group(rank, size, address, device)
+        join_graph(executor.ops, share)
+    except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
+        connection.send(("error", traceback.format_exc(limit=8)))
+        return
+    while True:
+        command, payload = connection.recv()
+        if command == "close":
+            executor.backend.leave_learner_group()
+            return
+        try:
+            connection.send(("ok", _answer(executor, share, command, payload)))
+        except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
+            connection.send(("error", traceback.format_exc(limit=8)))
+
+
+def _answer(executor: Any, share: Any, command: str, payload: Any) -> Any:
+    if command == "set_state":
+        executor.set_weights(payload)
+        return None
+    if command == "get_state":
+        return executor.get_weights()
+    if command == "call":
+        api_method, args, window, random_state = payload
+        if random_state is not None:
+            executor.ops.set_random_state(random_state)
+        share.window = window
+        try:
+            return executor.execute(api_method, *args, checked=True)
+        finally:
+            share.window = None
+    raise ValueError(f"unknown command {command!r}")

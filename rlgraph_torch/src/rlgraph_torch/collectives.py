@@ -1,0 +1,47 @@
+"""The torch backend's learner-group collective: ``torch.distributed``, gloo on the CPU and NCCL on CUDA."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph_torch import devices
+
+TIMEOUT = datetime.timedelta(minutes=5)
+"""How long a learner waits for the others (to join, or in a sum): a learner that died fails the rest then."""
+
+
+@hookimpl
+def join_learner_group(rank: int, size: int, address: str, device: str | None) -> Any:
+    if dist.is_initialized():
+        raise RuntimeError("this process has joined a torch.distributed group already")
+    resolved = devices.resolve(device)
+    kind = "nccl" if resolved is not None and resolved.type == "cuda" else "gloo"
+    dist.init_process_group(kind, init_method=f"tcp://{address}", rank=rank, world_size=size, timeout=TIMEOUT)
+    return dist.group.WORLD
+
+
+@hookimpl
+def all_reduce_sum(group: Any, values: list[torch.Tensor]) -> list[torch.Tensor]:
+    # One collective per dtype: the values flattened into one buffer.
+    sums: list[Any] = [None] * len(values)
+    for dtype in {value.dtype for value in values}:
+        chosen = [index for index, value in enumerate(values) if value.dtype == dtype]
+        flat = torch.cat([values[index].reshape(-1) for index in chosen])
+        dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=group)
+        start = 0
+        for index in chosen:
+            size = values[index].numel()
+            sums[index] = flat[start : start + size].view_as(values[index])
+            start += size
+    return sums
+
+
+@hookimpl
+def leave_learner_group(group: Any) -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()

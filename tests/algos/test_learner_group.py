@@ -1,0 +1,166 @@
+"""Learner groups: two learners, each on half of every batch, step exactly as one learner on the whole batch.
+
+Each case trains the same run twice in this process, once with one learner and once with a group of two (a
+second learner process), for 20 updates, and compares every variable the learner holds: weights, target
+networks and optimizer state. The acting, the memories and the environments are learner 0's in both runs, so
+the runs see the same steps as long as the learners agree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlgraph.agents.learner_group import LearnerGroup
+from rlgraph.errors import SpecError
+from rlgraph.training import load_run_spec
+from rlgraph.training.trainer import make_executor
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+UPDATES = 20
+#: Every case steps with SGD with momentum: the equivalence is of the gradients every rule takes (Adam's
+#: adaptive steps make a difference in the last bit of a near-zero gradient one of the learning rate's order).
+SGD = "agent.optimizer_spec={type: sgd, learning_rate: 0.01, momentum: 0.9}"
+
+PRIORITIZED = "agent.memory_spec={type: prioritized_replay, capacity: 2000, alpha: 0.6, beta: 0.4}"
+CASES = {
+    "dqn": ("dqn_cartpole.yaml", ["agent.memory_spec={type: replay, capacity: 2000}"]),
+    "ppo": (
+        "ppo_cartpole.yaml",
+        ["agent.update_spec.update_interval=128", "agent.update_spec.batch_size=128"],
+    ),
+    "sac": ("sac_pendulum.yaml", ["agent.update_spec.steps_before_update=100"]),
+}
+
+
+def learner_state(executor) -> dict[str, np.ndarray]:
+    """The variables the learner holds (the memories left out)."""
+    graph = executor.agent._built_executor()
+    weights = graph.get_weights()
+    return {name: value for name, value in weights.items() if "memory" not in name and "replay" not in name}
+
+
+def assert_same_learning(grouped, alone, initial):
+    """Every variable agrees to within 0.1% of how far learning moved it (Adam's steps turn rounding
+    differences of the summation order into differences of that order over PPO's 200 gradient steps)."""
+    assert sorted(alone) == sorted(grouped)
+    for name, value in alone.items():
+        moved = float(np.max(np.abs(value - initial[name])))
+        difference = float(np.max(np.abs(grouped[name] - value)))
+        assert difference <= 1e-5 * moved + 1e-6, (name, difference, moved)
+
+
+def train(case: str, backend: str, num_learners: int) -> tuple[dict, list[float], dict]:
+    example, assignments = CASES[case]
+    spec = load_run_spec(EXAMPLES / example, [*assignments, SGD], {"backend": backend, "seed": 3})
+    executor = make_executor(spec)
+    group = LearnerGroup(executor.agent, num_learners) if num_learners > 1 else None
+    agent = executor.agent
+    initial = learner_state(executor)
+    losses = []
+    try:
+        while agent.updates < UPDATES:
+            updates = agent.updates
+            executor.execute_workload({"num_timesteps": 4 * spec.num_environments})
+            if agent.updates > updates:
+                losses.append(float(agent.last_loss))
+        if group is not None:  # the learners' states are learner 0's, optimizer state and all
+            for state in group.learner_states():
+                ours = learner_state(executor)
+                assert sorted(state) == sorted(ours)
+                for name, value in state.items():
+                    np.testing.assert_array_equal(value, ours[name], err_msg=name)
+        return learner_state(executor), losses, initial
+    finally:
+        if group is not None:
+            group.close()
+        executor.terminate()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_two_learners_step_as_one_on_the_whole_batch(case, rlgraph_backend):
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    alone, alone_losses, initial = train(case, rlgraph_backend, 1)
+    grouped, grouped_losses, _ = train(case, rlgraph_backend, 2)
+    assert len(alone_losses) >= 1 and np.allclose(alone_losses, grouped_losses, rtol=1e-3, atol=1e-5)
+    assert_same_learning(grouped, alone, initial)
+
+
+def test_with_prioritized_replay_the_learners_give_every_row_its_priority(rlgraph_backend):
+    """The same prioritized batches (importance weights and all) to one learner and to a group: the same TD
+    errors, every row's in order (the new priorities), and the same weights after 20 updates. (Trained
+    through the memory, the two runs part after some updates: a priority that differs in its last bit
+    moves a boundary of the sum tree, and one row of a batch is another.)"""
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    spec = load_run_spec(
+        EXAMPLES / "dqn_cartpole.yaml", [PRIORITIZED, SGD], {"backend": rlgraph_backend, "seed": 3}
+    )
+    alone, grouped = make_executor(spec), make_executor(spec)
+    group = LearnerGroup(grouped.agent, 2)
+    try:
+        grouped.execute_workload({"num_timesteps": 1200})  # fills the memory (and learns)
+        initial = learner_state(grouped)
+        alone.agent._built_executor().set_weights(initial, may_miss=memory_names(alone))
+        for _ in range(UPDATES):
+            sample = grouped.agent._execute("sample_batch")
+            batch = {**sample["records"], "importance_weights": sample["weights"]}
+            assert len(np.unique(sample["weights"])) > 1  # prioritized: the rows weigh differently
+            mine, theirs = alone.agent.update(batch), grouped.agent.update(batch)
+            np.testing.assert_allclose(theirs.loss_per_item, mine.loss_per_item, rtol=1e-4, atol=1e-6)
+            grouped.agent._execute("update_priorities", sample["indices"], theirs.loss_per_item)
+        assert_same_learning(learner_state(grouped), learner_state(alone), initial)
+    finally:
+        group.close()
+        alone.terminate()
+        grouped.terminate()
+
+
+def memory_names(executor) -> list[str]:
+    return [
+        name for name in executor.agent._built_executor().variables() if "memory" in name or "replay" in name
+    ]
+
+
+def test_a_backend_without_collectives_refuses_a_group(rlgraph_backend):
+    if rlgraph_backend == "torch":
+        pytest.skip("torch has collectives")
+    spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", [], {"backend": rlgraph_backend})
+    executor = make_executor(spec)
+    try:
+        with pytest.raises(
+            SpecError, match=f"num_learners: 2 learners: backend '{rlgraph_backend}' has no collectives"
+        ):
+            LearnerGroup(executor.agent, 2)
+    finally:
+        executor.terminate()
+
+
+def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_backend, tmp_path):
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    from rlgraph.cli import main
+
+    run_dir = tmp_path / "run"
+    arguments = ["train", str(EXAMPLES / "ppo_cartpole.yaml"), "--num-learners", "2", "--quiet"]
+    assert main([*arguments, "--backend", rlgraph_backend, "--run-dir", str(run_dir)]) == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["target_reached"] and summary["updates"] > 0
+    assert "num_learners: 2" in (run_dir / "run.yaml").read_text()
+
+
+@pytest.mark.parametrize("example", ["r2d2_memory_task.yaml", "ppo_lstm_memory_task.yaml"])
+def test_an_agent_whose_updates_a_group_cannot_split_is_refused_by_name(example, rlgraph_backend):
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    spec = load_run_spec(EXAMPLES / example, [], {"backend": rlgraph_backend})
+    executor = make_executor(spec)
+    try:
+        with pytest.raises(SpecError, match="num_learners: .* cannot learn in a learner group: "):
+            LearnerGroup(executor.agent, 2)
+    finally:
+        executor.terminate()
