@@ -9,14 +9,17 @@ the runs see the same steps as long as the learners agree.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import rlgraph
 from rlgraph.agents.learner_group import LearnerGroup
-from rlgraph.errors import SpecError
-from rlgraph.training import load_run_spec
+from rlgraph.errors import ExecutorGaveUpError, SpecError
+from rlgraph.training import Trainer, load_run_spec
 from rlgraph.training.trainer import make_executor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -164,3 +167,42 @@ def test_an_agent_whose_updates_a_group_cannot_split_is_refused_by_name(example,
             LearnerGroup(executor.agent, 2)
     finally:
         executor.terminate()
+
+
+class KillLearner:
+    """Kills learner 1's process (SIGKILL) at the first progress row from 2,048 steps on."""
+
+    def __init__(self) -> None:
+        self.trainer, self.killed = None, False
+
+    @rlgraph.hookimpl
+    def after_progress(self, row):
+        if not self.killed and row["timesteps"] >= 2048:
+            os.kill(self.trainer.learner_group.learners[0].process.pid, signal.SIGKILL)
+            self.killed = True
+
+
+def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_from(rlgraph_backend, tmp_path):
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    options = {
+        "backend": rlgraph_backend,
+        "seed": 1,
+        "timesteps": 8192,
+        "eval_episodes": 0,
+        "num_learners": 2,
+    }
+    spec = load_run_spec(EXAMPLES / "ppo_cartpole.yaml", ["log_interval=1024"], options)
+    killer = KillLearner()
+    run_dir = tmp_path / "run"
+    trainer = Trainer(spec, run_dir, observers=[killer])
+    killer.trainer = trainer
+    with pytest.raises(ExecutorGaveUpError, match=r"learner 1 .*died.*--resume"):
+        trainer.run()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert killer.killed and "learner 1" in summary["gave_up"] and 2048 <= summary["timesteps"] < 8192
+    assert (run_dir / "checkpoints" / f"model-{summary['timesteps']}.npz").is_file()
+    resumed = Trainer.resume(run_dir)
+    assert resumed.learner_group is not None and resumed.executor.timesteps == summary["timesteps"]
+    done = resumed.run()
+    assert done.timesteps >= 8192 and done.gave_up is None

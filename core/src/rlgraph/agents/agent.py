@@ -377,7 +377,7 @@ class Agent(Specifiable):
         group = self.learner_group
         if group is not None and group.routes_call(api_method):  # every learner runs it
             self._flush_records()
-            return group.execute(api_method, args)
+            return group.execute(api_method, args, checked)
         if not self.staged_records.rows or not self._reads_records.get(api_method, True):
             return executor.execute(api_method, *args, checked=checked)
         staged = self.staged_records.take()

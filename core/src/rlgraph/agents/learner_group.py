@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing
+import os
 import socket
 import traceback
 from collections.abc import Sequence
@@ -75,17 +76,17 @@ class LearnerGroup:
             )
         refuse_unsplittable(agent, executor)
         self.agent, self.executor, self.size = agent, executor, num_learners
-        address = f"127.0.0.1:{free_port()}"
         device_of = device_of or (lambda rank: None)
-        self.learners: list[LocalLearner] = [
-            LocalLearner(type(agent), agent.config, rank, num_learners, address, device_of(rank))
-            for rank in range(1, num_learners)
-        ]
+        devices = [device_of(rank) for rank in range(num_learners)]
+        self.launcher = learner_launcher()
+        address = self.launcher.address()
+        self.learners: list[Any] = []
         try:
+            self.learners = self.launcher.launch(type(agent), agent.config, num_learners, address, devices)
             # Each learner answers once built (a failed build says why here), then joins the collective.
             names = [learner.receive() for learner in self.learners]
             self._names = sorted(set().union(*names))
-            self.share = backend.join_learner_group(0, num_learners, address, device_of(0))
+            self.share = backend.join_learner_group(0, num_learners, address, devices[0])
             join_graph(executor.ops, self.share)
             self.routes = routes_of(executor)
             self.sync()
@@ -105,7 +106,7 @@ class LearnerGroup:
     def learner_states(self) -> list[dict[str, np.ndarray]]:
         """The variables of learners 1 to N-1 (what :meth:`sync` gives them), to check they are learner 0's."""
         for learner in self.learners:
-            learner.send("get_state", None)
+            learner.send("get_state")
         return [learner.receive() for learner in self.learners]
 
     # -- calls -------------------------------------------------------------------------------------
@@ -113,9 +114,12 @@ class LearnerGroup:
         """Whether ``api_method`` runs on every learner (split or not)."""
         return api_method in self.routes
 
-    def execute(self, api_method: str, args: Sequence[Any]) -> Any:
-        """Run ``api_method`` on every learner (its batch split where it steps an optimizer); its outputs."""
+    def execute(self, api_method: str, args: Sequence[Any], checked: bool = False) -> Any:
+        """Run ``api_method`` on every learner (its batch split where it steps an optimizer); its outputs.
+        ``checked``: the caller checked the inputs against their spaces (else they are checked here, once)."""
         args = list(args)
+        if self.executor.validate_inputs and not checked:
+            self.executor._check_inputs(api_method, args)
         if self.routes[api_method] == EVERY:
             return self._run(api_method, [args] * self.size, None)
         slices, windows = self._split(api_method, args)
@@ -129,13 +133,17 @@ class LearnerGroup:
         random_state = ops.random_state() if hasattr(ops, "random_state") else None
         for rank, learner in enumerate(self.learners, start=1):
             window = None if windows is None else windows[rank]
-            learner.send("call", (api_method, arguments[rank], window, random_state))
+            learner.send("call", api_method, arguments[rank], window, random_state)
         self.share.window = None if windows is None else windows[0]
         try:
             own = self.executor.execute(api_method, *arguments[0], checked=True)
         except BaseException as error:
+            # The others may wait in a sum learner 0 never joins: the group cannot go on.
             self._raise_if_one_died(error)
-            raise
+            self.close()
+            raise LearnerGroupError(
+                f"learner 0 failed in {api_method}: {error}; the group is stopped"
+            ) from error
         finally:
             self.share.window = None
         others = [learner.receive() for learner in self.learners]
@@ -179,9 +187,9 @@ class LearnerGroup:
         record = self.executor.api_registry[api_method]
         return record.output_spaces
 
-    def _all(self, command: str, payload: Any) -> None:
+    def _all(self, command: str, *args: Any) -> None:
         for learner in self.learners:
-            learner.send(command, payload)
+            learner.send(command, *args)
         for learner in self.learners:
             learner.receive()
 
@@ -197,6 +205,7 @@ class LearnerGroup:
         for learner in self.learners:
             learner.close()
         self.learners = []
+        self.launcher.close()
         self.executor.ops.learner_share = None
         self.executor.backend.leave_learner_group()
         if getattr(self.agent, "learner_group", None) is self:
@@ -297,16 +306,91 @@ def _leaf_spaces(spaces: Any, output: Any) -> list[Any]:
     return flat if len(flat) == len(leaves) else [None] * len(leaves)
 
 
-def free_port() -> int:
-    """A TCP port free on this machine now."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` (an address of this machine) now."""
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((host, 0))
         return int(probe.getsockname()[1])
 
 
-# -- learners in local processes ---------------------------------------------------------------------
+def learner_launcher() -> Any:
+    """Where a group's other learners run: the first launcher of the ``rlgraph.learner_launchers`` entry-point
+    group that applies here (rlgraph-ray's: where this process uses Ray), else local processes."""
+    from rlgraph import plugins
+
+    for name in plugins.names("rlgraph.learner_launchers"):
+        launcher_class = plugins.load("rlgraph.learner_launchers", name)
+        if launcher_class.applies():
+            return launcher_class()
+    return LocalLearners()
+
+
+# -- the other learners ---------------------------------------------------------------------------
+class GroupLearner:
+    """Learner ``rank`` of a group, in a process of its own: the learner role of ``agent_class`` built from
+    ``config``. A plain class: :class:`LocalLearner` runs it in a local process, rlgraph-ray as a Ray actor."""
+
+    def __init__(
+        self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
+    ) -> None:
+        self.agent = agent_class(attrs.evolve(config, role=Role.LEARNER.value))
+        self.executor = self.agent._built_executor()
+        self.rank, self.size, self.address, self.device = rank, size, address, device
+        self.share: Any = None
+
+    def variable_names(self) -> list[str]:
+        return sorted(self.executor.variables())
+
+    def join(self) -> None:
+        """Join the group's collective (it returns once every learner has)."""
+        self.share = self.executor.backend.join_learner_group(self.rank, self.size, self.address, self.device)
+        join_graph(self.executor.ops, self.share)
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        self.executor.set_weights(state)
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return self.executor.get_weights()
+
+    def call(self, api_method: str, args: list[Any], window: RowWindow | None, random_state: Any) -> Any:
+        """Run ``api_method`` on this learner's rows (``window``), drawing from learner 0's ``random_state``."""
+        if random_state is not None:
+            self.executor.ops.set_random_state(random_state)
+        self.share.window = window
+        try:
+            return self.executor.execute(api_method, *args, checked=True)
+        finally:
+            self.share.window = None
+
+    def leave(self) -> None:
+        self.executor.backend.leave_learner_group()
+
+    def process_id(self) -> int:
+        return os.getpid()
+
+
+class LocalLearners:
+    """Launches a group's other learners as processes on this machine (spawned: fresh interpreters)."""
+
+    def address(self) -> str:
+        """Where learner 0 meets the others (``host:port``)."""
+        return f"127.0.0.1:{free_port()}"
+
+    def launch(
+        self, agent_class: type, config: Any, size: int, address: str, devices: list[Any]
+    ) -> list[Any]:
+        return [
+            LocalLearner(agent_class, config, rank, size, address, devices[rank]) for rank in range(1, size)
+        ]
+
+    def close(self) -> None:
+        pass
+
+
 class LocalLearner:
-    """Learner ``rank`` of a group in a process of its own on this machine (spawned: a fresh interpreter)."""
+    """Learner ``rank`` of a group (a :class:`GroupLearner`) in a local process, talked to through a pipe:
+    :meth:`send` a command (a method of :class:`GroupLearner` and its arguments), :meth:`receive` the answer.
+    Its first answer is its variables' names (it joins the collective right after)."""
 
     def __init__(
         self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
@@ -331,9 +415,9 @@ class LocalLearner:
     def exit_code(self) -> int | None:
         return self.process.exitcode
 
-    def send(self, command: str, payload: Any) -> None:
+    def send(self, command: str, *args: Any) -> None:
         try:
-            self._connection.send((command, payload))
+            self._connection.send((command, args))
         except (BrokenPipeError, ConnectionError, OSError) as error:
             raise self._died(error) from error
 
@@ -355,7 +439,7 @@ class LocalLearner:
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._connection.send(("close", None))
+            self._connection.send(("leave", ()))
         self.process.join(timeout=10)
         if self.process.is_alive():
             self.process.kill()
@@ -366,40 +450,20 @@ class LocalLearner:
 def run_learner(
     connection: Any, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
 ) -> None:
-    """A learner process's life: build the learner role, join the group, answer commands until ``close``."""
+    """A local learner process's life: build, answer with the variables' names, join the group, then run
+    commands until ``leave``."""
     try:
-        agent = agent_class(attrs.evolve(config, role=Role.LEARNER.value))
-        executor = agent._built_executor()
-        connection.send(("ok", sorted(executor.variables())))
-        share = executor.backend.join_learner_group(rank, size, address, device)
-        join_graph(executor.ops, share)
+        learner = GroupLearner(agent_class, config, rank, size, address, device)
+        connection.send(("ok", learner.variable_names()))
+        learner.join()
     except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
         connection.send(("error", traceback.format_exc(limit=8)))
         return
     while True:
-        command, payload = connection.recv()
-        if command == "close":
-            executor.backend.leave_learner_group()
-            return
+        command, args = connection.recv()
         try:
-            connection.send(("ok", _answer(executor, share, command, payload)))
+            connection.send(("ok", getattr(learner, command)(*args)))
         except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
             connection.send(("error", traceback.format_exc(limit=8)))
-
-
-def _answer(executor: Any, share: Any, command: str, payload: Any) -> Any:
-    if command == "set_state":
-        executor.set_weights(payload)
-        return None
-    if command == "get_state":
-        return executor.get_weights()
-    if command == "call":
-        api_method, args, window, random_state = payload
-        if random_state is not None:
-            executor.ops.set_random_state(random_state)
-        share.window = window
-        try:
-            return executor.execute(api_method, *args, checked=True)
-        finally:
-            share.window = None
-    raise ValueError(f"unknown command {command!r}")
+        if command == "leave":
+            return

@@ -38,6 +38,7 @@ GROUPS: dict[str, str] = {
     "rlgraph.environments": "Environment classes an environment spec names by its type.",
     "rlgraph.callbacks": "Training callbacks (observers of the trainer's events) a run spec names in 'callbacks'.",
     "rlgraph.sweep_launchers": "How 'rlgraph sweep' runs its trials: local processes (the core's), Ray Tune, ...",
+    "rlgraph.learner_launchers": "Where a learner group's other learners run: local processes (the core's), Ray actors, ...",
     "rlgraph.test_cases": "Components' parity and property cases, which 'rlgraph certify' and the test suites run.",
 }
 
