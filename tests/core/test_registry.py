@@ -107,6 +107,7 @@ def test_groups_table_documents_every_group():
             "environments",
             "callbacks",
             "sweep_launchers",
+            "learner_launchers",
             "test_cases",
         )
     }
