@@ -162,7 +162,9 @@ class ApexExecutor(DistributedExecutor):
 
     def _new_shard(self, index: int) -> Any:
         shard_class = ray.remote(num_cpus=0, max_restarts=0)(ReplayShard)
-        return shard_class.remote(*self._shard_args, worker_seed(self.seed, 1000 + index))
+        return shard_class.options(scheduling_strategy="SPREAD").remote(
+            *self._shard_args, worker_seed(self.seed, 1000 + index)
+        )
 
     def launch_sample(self, index: int) -> tuple[Any, Any]:
         worker = self.workers[index]

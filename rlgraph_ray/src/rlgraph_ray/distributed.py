@@ -152,7 +152,7 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
 
     def _new_worker(self, index: int) -> Any:
         worker_class = ray.remote(num_cpus=self.num_cpus_per_worker, max_restarts=0)(self.worker_class())
-        return worker_class.remote(
+        return worker_class.options(scheduling_strategy="SPREAD").remote(  # over the cluster's nodes
             self.environment_spec,
             self.worker_spec(index),
             self.num_environments,

@@ -13,6 +13,8 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from rlgraph.agents.learner_group import READY_SECONDS, GroupLearner, LearnerGroupError, free_port
 from rlgraph_ray.cluster import ADDRESS_VARIABLE, last_line
 
+DEATH_SECONDS = 30.0
+"""How long a learner's last command may take to fail after another's failure, to tell a dead learner."""
 PLACEMENT_TIMEOUT = 30.0
 """Seconds to wait for the cluster to place the learners (each needs a CPU or a GPU of its own)."""
 
@@ -101,17 +103,20 @@ class RayLearner:
         )
         self.rank, self.exit_code = rank, None
         self._pending = self.actor.variable_names.remote()
-        self._joined = self.actor.join.remote()  # runs after the names: learner 0 joins once it has them all
+        self.actor.join.remote()  # runs after the names: learner 0 joins once it has them all
 
     @property
     def alive(self) -> bool:
-        ready, _ = ray.wait([self._joined], timeout=0)
+        """False once its last command failed because the actor died (its node, say); asked after a failure."""
+        ready, _ = ray.wait([self._pending], timeout=DEATH_SECONDS)
         if not ready:
             return True
         try:
-            ray.get(self._joined)
+            ray.get(self._pending)
         except ray.exceptions.RayActorError:
             return False
+        except ray.exceptions.RayError:
+            return True
         return True
 
     def send(self, command: str, *args: Any) -> None:

@@ -196,9 +196,8 @@ class LearnerGroup:
     def _raise_if_one_died(self, error: BaseException) -> None:
         for rank, learner in enumerate(self.learners, start=1):
             if not learner.alive:
-                raise LearnerGroupError(
-                    f"learner {rank} of {self.size} died (exit code {learner.exit_code}) during {error!r}"
-                ) from error
+                code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
+                raise LearnerGroupError(f"learner {rank} of {self.size} died{code}: {error}") from error
 
     def close(self) -> None:
         """Stop the other learners and leave the group (the agent learns alone again)."""
