@@ -8,11 +8,14 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from rlgraph.errors import SpecError
 from rlgraph_ray.cluster import ADDRESS_VARIABLE, ClusterError, check_capacity, connect
+
+APEX_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "apex_cartpole.yaml"
 
 
 def closed_port() -> int:
@@ -140,7 +143,7 @@ def test_joins_a_cluster_that_ray_start_started_under_rays_defaults(tmp_path):
             "start",
             "--head",
             f"--port={port}",
-            "--num-cpus=1",
+            "--num-cpus=2",
             "--include-dashboard=false",
             "--block",
         ],
@@ -151,13 +154,21 @@ def test_joins_a_cluster_that_ray_start_started_under_rays_defaults(tmp_path):
     )
     try:
         wait_until_listening(port, seconds=90)
+        # Ape-X trains on it, found through RLGRAPH_RAY_ADDRESS alone, and reaches its target; the run's
+        # Ray is the head's (the driver joined it: no second cluster).
         script = (
-            f"from rlgraph_ray.cluster import connect\nprint('CPU', connect('127.0.0.1:{port}')['CPU'])\n"
+            "import ray\nfrom rlgraph.training import Trainer, load_run_spec\n"
+            f"spec = load_run_spec({str(APEX_EXAMPLE)!r}, options={{'seed': 1}})\n"
+            f"summary = Trainer(spec, {str(tmp_path / 'run')!r}).run()\n"
+            "print('reached', summary.target_reached, 'at', ray.get_runtime_context().gcs_address)\n"
         )
+        env = {**env, "RLGRAPH_RAY_ADDRESS": f"127.0.0.1:{port}"}
         done = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=180, check=False, env=env
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False, env=env
         )
-        assert "CPU 1.0" in done.stdout, done.stdout + done.stderr
+        reached = [line for line in done.stdout.splitlines() if line.startswith("reached")]
+        assert reached and reached[-1].startswith("reached True at "), done.stdout + done.stderr[-3000:]
+        assert reached[-1].endswith(f":{port}"), reached  # the head's GCS, at this machine's address
     finally:
         head.terminate()
         try:
