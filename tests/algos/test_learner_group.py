@@ -206,3 +206,23 @@ def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_fr
     assert resumed.learner_group is not None and resumed.executor.timesteps == summary["timesteps"]
     done = resumed.run()
     assert done.timesteps >= 8192 and done.gave_up is None
+
+
+def test_each_learner_builds_the_learner_role_on_its_own_device(rlgraph_backend):
+    from rlgraph.agents.learner_group import learner_config
+
+    spec = load_run_spec(
+        EXAMPLES / "ppo_cartpole.yaml", ["agent.execution_spec={seed: 5}"], {"backend": rlgraph_backend}
+    )
+    executor = make_executor(spec)
+    try:
+        config = executor.agent.config
+        placed = learner_config(config, "cpu:1")
+        assert placed.role == "learner" and placed.execution_spec.device_map == {"": "cpu:1"}
+        assert (
+            placed.execution_spec.seed == config.execution_spec.seed
+            and config.execution_spec.device_map == {}
+        )
+        assert learner_config(config, None).execution_spec is config.execution_spec
+    finally:
+        executor.terminate()

@@ -51,6 +51,10 @@ class RayLearners:
                 f"the cluster has {free or 'nothing'} free. Give the workers fewer CPUs "
                 "(executor.num_cpus_per_worker below 1 shares them), or add nodes"
             )
+        # A GPU actor sees its own GPU alone (Ray sets CUDA_VISIBLE_DEVICES): it is device 0 there.
+        actor_devices = [
+            "cuda:0" if "GPU" in bundle else devices[index + 1] for index, bundle in enumerate(bundles)
+        ]
         return [
             RayLearner(
                 self.group,
@@ -61,7 +65,7 @@ class RayLearners:
                 index + 1,
                 size,
                 address,
-                devices[index + 1],
+                actor_devices[index],
             )
             for index in range(size - 1)
         ]

@@ -24,6 +24,7 @@ priorities (``update_priorities``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import multiprocessing
 import os
@@ -332,7 +333,7 @@ class GroupLearner:
     def __init__(
         self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
     ) -> None:
-        self.agent = agent_class(attrs.evolve(config, role=Role.LEARNER.value))
+        self.agent = agent_class(learner_config(config, device))
         self.executor = self.agent._built_executor()
         self.rank, self.size, self.address, self.device = rank, size, address, device
         self.share: Any = None
@@ -366,6 +367,18 @@ class GroupLearner:
 
     def process_id(self) -> int:
         return os.getpid()
+
+
+def learner_config(config: Any, device: str | None) -> Any:
+    """``config`` for the learner role, its graph on ``device`` where one is given (each learner its own)."""
+    config = attrs.evolve(config, role=Role.LEARNER.value)
+    if device is None:
+        return config
+    from rlgraph.agents.specs import ExecutionSpec
+
+    execution = copy.deepcopy(config.execution_spec) if config.execution_spec is not None else ExecutionSpec()
+    execution.device_map = {"": device}  # (evolve would give its removed keys again, and be refused)
+    return attrs.evolve(config, execution_spec=execution)
 
 
 class LocalLearners:
