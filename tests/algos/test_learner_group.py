@@ -47,8 +47,7 @@ def learner_state(executor) -> dict[str, np.ndarray]:
 
 
 def assert_same_learning(grouped, alone, initial):
-    """Every variable agrees to within 0.1% of how far learning moved it (Adam's steps turn rounding
-    differences of the summation order into differences of that order over PPO's 200 gradient steps)."""
+    """Every variable agrees to float32's rounding: within 1e-5 of how far learning moved it."""
     assert sorted(alone) == sorted(grouped)
     for name, value in alone.items():
         moved = float(np.max(np.abs(value - initial[name])))
@@ -130,8 +129,8 @@ def memory_names(executor) -> list[str]:
 
 
 def test_a_backend_without_collectives_refuses_a_group(rlgraph_backend):
-    if rlgraph_backend == "torch":
-        pytest.skip("torch has collectives")
+    if rlgraph_backend in ("torch", "numpy"):
+        pytest.skip("torch has collectives; the NumPy reference backend has no optimizers to group")
     spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", [], {"backend": rlgraph_backend})
     executor = make_executor(spec)
     try:
@@ -209,6 +208,8 @@ def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_fr
 
 
 def test_each_learner_builds_the_learner_role_on_its_own_device(rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("PPO needs gradients")
     from rlgraph.agents.learner_group import learner_config
 
     spec = load_run_spec(

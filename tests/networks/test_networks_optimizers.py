@@ -424,3 +424,21 @@ def test_an_optimizer_steps_extras_keep_the_batch_rank_of_the_loss(rlgraph_backe
     prediction = np.ones((5, 3), np.float32) @ weights["root/model/weight"] + weights["root/model/bias"]
     test.test("update", expected_outputs=2.0 * np.square(prediction).sum(axis=-1), decimals=5)
     test.test(("double", np.array([1.0, 2.0], np.float32)), expected_outputs=np.array([2.0, 4.0], np.float32))
+
+
+def test_a_method_stepping_on_given_gradients_is_known_to_step_an_optimizer(rlgraph_backend):
+    """The build records which API methods step an optimizer, through ``apply`` too (without
+    differentiating): a learner group runs them on every learner."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("the NumPy reference backend has no optimizers")
+    from rlgraph.agents.learner_group import SPLIT, routes_of
+
+    spaces = {
+        "x": FloatBox(shape=(3,), add_batch_rank=True),
+        "y": FloatBox(shape=(2,), add_batch_rank=True),
+        "time_step": IntBox(dtype=np.int64),
+    }
+    test = ComponentTest(ClosedForm(Optimizer.from_spec({"type": "sgd"})), spaces, backend=rlgraph_backend)
+    record = test.executor.api_registry["update"]
+    assert record.steps_optimizer and not record.needs_gradients
+    assert routes_of(test.executor) == {"update": SPLIT}

@@ -10,7 +10,13 @@ import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from rlgraph.agents.learner_group import READY_SECONDS, GroupLearner, LearnerGroupError, free_port
+from rlgraph.agents.learner_group import (
+    READY_SECONDS,
+    GroupLearner,
+    LearnerFailedError,
+    LearnerGroupError,
+    free_port,
+)
 from rlgraph_ray.cluster import ADDRESS_VARIABLE, last_line
 
 DEATH_SECONDS = 30.0
@@ -134,7 +140,7 @@ class RayLearner:
         except ray.exceptions.RayActorError as error:
             raise LearnerGroupError(f"learner {self.rank} died: {last_line(error)}") from error
         except ray.exceptions.RayTaskError as error:
-            raise LearnerGroupError(f"learner {self.rank} failed: {last_line(error)}") from error
+            raise LearnerFailedError(f"learner {self.rank} failed: {last_line(error)}") from error
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a dead or stuck learner is killed all the same

@@ -11,7 +11,7 @@ import torch.distributed as dist
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph_torch import devices
 
-TIMEOUT = datetime.timedelta(minutes=5)
+TIMEOUT = datetime.timedelta(minutes=10)
 """How long a learner waits for the others (to join, or in a sum): a learner that died fails the rest then."""
 
 
@@ -29,7 +29,7 @@ def join_learner_group(rank: int, size: int, address: str, device: str | None) -
 def all_reduce_sum(group: Any, values: list[torch.Tensor]) -> list[torch.Tensor]:
     # One collective per dtype: the values flattened into one buffer.
     sums: list[Any] = [None] * len(values)
-    for dtype in {value.dtype for value in values}:
+    for dtype in dict.fromkeys(value.dtype for value in values):  # the same order in every learner
         chosen = [index for index, value in enumerate(values) if value.dtype == dtype]
         flat = torch.cat([values[index].reshape(-1) for index in chosen])
         dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=group)

@@ -4,7 +4,7 @@ The agent in this process is learner 0. The group starts N - 1 more learners (:c
 processes here; Ray actors with rlgraph-ray), each the learner role (:mod:`rlgraph.agents.roles`) of the
 same agent, in the state of learner 0. Then the agent's API calls are routed:
 
-- a method that steps an optimizer (its build saw it ask for gradients) runs on every learner, each on its
+- a method that steps an optimizer (its build saw it step one) runs on every learner, each on its
   rows of the batch's batch-ranked inputs. Before every optimizer step the backend sums the learners'
   gradients, each weighted by its share of the rows (:meth:`~rlgraph.graph.backend.Backend.sum_over_learners`):
   where a loss is a mean over rows, that is the whole batch's gradient, so every learner takes the step one
@@ -28,6 +28,7 @@ import copy
 import itertools
 import multiprocessing
 import os
+import signal
 import socket
 import traceback
 from collections.abc import Sequence
@@ -44,10 +45,16 @@ from rlgraph.utils import nested
 SPLIT, EVERY = "split", "every"
 READY_SECONDS = 600.0
 """How long a new learner may take to import its backend and build its graph."""
+FAILURE_SECONDS = 5.0
+"""How long the others are asked why, once a round failed on learner 0."""
 
 
 class LearnerGroupError(ExecutorGaveUpError):
     """A learner of a group died or failed: the group cannot step on (learner 0's state is intact)."""
+
+
+class LearnerFailedError(LearnerGroupError):
+    """A learner raised an error (its own traceback is in the message)."""
 
 
 class LearnerGroup:
@@ -99,16 +106,14 @@ class LearnerGroup:
     # -- state -------------------------------------------------------------------------------------
     def sync(self) -> None:
         """Give every learner learner 0's state: the variables they hold (weights, optimizer slots, target
-        networks) and the graph's random streams. After a checkpoint is loaded into the agent, say."""
+        networks). After a checkpoint is loaded into the agent, say. (The random streams go with each call.)"""
         variables = self.executor.variables()
         state = self.executor.backend.read_variables({name: variables[name] for name in self._names})
-        self._all("set_state", state)
+        self._round("set_state", [(state,)] * (self.size - 1))
 
     def learner_states(self) -> list[dict[str, np.ndarray]]:
         """The variables of learners 1 to N-1 (what :meth:`sync` gives them), to check they are learner 0's."""
-        for learner in self.learners:
-            learner.send("get_state")
-        return [learner.receive() for learner in self.learners]
+        return self._round("get_state", [()] * (self.size - 1))
 
     # -- calls -------------------------------------------------------------------------------------
     def routes_call(self, api_method: str) -> bool:
@@ -122,33 +127,65 @@ class LearnerGroup:
         if self.executor.validate_inputs and not checked:
             self.executor._check_inputs(api_method, args)
         if self.routes[api_method] == EVERY:
-            return self._run(api_method, [args] * self.size, None)
+            return self._call(api_method, [args] * self.size, None)[0]
         slices, windows = self._split(api_method, args)
-        outputs = self._run(api_method, slices, windows)
-        return merge_outputs(outputs, windows, self._batch_axes(api_method))
+        outputs = self._call(api_method, slices, windows)
+        return merge_outputs(outputs, windows, self.executor.api_registry[api_method].output_spaces)
 
-    def _run(
+    def _call(
         self, api_method: str, arguments: list[list[Any]], windows: list[RowWindow] | None
-    ) -> list[Any] | Any:
+    ) -> list[Any]:
+        """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
         ops = self.executor.ops
         random_state = ops.random_state() if hasattr(ops, "random_state") else None
-        for rank, learner in enumerate(self.learners, start=1):
-            window = None if windows is None else windows[rank]
-            learner.send("call", api_method, arguments[rank], window, random_state)
-        self.share.window = None if windows is None else windows[0]
+        calls = [
+            (api_method, arguments[rank], None if windows is None else windows[rank], random_state)
+            for rank in range(1, self.size)
+        ]
+
+        def own() -> Any:
+            self.share.window = None if windows is None else windows[0]
+            try:
+                return self.executor.execute(api_method, *arguments[0], checked=True)
+            finally:
+                self.share.window = None
+
+        return self._round("call", calls, own, what=api_method)
+
+    def _round(self, command: str, payloads: list[tuple], own: Any = None, what: str = "") -> list[Any]:
+        """Send ``command`` to learners 1..N-1 (each its payload), run ``own()`` here meanwhile, and collect
+        the answers: ``[own result, *theirs]`` (without ``own``: theirs). Any failure stops the group (the
+        others may wait in a sum, or hold answers unread) and raises a LearnerGroupError saying which
+        learner failed and why; an interrupt (Ctrl-C) stops it too and goes on as it is."""
         try:
-            own = self.executor.execute(api_method, *arguments[0], checked=True)
-        except BaseException as error:
-            # The others may wait in a sum learner 0 never joins: the group cannot go on.
-            self._raise_if_one_died(error)
+            for learner, payload in zip(self.learners, payloads, strict=True):
+                learner.send(command, *payload)
+            mine = [own()] if own is not None else []
+            return mine + [learner.receive() for learner in self.learners]
+        except Exception as error:
+            reason = self._failure(error, what or command)
             self.close()
-            raise LearnerGroupError(
-                f"learner 0 failed in {api_method}: {error}; the group is stopped"
-            ) from error
-        finally:
-            self.share.window = None
-        others = [learner.receive() for learner in self.learners]
-        return own if windows is None else [own, *others]
+            raise reason from error
+        except BaseException:
+            self.close()
+            raise
+
+    def _failure(self, error: BaseException, what: str) -> LearnerGroupError:
+        """Why a round failed: a learner that died, else one that said why (asked briefly), else ``error``."""
+        if isinstance(error, LearnerGroupError):
+            return error
+        for rank, learner in enumerate(self.learners, start=1):
+            if not learner.alive:
+                code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
+                return LearnerGroupError(f"learner {rank} of {self.size} died{code} in {what}: {error}")
+        for learner in self.learners:
+            try:
+                learner.receive(timeout=FAILURE_SECONDS)
+            except LearnerFailedError as theirs:
+                return theirs
+            except LearnerGroupError:  # no answer: it waits in a sum learner 0 never joined
+                continue
+        return LearnerGroupError(f"learner 0 failed in {what}: {error}; the group is stopped")
 
     def _split(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
         axes = self._input_axes(api_method)
@@ -184,32 +221,19 @@ class LearnerGroup:
         spaces = self.executor._spaces[api_method]
         return [batch_axis(space) for space in spaces.values()]
 
-    def _batch_axes(self, api_method: str) -> Any:
-        record = self.executor.api_registry[api_method]
-        return record.output_spaces
-
-    def _all(self, command: str, *args: Any) -> None:
-        for learner in self.learners:
-            learner.send(command, *args)
-        for learner in self.learners:
-            learner.receive()
-
-    def _raise_if_one_died(self, error: BaseException) -> None:
-        for rank, learner in enumerate(self.learners, start=1):
-            if not learner.alive:
-                code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
-                raise LearnerGroupError(f"learner {rank} of {self.size} died{code}: {error}") from error
-
     def close(self) -> None:
         """Stop the other learners and leave the group (the agent learns alone again)."""
-        for learner in self.learners:
-            learner.close()
-        self.learners = []
-        self.launcher.close()
-        self.executor.ops.learner_share = None
-        self.executor.backend.leave_learner_group()
-        if getattr(self.agent, "learner_group", None) is self:
-            self.agent.learner_group = None
+        learners, self.learners = self.learners, []
+        try:
+            for learner in learners:
+                with contextlib.suppress(Exception):  # each is stopped (killed, where it must be)
+                    learner.close()
+            self.launcher.close()
+        finally:
+            self.executor.ops.learner_share = None
+            self.executor.backend.leave_learner_group()
+            if getattr(self.agent, "learner_group", None) is self:
+                self.agent.learner_group = None
 
 
 def check_num_learners(num_learners: Any, path: str = "num_learners") -> int:
@@ -217,6 +241,16 @@ def check_num_learners(num_learners: Any, path: str = "num_learners") -> int:
     if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 1:
         raise SpecError(f"must be an int >= 1, got {num_learners!r}", path)
     return num_learners
+
+
+def devices_of(agent: Any) -> Any:
+    """Each learner's device, from learner 0's (``device_of(rank)``): where the agent's graph is on a GPU,
+    learner ``r`` takes GPU ``r``; None where it is not (every learner as the spec places it)."""
+    execution = agent.execution_spec
+    device = str((execution.device_map or {}).get("", "")) if execution is not None else ""
+    if not device.startswith(("gpu", "cuda")):
+        return None
+    return lambda rank: f"cuda:{rank}"
 
 
 def refuse_unsplittable(agent: Any, executor: Any) -> None:
@@ -240,7 +274,7 @@ def routes_of(executor: Any) -> dict[str, str]:
     methods = type(executor.root).api_methods()
     routes = {}
     for name, record in executor.api_registry.items():
-        if record.needs_gradients:
+        if record.steps_optimizer or record.needs_gradients:
             routes[name] = SPLIT
         elif methods[name].every_learner:
             routes[name] = EVERY
@@ -265,8 +299,14 @@ def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> 
     leaf_spaces = _leaf_spaces(spaces, outputs[0])
 
     def merge(path_index: int, *leaves: Any) -> Any:
-        axis = batch_axis(leaf_spaces[path_index]) if path_index < len(leaf_spaces) else None
+        space = leaf_spaces[path_index] if path_index < len(leaf_spaces) else None
+        axis = batch_axis(space)
         first = np.asarray(leaves[0])
+        if space is None and all(  # no space known: rows are what has each learner's row count first
+            np.ndim(leaf) >= 1 and np.shape(leaf)[0] == window.rows
+            for leaf, window in zip(leaves, windows, strict=True)
+        ):
+            axis = 0
         if axis is not None and first.ndim > axis:
             return np.concatenate([np.asarray(leaf) for leaf in leaves], axis=axis)
         if first.ndim == 0 and first.dtype.kind == "f":
@@ -442,7 +482,7 @@ class LocalLearner:
         except (EOFError, ConnectionError, OSError) as error:
             raise self._died(error) from error
         if status == "error":
-            raise LearnerGroupError(f"learner {self.rank} failed: {value}")
+            raise LearnerFailedError(f"learner {self.rank} failed: {value}")
         return value
 
     def _died(self, error: BaseException) -> LearnerGroupError:
@@ -463,7 +503,8 @@ def run_learner(
     connection: Any, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
 ) -> None:
     """A local learner process's life: build, answer with the variables' names, join the group, then run
-    commands until ``leave``."""
+    commands until ``leave``. It ignores SIGINT: Ctrl-C in a terminal stops the run through learner 0."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         learner = GroupLearner(agent_class, config, rank, size, address, device)
         connection.send(("ok", learner.variable_names()))

@@ -30,6 +30,9 @@ class Backend:
         self.hook = self.manager.hook
         #: How often graph functions asked for gradients: tells the build which API methods do.
         self.gradient_calls = 0
+        #: How often graph functions stepped an optimizer (gradients given or computed): the build's
+        #: ``steps_optimizer`` of an API method (a learner group runs it on every learner).
+        self.optimizer_steps = 0
         #: This process's learner in a learner group (None: none joined). Its graph's ops hold it too
         #: (``ops.learner_share``): the optimizers of that graph alone sum over the group.
         self.learner_share: LearnerShare | None = None
@@ -172,6 +175,7 @@ class Backend:
         ``ops.learner_share``), each learner's weighted by its share of the batch: the whole batch's where
         every learner's loss is a mean over its rows. Unchanged outside a group (``share`` None). Every
         optimizer step calls it between differentiating and applying."""
+        self.optimizer_steps += 1
         if share is None:
             return gradients, loss
         weight = share.weight

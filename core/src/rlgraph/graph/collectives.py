@@ -52,8 +52,10 @@ def join_graph(ops: Any, share: LearnerShare) -> None:
     (``ops.learner_share``), and its shape-first random draws draw the whole batch's rows and keep the
     learner's own while ``share`` has a window (see :data:`WINDOWED_RANDOM_OPS`)."""
     ops.learner_share = share
+    # The backend's own draws, kept once: a graph that joins again is not wrapped twice.
+    originals = ops.__dict__.setdefault("_unwindowed_random_ops", {})
     for name in WINDOWED_RANDOM_OPS:
-        draw = getattr(ops, name, None)
+        draw = originals.setdefault(name, getattr(ops, name, None))
         if callable(draw):
             setattr(ops, name, _windowed(draw, share))
 

@@ -160,12 +160,13 @@ class Trainer:
         self.spec = spec
         self.resumed = bool(resume_from)
         self.executor: Any = None
+        self.learner_group: Any = None
         # A resumed run's folder is claimed before anything is built or written; a new one once created.
         self._lock = (lock or RunFolderLock(run_dir)).acquire() if resume_from else None
         try:
             saved = self._set_up(Path(run_dir), observers, resume_from)
         except BaseException:
-            if getattr(self, "learner_group", None) is not None:
+            if self.learner_group is not None:
                 self.learner_group.close()
             if self.executor is not None:
                 self.executor.terminate()
@@ -249,9 +250,9 @@ class Trainer:
         """The learners beside the executor's (``num_learners`` - 1), in its state: a resumed run's too."""
         if self.spec.num_learners == 1:
             return None
-        from rlgraph.agents.learner_group import LearnerGroup
+        from rlgraph.agents.learner_group import LearnerGroup, devices_of
 
-        return LearnerGroup(self.agent, self.spec.num_learners)
+        return LearnerGroup(self.agent, self.spec.num_learners, devices_of(self.agent))
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
@@ -324,12 +325,14 @@ class Trainer:
         finally:
             self.close()
         if gave_up is not None:
+            resume = f"rlgraph train --resume {shlex.quote(str(self.run_dir))}"
             stored = (
-                f"its checkpoint {str(checkpoint)!r} is stored" if checkpoint else "no checkpoint was stored"
+                f"its checkpoint {str(checkpoint)!r} is stored: go on with it: {resume}"
+                if checkpoint
+                else f"no checkpoint was stored now (stopped at once): {resume} goes on from the last one"
             )
             raise ExecutorGaveUpError(
-                f"{gave_up}. The run stopped at {summary.timesteps:,} steps; {stored}: go on with it: "
-                f"rlgraph train --resume {shlex.quote(str(self.run_dir))}"
+                f"{gave_up}. The run stopped at {summary.timesteps:,} steps; {stored}"
             ) from gave_up
         return summary
 
@@ -532,14 +535,16 @@ class Trainer:
     def close(self) -> None:
         """Close environments and output files, stop the learner group, and release the run folder (the agent
         stays usable)."""
-        if getattr(self, "learner_group", None) is not None:
-            self.learner_group.close()
-        self.executor.terminate()
-        if self.evaluator is not None:
-            self.evaluator.close()
-        self.tensorboard.close()
-        self.log.close()
-        self._release_lock()
+        try:
+            if self.learner_group is not None:
+                self.learner_group.close()
+            self.executor.terminate()
+            if self.evaluator is not None:
+                self.evaluator.close()
+            self.tensorboard.close()
+            self.log.close()
+        finally:
+            self._release_lock()
 
     def _release_lock(self) -> None:
         if self._lock is not None:

@@ -290,11 +290,12 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
             return value
 
         args = self._root_arguments(api, placeholder)
-        gradient_calls = self.backend.gradient_calls
+        gradient_calls, optimizer_steps = self.backend.gradient_calls, self.backend.optimizer_steps
         output = self.backend.trace_build_call(lambda: getattr(self.root, name)(*args.values()))
         record = self.api_registry[name]
         record.output_spaces = self._used_space(output, f"the output of root API method {name!r}", name)
         record.needs_gradients = self.backend.gradient_calls > gradient_calls
+        record.steps_optimizer = self.backend.optimizer_steps > optimizer_steps
 
     def _build_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         bound = self._bind(component, api, args, kwargs)

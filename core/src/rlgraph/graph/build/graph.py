@@ -106,6 +106,8 @@ class APIRecord:
         self.output_spaces: Any = None
         #: Whether the method computes gradients (asked for them during the build).
         self.needs_gradients = False
+        #: Whether it steps an optimizer (on gradients computed or given): a learner group splits it.
+        self.steps_optimizer = False
         #: Global scopes of the components whose graph functions it runs (called with its defaults),
         #: and of those whose variables they use (``needs_variables_of``): only these and their
         #: sub-components hold the variables it may read or write.
