@@ -54,6 +54,14 @@ class Model(Component):
         return self.ops.linear(x, self.weight, self.bias)
 
 
+#: The regression's inputs with the agent's time step (for decaying learning rates).
+TIMED_REGRESSION_SPACES = {
+    "x": FloatBox(shape=(3,), add_batch_rank=True),
+    "y": FloatBox(shape=(2,), add_batch_rank=True),
+    "time_step": IntBox(dtype=np.int64),
+}
+
+
 def numpy_gradients(weight, bias, x, y):
     """d mean((x W + b - y)^2) / d W, d b."""
     residual = 2.0 * (x @ weight + bias - y) / y.size
@@ -264,11 +272,7 @@ def test_a_decaying_learning_rate_takes_its_value_at_the_time_step(rlgraph_backe
     """RLgraph's configs give learning rates as decays (``["linear", 3e-4, 1e-6]``)."""
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
-    spaces = {
-        "x": FloatBox(shape=(3,), add_batch_rank=True),
-        "y": FloatBox(shape=(2,), add_batch_rank=True),
-        "time_step": IntBox(dtype=np.int64),
-    }
+    spaces = TIMED_REGRESSION_SPACES
     optimizer = Optimizer.from_spec({"type": "sgd", "learning_rate": ["linear", 0.1, 0.01]})
     test = ComponentTest(TimedRegression(optimizer), spaces, backend=rlgraph_backend)
     rng = np.random.default_rng(0)
@@ -324,11 +328,7 @@ class ClosedForm(Component):
 )
 def test_apply_steps_on_given_gradients_by_the_rule(rlgraph_backend, spec, rates):
     """A loss with a closed-form gradient steps without differentiation, by the same rules and decays."""
-    spaces = {
-        "x": FloatBox(shape=(3,), add_batch_rank=True),
-        "y": FloatBox(shape=(2,), add_batch_rank=True),
-        "time_step": IntBox(dtype=np.int64),
-    }
+    spaces = TIMED_REGRESSION_SPACES
     optimizer = Optimizer.from_spec(spec)
     test = ComponentTest(ClosedForm(optimizer), spaces, backend=rlgraph_backend)
     weights = test.variable_values()
@@ -354,11 +354,7 @@ def test_apply_steps_on_given_gradients_by_the_rule(rlgraph_backend, spec, rates
 
 
 def test_apply_with_a_gradient_per_variable_missing_is_a_build_error(rlgraph_backend):
-    spaces = {
-        "x": FloatBox(shape=(3,), add_batch_rank=True),
-        "y": FloatBox(shape=(2,), add_batch_rank=True),
-        "time_step": IntBox(dtype=np.int64),
-    }
+    spaces = TIMED_REGRESSION_SPACES
     with pytest.raises(BuildError, match="apply got 1 gradients for 2 variables"):
         ComponentTest(ClosedForm(Adam(learning_rate=0.1), gradients=1), spaces, backend=rlgraph_backend)
 
@@ -433,11 +429,7 @@ def test_a_method_stepping_on_given_gradients_is_known_to_step_an_optimizer(rlgr
         pytest.skip("the NumPy reference backend has no optimizers")
     from rlgraph.agents.learner_group import SPLIT, routes_of
 
-    spaces = {
-        "x": FloatBox(shape=(3,), add_batch_rank=True),
-        "y": FloatBox(shape=(2,), add_batch_rank=True),
-        "time_step": IntBox(dtype=np.int64),
-    }
+    spaces = TIMED_REGRESSION_SPACES
     test = ComponentTest(ClosedForm(Optimizer.from_spec({"type": "sgd"})), spaces, backend=rlgraph_backend)
     record = test.executor.api_registry["update"]
     assert record.steps_optimizer and not record.needs_gradients

@@ -39,7 +39,7 @@ import numpy as np
 
 from rlgraph.agents.roles import Role
 from rlgraph.errors import APICallError, ExecutorGaveUpError, SpecError
-from rlgraph.graph.collectives import RowWindow, join_graph
+from rlgraph.graph.collectives import RowWindow
 from rlgraph.utils import nested
 
 SPLIT, EVERY = "split", "every"
@@ -67,9 +67,10 @@ class LearnerGroup:
     """
 
     def __init__(self, agent: Any, num_learners: int, device_of: Any = None) -> None:
-        check_num_learners(num_learners)
-        if num_learners < 2:
-            raise SpecError("a learner group has at least 2 learners", "num_learners")
+        if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 2:
+            raise SpecError(
+                f"a learner group has an int >= 2 of learners, got {num_learners!r}", "num_learners"
+            )
         if not agent.role.includes(Role.LEARNER):
             raise APICallError(
                 f"a learner group needs an agent that learns; {agent.name!r} is a {agent.role}"
@@ -94,8 +95,7 @@ class LearnerGroup:
             # Each learner answers once built (a failed build says why here), then joins the collective.
             names = [learner.receive() for learner in self.learners]
             self._names = sorted(set().union(*names))
-            self.share = backend.join_learner_group(0, num_learners, address, devices[0])
-            join_graph(executor.ops, self.share)
+            self.share = backend.join_learner_group(executor.ops, 0, num_learners, address, devices[0])
             self.routes = routes_of(executor)
             self.sync()
         except BaseException:
@@ -143,12 +143,10 @@ class LearnerGroup:
             for rank in range(1, self.size)
         ]
 
+        window = None if windows is None else windows[0]
+
         def own() -> Any:
-            self.share.window = None if windows is None else windows[0]
-            try:
-                return self.executor.execute(api_method, *arguments[0], checked=True)
-            finally:
-                self.share.window = None
+            return run_rows(self.executor, self.share, api_method, arguments[0], window)
 
         return self._round("call", calls, own, what=api_method)
 
@@ -230,17 +228,9 @@ class LearnerGroup:
                     learner.close()
             self.launcher.close()
         finally:
-            self.executor.ops.learner_share = None
-            self.executor.backend.leave_learner_group()
+            self.executor.backend.leave_learner_group(self.executor.ops)
             if getattr(self.agent, "learner_group", None) is self:
                 self.agent.learner_group = None
-
-
-def check_num_learners(num_learners: Any, path: str = "num_learners") -> int:
-    """``num_learners`` as a positive int, else a SpecError naming ``path``."""
-    if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 1:
-        raise SpecError(f"must be an int >= 1, got {num_learners!r}", path)
-    return num_learners
 
 
 def devices_of(agent: Any) -> Any:
@@ -274,11 +264,20 @@ def routes_of(executor: Any) -> dict[str, str]:
     methods = type(executor.root).api_methods()
     routes = {}
     for name, record in executor.api_registry.items():
-        if record.steps_optimizer or record.needs_gradients:
+        if record.steps_optimizer:
             routes[name] = SPLIT
         elif methods[name].every_learner:
             routes[name] = EVERY
     return routes
+
+
+def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
+    """``api_method`` on a learner's ``window`` of rows (None: an every-learner call)."""
+    share.window = window
+    try:
+        return executor.execute(api_method, *args, checked=True)
+    finally:
+        share.window = None
 
 
 def batch_axis(space: Any) -> int | None:
@@ -296,10 +295,10 @@ def _rows(value: Any, axis: int, start: int, end: int) -> Any:
 def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> Any:
     """The learners' outputs of one split call as one: batch-ranked leaves joined in row order, scalars as
     the rows' weighted mean, anything else learner 0's."""
-    leaf_spaces = _leaf_spaces(spaces, outputs[0])
+    known = spaces.flatten() if spaces is not None else {}
+    leaf_spaces = [known.get(path) for path in nested.flatten_with_paths(outputs[0])]
 
-    def merge(path_index: int, *leaves: Any) -> Any:
-        space = leaf_spaces[path_index] if path_index < len(leaf_spaces) else None
+    def merge(space: Any, *leaves: Any) -> Any:
         axis = batch_axis(space)
         first = np.asarray(leaves[0])
         if space is None and all(  # no space known: rows are what has each learner's row count first
@@ -316,34 +315,8 @@ def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> 
         return leaves[0]
 
     flat = [nested.flatten(output) for output in outputs]
-    merged = [merge(index, *leaves) for index, leaves in enumerate(zip(*flat, strict=True))]
+    merged = [merge(space, *leaves) for space, *leaves in zip(leaf_spaces, *flat, strict=True)]
     return nested.unflatten(outputs[0], merged)
-
-
-def _leaf_spaces(spaces: Any, output: Any) -> list[Any]:
-    """The spaces of ``output``'s leaves, in :func:`nested.flatten`'s order (None where unknown)."""
-    leaves = nested.flatten(output)
-    if spaces is None:
-        return [None] * len(leaves)
-    from rlgraph.spaces import ContainerSpace
-
-    flat: list[Any] = []
-
-    def walk(space: Any) -> None:
-        if isinstance(space, ContainerSpace):
-            for key in space.keys() if hasattr(space, "keys") else range(len(space)):
-                walk(space[key])
-        elif isinstance(space, dict):
-            for key in space:
-                walk(space[key])
-        elif isinstance(space, tuple | list):
-            for item in space:
-                walk(item)
-        else:
-            flat.append(space)
-
-    walk(spaces)
-    return flat if len(flat) == len(leaves) else [None] * len(leaves)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -383,8 +356,10 @@ class GroupLearner:
 
     def join(self) -> None:
         """Join the group's collective (it returns once every learner has)."""
-        self.share = self.executor.backend.join_learner_group(self.rank, self.size, self.address, self.device)
-        join_graph(self.executor.ops, self.share)
+        backend = self.executor.backend
+        self.share = backend.join_learner_group(
+            self.executor.ops, self.rank, self.size, self.address, self.device
+        )
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
         self.executor.set_weights(state)
@@ -396,14 +371,10 @@ class GroupLearner:
         """Run ``api_method`` on this learner's rows (``window``), drawing from learner 0's ``random_state``."""
         if random_state is not None:
             self.executor.ops.set_random_state(random_state)
-        self.share.window = window
-        try:
-            return self.executor.execute(api_method, *args, checked=True)
-        finally:
-            self.share.window = None
+        return run_rows(self.executor, self.share, api_method, args, window)
 
     def leave(self) -> None:
-        self.executor.backend.leave_learner_group()
+        self.executor.backend.leave_learner_group(self.executor.ops)
 
     def process_id(self) -> int:
         return os.getpid()

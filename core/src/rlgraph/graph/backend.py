@@ -8,7 +8,7 @@ import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
-from rlgraph.graph.collectives import LearnerShare
+from rlgraph.graph.collectives import LearnerShare, join_graph
 from rlgraph.graph.ops import with_derived_ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
@@ -33,9 +33,6 @@ class Backend:
         #: How often graph functions stepped an optimizer (gradients given or computed): the build's
         #: ``steps_optimizer`` of an API method (a learner group runs it on every learner).
         self.optimizer_steps = 0
-        #: This process's learner in a learner group (None: none joined). Its graph's ops hold it too
-        #: (``ops.learner_share``): the optimizers of that graph alone sum over the group.
-        self.learner_share: LearnerShare | None = None
 
     def create_ops(self, seed: int | None = None) -> Any:
         """The ops namespace of one graph (``self.ops`` of its components), its random streams seeded
@@ -134,6 +131,7 @@ class Backend:
         learning_rate: Any = None,
         loss: Any = None,
     ) -> Any:
+        self.optimizer_steps += 1
         return self.hook.apply_gradients(
             optimizer=optimizer,
             gradients=gradients,
@@ -149,22 +147,24 @@ class Backend:
         return bool(self.hook.join_learner_group.get_hookimpls())
 
     def join_learner_group(
-        self, rank: int, size: int, address: str, device: str | None = None
+        self, ops: Any, rank: int, size: int, address: str, device: str | None = None
     ) -> LearnerShare:
-        """Join a learner group as learner ``rank`` of ``size`` (see :mod:`rlgraph.agents.learner_group`)."""
+        """Make the graph of ``ops`` learner ``rank`` of a group of ``size`` (see
+        :mod:`rlgraph.agents.learner_group`): join the backend's collective, and the graph's optimizers sum
+        over it (:func:`~rlgraph.graph.collectives.join_graph`)."""
         if not self.has_collectives:
             raise BackendError(
                 f"backend {self.name!r} has no collectives for a learner group (the join_learner_group hook): "
                 "num_learners > 1 needs a backend that has them"
             )
-        if self.learner_share is not None:
-            raise BackendError(f"this process is learner {self.learner_share.rank} of a group already")
         handle = self.hook.join_learner_group(rank=rank, size=size, address=address, device=device)
-        self.learner_share = LearnerShare(rank, size, handle)
-        return self.learner_share
+        share = LearnerShare(rank, size, handle)
+        join_graph(ops, share)
+        return share
 
-    def leave_learner_group(self) -> None:
-        share, self.learner_share = self.learner_share, None
+    def leave_learner_group(self, ops: Any) -> None:
+        """The graph of ``ops`` learns alone again; this process leaves the collective."""
+        share, ops.learner_share = getattr(ops, "learner_share", None), None
         if share is not None:
             self.hook.leave_learner_group(group=share.handle)
 
@@ -175,7 +175,6 @@ class Backend:
         ``ops.learner_share``), each learner's weighted by its share of the batch: the whole batch's where
         every learner's loss is a mean over its rows. Unchanged outside a group (``share`` None). Every
         optimizer step calls it between differentiating and applying."""
-        self.optimizer_steps += 1
         if share is None:
             return gradients, loss
         weight = share.weight

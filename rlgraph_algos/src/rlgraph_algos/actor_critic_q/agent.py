@@ -81,12 +81,12 @@ class ActorCriticQAgent(Agent):
             )
 
         def step(*flags: bool) -> Any:  # a learner group's: the batch sampled here, split over the learners
-            def learn(batch: Any) -> Any:
-                return self._execute(
+            return self.learn_from_sample(
+                lambda batch: self._execute(
                     "update_from_batch", *transition_batch_args(batch), self.timesteps, *flags
-                )
-
-            return self.learn_from_sample(learn, priorities=lambda outputs: outputs["td_errors"])
+                ),
+                priorities=lambda outputs: outputs["td_errors"],
+            )
 
         return self._steps(step, from_memory=True)
 
