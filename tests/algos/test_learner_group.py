@@ -227,3 +227,19 @@ def test_each_learner_builds_the_learner_role_on_its_own_device(rlgraph_backend)
         assert learner_config(config, None).execution_spec is config.execution_spec
     finally:
         executor.terminate()
+
+
+def test_two_learners_on_one_gpu_are_refused_before_anything_starts(rlgraph_backend):
+    """NCCL refuses two ranks on one GPU (seen on an H200: "Duplicate GPU detected"): the group says so first."""
+    if rlgraph_backend != "torch":
+        pytest.skip("learner groups run on torch's collectives (tf and jax: later)")
+    spec = load_run_spec(EXAMPLES / "ppo_cartpole.yaml", [], {"backend": rlgraph_backend})
+    executor = make_executor(spec)
+    try:
+        with pytest.raises(
+            SpecError, match=r"num_learners: 2 learners on \['cuda:0', 'cuda:0'\]: each .* its own"
+        ):
+            LearnerGroup(executor.agent, 2, device_of=lambda rank: "cuda:0")
+        assert executor.agent.learner_group is None
+    finally:
+        executor.terminate()

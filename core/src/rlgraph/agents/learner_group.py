@@ -87,6 +87,12 @@ class LearnerGroup:
         self.agent, self.executor, self.size = agent, executor, num_learners
         device_of = device_of or (lambda rank: None)
         devices = [device_of(rank) for rank in range(num_learners)]
+        gpus = [str(device) for device in devices if str(device).startswith(("cuda", "gpu"))]
+        if len(set(gpus)) < len(gpus):  # NCCL refuses two ranks on one GPU ("Duplicate GPU detected")
+            raise SpecError(
+                f"{num_learners} learners on {gpus}: each learner on a GPU needs one of its own",
+                "num_learners",
+            )
         self.launcher = learner_launcher()
         address = self.launcher.address()
         self.learners: list[Any] = []
