@@ -214,12 +214,14 @@ def ray(session: nox.Session) -> None:
     """rlgraph-ray with PyTorch: its executors on a local Ray cluster the tests start themselves.
 
     Without TensorFlow. Ape-X's representative learning run and its fault tests are among them (``nox -s
-    ray -- -m learning``: the other seeds)."""
-    install_local(session, "./core[test]", "./rlgraph_ray", *TORCH_PACKAGES)
+    ray -- -m learning``: the other seeds). JAX is installed beside PyTorch for one test, a learner group whose
+    learners are all Ray actors (its collective is joined before a process builds); every test that runs per
+    backend runs on PyTorch alone."""
+    install_local(session, "./core[test]", "./rlgraph_ray", *TORCH_PACKAGES, "./rlgraph_jax")
     assert_not_installed(session, "tensorflow")
     # Ray refuses a temporary folder inside the virtualenv, where nox puts TMPDIR.
     ray_tmp = Path(tempfile.gettempdir()) / f"rlgraph-nox-ray-{os.getpid()}"
-    env = test_env(session, RAY_TMPDIR=str(ray_tmp))
+    env = test_env(session, RAY_TMPDIR=str(ray_tmp), RLGRAPH_TEST_BACKENDS="torch")
     try:
         session.run("pytest", "tests/ray", "-q", "-m", "not learning", *session.posargs, env=env)
     finally:

@@ -3,7 +3,8 @@
 # `bash benchmarks/accelerator_checks.sh` (about 10 minutes; results under ${OUT:-/tmp/accelerator}).
 #   1. the learner on CUDA, on each installed backend: DQN's learner role placed with device_map {"": gpu},
 #      where its variables live, and 2,000 steps of training;
-#   2. a learner group on torch with NCCL where the machine has 2 GPUs or more (each learner its own);
+#   2. a learner group on torch and on jax with NCCL where the machine has 2 GPUs or more (each learner its
+#      own; jax's learners are processes of their own, learner 0 too);
 #   3. Ape-X on Pong (examples/apex_pong.yaml) for what is left of the time: its curve and frames/s.
 # Prepared in advance: not yet run on a GPU (no device was lent when it was written).
 set -u
@@ -31,7 +32,9 @@ print(backend, "2,000 steps with updates in", round(time.perf_counter() - start,
 EOF
 done
 
-python - > "$OUT/learner-group-nccl.txt" 2>&1 <<'EOF'
+for backend in torch jax; do
+  python - "$backend" > "$OUT/learner-group-nccl-$backend.txt" 2>&1 <<'EOF'
+import sys
 import torch
 from rlgraph.agents.learner_group import LearnerGroup
 from rlgraph.training import load_run_spec
@@ -41,7 +44,7 @@ count = torch.cuda.device_count()
 print("GPUs", count)
 if count >= 2:
     spec = load_run_spec("examples/ppo_cartpole.yaml", ['agent.execution_spec={device_map: {"": "cuda:0"}}'],
-                         {"backend": "torch", "seed": 1})
+                         {"backend": sys.argv[1], "seed": 1})
     executor = make_executor(spec)
     group = LearnerGroup(executor.agent, 2, device_of=lambda rank: f"cuda:{rank}")
     executor.execute_workload({"num_timesteps": 4096})
@@ -50,6 +53,7 @@ if count >= 2:
 else:
     print("NCCL needs a GPU per learner: one GPU here, so no group of two")
 EOF
+done
 
 timeout 300 rlgraph train examples/apex_pong.yaml --run-dir "$OUT/apex-pong" --quiet > "$OUT/apex-pong.txt" 2>&1
 rlgraph plot "$OUT/apex-pong" --out "$OUT/apex-pong.png" >> "$OUT/apex-pong.txt" 2>&1

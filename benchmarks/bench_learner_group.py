@@ -5,9 +5,11 @@ function): one update is one gradient step on a time-major rollout of 512 steps 
 (4,096 rows), drawn once at random. Each learner runs one thread (the agents' default), so two learners can
 use both of this machine's cores. The reference is the single learner, in the same run: the ratio column is
 updates/s with 2 learners over updates/s with 1. With two learners, every update also sends learner 1 its
-2,048 rows and sums the gradients over gloo.
+2,048 rows and sums the gradients in the backend's collective; on tf and jax learner 0 runs in a process of
+its own too, and its changed variables come back to this one after every update.
 
-Run: ``python benchmarks/bench_learner_group.py`` (about 1 min); ``--updates N`` per measurement.
+Run: ``python benchmarks/bench_learner_group.py`` (about 1 min); ``--updates N`` per measurement,
+``--backend tf`` or ``--backend jax`` for the other backends.
 """
 
 from __future__ import annotations

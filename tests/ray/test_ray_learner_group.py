@@ -25,12 +25,26 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 )
 def test_a_ray_executors_learner_learns_with_a_second_learner_on_ray(example, assignments, tmp_path):
     # The workers share one of the 2 cores; the second learner takes the other.
-    assignments = [*assignments, "executor.num_cpus_per_worker=0.5"]
-    options = {"seed": 1, "num_learners": 2, "backend": "torch"}
-    spec = load_run_spec(EXAMPLES / example, assignments, options)
+    train_with_two_learners(example, [*assignments, "executor.num_cpus_per_worker=0.5"], "torch", tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["jax", pytest.param("tf", marks=pytest.mark.learning)])
+def test_apex_learns_with_two_learners_whose_collective_is_joined_before_they_build(backend, tmp_path):
+    """JAX's and TensorFlow's collectives are set up before a process computes anything: both learners are Ray
+    actors, and the driver's graph (acting, sending weights to the workers) follows learner 0's state. (The ray
+    session installs JAX beside PyTorch; TensorFlow's case runs where it is installed, with ``-m learning``.)"""
+    pytest.importorskip(f"rlgraph_{backend}")
+    # The workers share one of the 2 cores; the learners share the other.
+    assignments = ["executor.num_cpus_per_worker=0.5", "num_cpus_per_learner=0.5"]
+    train_with_two_learners("apex_cartpole.yaml", assignments, backend, tmp_path)
+
+
+def train_with_two_learners(example: str, assignments: list[str], backend: str, tmp_path: Path) -> None:
+    spec = load_run_spec(EXAMPLES / example, assignments, {"seed": 1, "num_learners": 2, "backend": backend})
     trainer = Trainer(spec, tmp_path / "run")
     learners = trainer.learner_group.learners
-    assert len(learners) == 1 and isinstance(learners[0], RayLearner)
+    remote = 2 if trainer.learner_group.remote_zero else 1  # learner 0 in a process of its own, or this one
+    assert len(learners) == remote and all(isinstance(learner, RayLearner) for learner in learners)
     summary = trainer.run()
     assert summary.target_reached, summary
     assert "num_learners: 2" in (tmp_path / "run" / "run.yaml").read_text()

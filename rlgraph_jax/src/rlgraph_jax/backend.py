@@ -36,13 +36,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph_jax.collectives import (  # noqa: F401 - hook implementations
+    all_reduce_sum,
+    collective_traits,
+    join_learner_group,
+    leave_learner_group,
+)
 from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod
 from rlgraph_jax.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_jax.ops import create_ops as ops_for_graph
 from rlgraph_jax.optimizers import JaxOptimizer
 from rlgraph_jax.variables import Variable, tracking
 
-RLGRAPH_PLUGIN_API = "2.4"
+RLGRAPH_PLUGIN_API = "2.7"
 
 
 def resolve_device(device: str | None) -> Any:
@@ -53,7 +59,7 @@ def resolve_device(device: str | None) -> Any:
     kind, _, index = device.lower().partition(":")
     platform = {"cuda": "gpu", "gpu": "gpu", "cpu": "cpu"}.get(kind, kind)
     try:
-        found = jax.devices(platform)
+        found = jax.local_devices(backend=platform)  # this process's (a learner group's has others')
     except RuntimeError:
         found = []
     position = int(index or 0)

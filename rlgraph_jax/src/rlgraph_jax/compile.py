@@ -27,6 +27,7 @@ import jax
 import numpy as np
 
 from rlgraph.graph.compiling import CompileClock
+from rlgraph_jax import collectives
 from rlgraph_jax.variables import Variable, tracking
 
 LOG = logging.getLogger("rlgraph_jax")
@@ -98,6 +99,8 @@ class _Program:
         self.layout = _OutputLayout()
         self.traces = 0
         self.jitted: Any = None
+        #: The program as a learner group's (one SPMD program over its learners), once it runs in one.
+        self.in_group: Any = None
         self.clock = method.clock
 
     def __call__(self, tensors: list[Any]) -> Any:
@@ -111,8 +114,15 @@ class _Program:
             return to_numpy(self._run(tensors))
         written = [variable._value for variable in self.written]
         read_only = [variable._value for variable in self.read_only]
+        group = collectives.GROUP  # a learner of a group: every call it makes is the group's
         try:
-            leaves, new_state = self.jitted(written, read_only, tensors)
+            if group is None:
+                leaves, new_state = self.jitted(written, read_only, tensors)
+            else:
+                if self.in_group is None:
+                    self.in_group = group.program(self._pure)
+                stacked = self.in_group(*group.to_group((written, read_only, tensors)))
+                leaves, new_state = group.to_local(stacked)
         except VALUE_DEPENDENT as error:  # a shape that depends on a variable's value (traced only now)
             self._run_op_by_op(error)
             return to_numpy(self._run(tensors))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import ray
@@ -22,11 +23,11 @@ from rlgraph_ray.cluster import ADDRESS_VARIABLE, last_line
 DEATH_SECONDS = 30.0
 """How long a learner's last command may take to fail after another's failure, to tell a dead learner."""
 PLACEMENT_TIMEOUT = 30.0
-"""Seconds to wait for the cluster to place the learners (each needs a CPU or a GPU of its own)."""
+"""Seconds to wait for the cluster to place the learners (each its CPUs, or a GPU of its own)."""
 
 
 class RayLearners:
-    """Launches learners 1 to N-1 of a group as Ray actors: one bundle of a placement group each (a GPU where
+    """Launches the learners of a group that run in other processes as Ray actors: one bundle of a placement group each (a GPU where
     the learner's device is one, else a CPU), spread over the nodes. It applies where this process uses Ray
     (a Ray executor started or joined it, or ``$RLGRAPH_RAY_ADDRESS`` names a cluster); a run that uses no Ray
     keeps its learners in local processes."""
@@ -46,34 +47,37 @@ class RayLearners:
         return f"{host}:{free_port(host)}"
 
     def launch(
-        self, agent_class: type, config: Any, size: int, address: str, devices: list[Any]
+        self,
+        agent_class: type,
+        config: Any,
+        ranks: Sequence[int],
+        size: int,
+        devices: list[Any],
+        num_cpus: float = 1.0,
     ) -> list[Any]:
-        bundles = [_bundle(devices[rank]) for rank in range(1, size)]
+        ranks = list(ranks)
+        bundles = [_bundle(devices[rank], num_cpus) for rank in ranks]
         self.group = placement_group(bundles, strategy="SPREAD")
         if not self.group.wait(PLACEMENT_TIMEOUT):
             free = {key: value for key, value in ray.available_resources().items() if key in ("CPU", "GPU")}
             raise LearnerGroupError(
-                f"Ray cannot place {size - 1} more learners ({bundles[0]} each) within {PLACEMENT_TIMEOUT:.0f} s: "
+                f"Ray cannot place {len(ranks)} learners ({bundles[0]} each) within {PLACEMENT_TIMEOUT:.0f} s: "
                 f"the cluster has {free or 'nothing'} free. Give the workers fewer CPUs "
-                "(executor.num_cpus_per_worker below 1 shares them), or add nodes"
+                "(executor.num_cpus_per_worker below 1 shares them) or the learners (num_cpus_per_learner), or add nodes"
             )
-        # A GPU actor sees its own GPU alone (Ray sets CUDA_VISIBLE_DEVICES): it is device 0 there.
-        actor_devices = [
-            "cuda:0" if "GPU" in bundle else devices[index + 1] for index, bundle in enumerate(bundles)
-        ]
         return [
+            # A GPU actor sees its own GPU alone (Ray sets CUDA_VISIBLE_DEVICES): it is device 0 there.
             RayLearner(
                 self.group,
                 index,
-                bundles[index],
+                bundle,
                 agent_class,
                 config,
-                index + 1,
+                rank,
                 size,
-                address,
-                actor_devices[index],
+                "cuda:0" if "GPU" in bundle else devices[rank],
             )
-            for index in range(size - 1)
+            for index, (rank, bundle) in enumerate(zip(ranks, bundles, strict=True))
         ]
 
     def close(self) -> None:
@@ -82,8 +86,17 @@ class RayLearners:
             self.group = None
 
 
-def _bundle(device: Any) -> dict[str, float]:
-    return {"GPU": 1.0} if device is not None and str(device).startswith(("cuda", "gpu")) else {"CPU": 1.0}
+def _bundle(device: Any, num_cpus: float) -> dict[str, float]:
+    return (
+        {"GPU": 1.0} if device is not None and str(device).startswith(("cuda", "gpu")) else {"CPU": num_cpus}
+    )
+
+
+class RayGroupLearner(GroupLearner):
+    """A group's learner in a Ray actor: reached at its node's address."""
+
+    def __init__(self, agent_class: type, config: Any, rank: int, size: int, device: Any) -> None:
+        super().__init__(agent_class, config, rank, size, device, host=ray.util.get_node_ip_address())
 
 
 class RayLearner:
@@ -99,7 +112,6 @@ class RayLearner:
         config: Any,
         rank: int,
         size: int,
-        address: str,
         device: Any,
     ) -> None:
         strategy = PlacementGroupSchedulingStrategy(placement_group=group, placement_group_bundle_index=index)
@@ -107,17 +119,19 @@ class RayLearner:
             num_cpus=bundle.get("CPU", 0.0), num_gpus=bundle.get("GPU", 0.0), max_restarts=0
         )
         self.actor = (
-            actor_class(GroupLearner)
+            actor_class(RayGroupLearner)
             .options(scheduling_strategy=strategy)
-            .remote(agent_class, config, rank, size, address, device)
+            .remote(agent_class, config, rank, size, device)
         )
         self.rank, self.exit_code = rank, None
-        self._pending = self.actor.variable_names.remote()
-        self.actor.join.remote()  # runs after the names: learner 0 joins once it has them all
+        self._pending: Any = None
+        self._leaving: Any = None
 
     @property
     def alive(self) -> bool:
         """False once its last command failed because the actor died (its node, say); asked after a failure."""
+        if self._pending is None:
+            return True
         ready, _ = ray.wait([self._pending], timeout=DEATH_SECONDS)
         if not ready:
             return True
@@ -142,7 +156,13 @@ class RayLearner:
         except ray.exceptions.RayTaskError as error:
             raise LearnerFailedError(f"learner {self.rank} failed: {last_line(error)}") from error
 
+    def leave(self) -> None:
+        """Ask the learner to leave the group (:meth:`close` waits for it, then ends the actor)."""
+        if self._leaving is None:
+            self._leaving = self.actor.leave.remote()
+
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a dead or stuck learner is killed all the same
-            ray.get(self.actor.leave.remote(), timeout=10)
+            self.leave()
+            ray.get(self._leaving, timeout=10)
         ray.kill(self.actor)

@@ -21,12 +21,19 @@ import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.
 from rlgraph.graph.compiling import CompileClock
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import ContainerSpace
+from rlgraph_tf import collectives
+from rlgraph_tf.collectives import (  # noqa: F401 - hook implementations
+    all_reduce_sum,
+    collective_traits,
+    join_learner_group,
+    leave_learner_group,
+)
 from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
 from rlgraph_tf.optimizers import TFOptimizer
 
-RLGRAPH_PLUGIN_API = "2.4"
+RLGRAPH_PLUGIN_API = "2.7"
 
 tf.get_logger().setLevel("ERROR")
 
@@ -175,7 +182,8 @@ class CompiledAPIMethod:
         constants = tuple(
             (i, arg) for i, arg in enumerate(args) if i >= len(self.spaces) or self.spaces[i] is None
         )
-        key = (len(args), constants)
+        group = collectives.GROUP  # a learner's program is traced for the rows of its call too
+        key = (len(args), constants, group.trace_key() if group is not None else ())
         call = self.traces.get(key)
         tensors = [_convert(args[i], self.spaces[i]) for i in self.tensor_positions if i < len(args)]
         if call is not None:

@@ -23,7 +23,7 @@ from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.6"
+RLGRAPH_PLUGIN_API = "2.7"
 
 Converter = Callable[[Any], Any]
 

@@ -2,7 +2,10 @@
 
 The agent in this process is learner 0. The group starts N - 1 more learners (:class:`LocalLearner`
 processes here; Ray actors with rlgraph-ray), each the learner role (:mod:`rlgraph.agents.roles`) of the
-same agent, in the state of learner 0. Then the agent's API calls are routed:
+same agent, in the state of learner 0. Where the backend's collective must be joined before a process builds
+anything (:class:`~rlgraph.graph.collectives.CollectiveTraits`: TensorFlow's, JAX's), learner 0 runs in a
+process of its own too, and the agent here keeps its graph in learner 0's state (:class:`StateMirror`). Then
+the agent's API calls are routed:
 
 - a method that steps an optimizer (its build saw it step one) runs on every learner, each on its
   rows of the batch's batch-ranked inputs. Before every optimizer step the backend sums the learners'
@@ -14,7 +17,7 @@ same agent, in the state of learner 0. Then the agent's API calls are routed:
   (the loss, metrics) as the rows' weighted mean, anything else as learner 0 gave it;
 - a method declared ``@rlgraph.api(every_learner=True)`` (a target network's sync) runs on every learner
   with the same inputs;
-- every other method (acting, memories, advantage estimates) runs on learner 0 alone.
+- every other method (acting, memories, advantage estimates) runs on the agent here alone.
 
 An agent that samples its batches inside its graph (a replay memory) samples them on learner 0 in a group
 (``sample_batch``), learns from them as from a batch given from outside, and gives its memory the new
@@ -32,7 +35,7 @@ import signal
 import socket
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import numpy as np
@@ -58,15 +61,18 @@ class LearnerFailedError(LearnerGroupError):
 
 
 class LearnerGroup:
-    """``agent`` (learner 0) and ``num_learners - 1`` more learners, learning as one (see the module).
+    """``num_learners`` learners of ``agent``'s learner role, learning as one (see the module): ``agent`` is
+    learner 0, or, where the backend's collective is joined before a process builds (tf, jax), follows learner
+    0's state.
 
     Args:
         agent: A built agent whose role learns, on a backend with collectives (``join_learner_group``).
         num_learners: Learners in all (at least 2).
         device_of: The device of learner ``rank`` (None: the agent's own placement).
+        num_cpus: The CPUs a launcher that reserves them (Ray's) reserves for each learner it places.
     """
 
-    def __init__(self, agent: Any, num_learners: int, device_of: Any = None) -> None:
+    def __init__(self, agent: Any, num_learners: int, device_of: Any = None, num_cpus: float = 1.0) -> None:
         if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 2:
             raise SpecError(
                 f"a learner group has an int >= 2 of learners, got {num_learners!r}", "num_learners"
@@ -80,7 +86,7 @@ class LearnerGroup:
         if not backend.has_collectives:
             raise SpecError(
                 f"{num_learners} learners: backend {backend.name!r} has no collectives for a learner group "
-                "(its join_learner_group hook): train with one learner, or on torch",
+                "(its join_learner_group hook): train with one learner, or on a backend that has them",
                 "num_learners",
             )
         refuse_unsplittable(agent, executor)
@@ -93,15 +99,33 @@ class LearnerGroup:
                 f"{num_learners} learners on {gpus}: each learner on a GPU needs one of its own",
                 "num_learners",
             )
+        self.traits = backend.collective_traits
+        #: Whether learner 0 runs in a process of its own (a collective joined before building: this process's
+        #: graph is then kept in its state by the mirror), else it is this agent.
+        self.remote_zero = self.traits.joins_before_build
         self.launcher = learner_launcher()
-        address = self.launcher.address()
         self.learners: list[Any] = []
+        self.share: Any = None
+        self.mirror: StateMirror | None = None
         try:
-            self.learners = self.launcher.launch(type(agent), agent.config, num_learners, address, devices)
+            first = 0 if self.remote_zero else 1
+            self.learners = self.launcher.launch(
+                type(agent), agent.config, range(first, num_learners), num_learners, devices, num_cpus
+            )
+            addresses = self._round("endpoint", [()] * len(self.learners))
+            if not self.remote_zero:
+                addresses.insert(0, self.launcher.address())  # learner 0 (here) is where they meet
             # Each learner answers once built (a failed build says why here), then joins the collective.
-            names = [learner.receive() for learner in self.learners]
+            names = self._round("build", [(addresses,)] * len(self.learners))
             self._names = sorted(set().union(*names))
-            self.share = backend.join_learner_group(executor.ops, 0, num_learners, address, devices[0])
+            if self.remote_zero:
+                self.mirror = StateMirror(executor, self._names)
+            else:  # learner 0 joins here as the others join there
+
+                def join() -> Any:
+                    return backend.join_learner_group(executor.ops, 0, num_learners, addresses, devices[0])
+
+                self.share = self._round("join", [()] * len(self.learners), join)[0]
             self.routes = routes_of(executor)
             self.sync()
         except BaseException:
@@ -111,15 +135,18 @@ class LearnerGroup:
 
     # -- state -------------------------------------------------------------------------------------
     def sync(self) -> None:
-        """Give every learner learner 0's state: the variables they hold (weights, optimizer slots, target
+        """Give every learner this process's state: the variables they hold (weights, optimizer slots, target
         networks). After a checkpoint is loaded into the agent, say. (The random streams go with each call.)"""
         variables = self.executor.variables()
         state = self.executor.backend.read_variables({name: variables[name] for name in self._names})
-        self._round("set_state", [(state,)] * (self.size - 1))
+        self._round("set_state", [(state,)] * len(self.learners))
+        if self.mirror is not None:
+            self.mirror.agree(state)
 
     def learner_states(self) -> list[dict[str, np.ndarray]]:
-        """The variables of learners 1 to N-1 (what :meth:`sync` gives them), to check they are learner 0's."""
-        return self._round("get_state", [()] * (self.size - 1))
+        """The variables of the learners in other processes (what :meth:`sync` gives them), to check they are
+        this process's."""
+        return self._round("get_state", [()] * len(self.learners))
 
     # -- calls -------------------------------------------------------------------------------------
     def routes_call(self, api_method: str) -> bool:
@@ -144,21 +171,43 @@ class LearnerGroup:
         """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
         ops = self.executor.ops
         random_state = ops.random_state() if hasattr(ops, "random_state") else None
+        window = None if windows is None else windows
+        if (
+            self.mirror is not None
+        ):  # learner 0 elsewhere: it gets what changed here, and gives back its changes
+            given = self.mirror.changes()
+            calls = [
+                (
+                    api_method,
+                    arguments[rank],
+                    None if window is None else window[rank],
+                    random_state,
+                    given,
+                    rank == 0,
+                )
+                for rank in range(self.size)
+            ]
+            outputs = self._round("call", calls, what=api_method)
+            outputs[0], changed, random_state = outputs[0]
+            self.mirror.take(changed)
+            if random_state is not None:
+                ops.set_random_state(random_state)
+            return outputs
         calls = [
-            (api_method, arguments[rank], None if windows is None else windows[rank], random_state)
+            (api_method, arguments[rank], None if window is None else window[rank], random_state)
             for rank in range(1, self.size)
         ]
 
-        window = None if windows is None else windows[0]
-
         def own() -> Any:
-            return run_rows(self.executor, self.share, api_method, arguments[0], window)
+            return run_rows(
+                self.executor, self.share, api_method, arguments[0], None if window is None else window[0]
+            )
 
         return self._round("call", calls, own, what=api_method)
 
     def _round(self, command: str, payloads: list[tuple], own: Any = None, what: str = "") -> list[Any]:
-        """Send ``command`` to learners 1..N-1 (each its payload), run ``own()`` here meanwhile, and collect
-        the answers: ``[own result, *theirs]`` (without ``own``: theirs). Any failure stops the group (the
+        """Send ``command`` to the learners in other processes (each its payload), run ``own()`` here
+        meanwhile, and collect the answers: ``[own result, *theirs]`` (without ``own``: theirs). Any failure stops the group (the
         others may wait in a sum, or hold answers unread) and raises a LearnerGroupError saying which
         learner failed and why; an interrupt (Ctrl-C) stops it too and goes on as it is."""
         try:
@@ -178,10 +227,12 @@ class LearnerGroup:
         """Why a round failed: a learner that died, else one that said why (asked briefly), else ``error``."""
         if isinstance(error, LearnerGroupError):
             return error
-        for rank, learner in enumerate(self.learners, start=1):
+        for learner in self.learners:
             if not learner.alive:
                 code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
-                return LearnerGroupError(f"learner {rank} of {self.size} died{code} in {what}: {error}")
+                return LearnerGroupError(
+                    f"learner {learner.rank} of {self.size} died{code} in {what}: {error}"
+                )
         for learner in self.learners:
             try:
                 learner.receive(timeout=FAILURE_SECONDS)
@@ -189,7 +240,8 @@ class LearnerGroup:
                 return theirs
             except LearnerGroupError:  # no answer: it waits in a sum learner 0 never joined
                 continue
-        return LearnerGroupError(f"learner 0 failed in {what}: {error}; the group is stopped")
+        where = "this process" if self.remote_zero else "learner 0"
+        return LearnerGroupError(f"{where} failed in {what}: {error}; the group is stopped")
 
     def _split(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
         axes = self._input_axes(api_method)
@@ -210,6 +262,12 @@ class LearnerGroup:
             raise APICallError(
                 f"{api_method}: a batch of {total} rows for {self.size} learners: each needs at least one row"
             )
+        if self.traits.even_rows and total % self.size:
+            raise APICallError(
+                f"{api_method}: a batch of {total} rows for {self.size} learners: on backend "
+                f"{self.executor.backend.name!r} every learner takes as many rows (one program runs them all); "
+                f"give a batch size divisible by {self.size}"
+            )
         bounds = [rank * total // self.size for rank in range(self.size + 1)]
         windows = [RowWindow(start, end - start, total) for start, end in itertools.pairwise(bounds)]
         slices = [
@@ -229,12 +287,17 @@ class LearnerGroup:
         """Stop the other learners and leave the group (the agent learns alone again)."""
         learners, self.learners = self.learners, []
         try:
+            for learner in learners:  # all at once: a collective may wait for every learner to leave
+                with contextlib.suppress(Exception):
+                    learner.leave()
             for learner in learners:
                 with contextlib.suppress(Exception):  # each is stopped (killed, where it must be)
                     learner.close()
             self.launcher.close()
         finally:
-            self.executor.backend.leave_learner_group(self.executor.ops)
+            if self.share is not None:
+                self.executor.backend.leave_learner_group(self.executor.ops)
+                self.share = None
             if getattr(self.agent, "learner_group", None) is self:
                 self.agent.learner_group = None
 
@@ -332,7 +395,36 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def learner_launcher() -> Any:
+class LearnerLauncher(Protocol):
+    """What a plugin of the ``rlgraph.learner_launchers`` entry-point group gives: where a group's learners
+    run. Each learner it launches answers :meth:`send` (a :class:`GroupLearner` method's name and arguments)
+    with :meth:`receive` (its result, or a LearnerGroupError), and has ``rank``, ``alive``, ``exit_code``,
+    ``leave()`` and ``close()``, as :class:`LocalLearner` does."""
+
+    @staticmethod
+    def applies() -> bool:
+        """Whether this launcher serves the process (rlgraph-ray's: where it uses Ray)."""
+
+    def address(self) -> str:
+        """Where learner 0 meets the others, where it is this process (``host:port``)."""
+
+    def launch(
+        self,
+        agent_class: type,
+        config: Any,
+        ranks: Sequence[int],
+        size: int,
+        devices: list[Any],
+        num_cpus: float = 1.0,
+    ) -> list[Any]:
+        """Learners ``ranks`` of a group of ``size``, each on its device of ``devices`` (else with
+        ``num_cpus`` CPUs, where the launcher reserves them), not built yet."""
+
+    def close(self) -> None:
+        """Release what :meth:`launch` took (after the learners are closed)."""
+
+
+def learner_launcher() -> LearnerLauncher:
     """Where a group's other learners run: the first launcher of the ``rlgraph.learner_launchers`` entry-point
     group that applies here (rlgraph-ray's: where this process uses Ray), else local processes."""
     from rlgraph import plugins
@@ -347,24 +439,57 @@ def learner_launcher() -> Any:
 # -- the other learners ---------------------------------------------------------------------------
 class GroupLearner:
     """Learner ``rank`` of a group, in a process of its own: the learner role of ``agent_class`` built from
-    ``config``. A plain class: :class:`LocalLearner` runs it in a local process, rlgraph-ray as a Ray actor."""
+    ``config``. A plain class: :class:`LocalLearner` runs it in a local process, rlgraph-ray as a Ray actor.
+    The group asks it for its :meth:`endpoint`, then has it :meth:`build` (joining the collective first where
+    the backend's must be set up before a graph is built, else after, through :meth:`join`)."""
 
     def __init__(
-        self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
+        self,
+        agent_class: type,
+        config: Any,
+        rank: int,
+        size: int,
+        device: str | None,
+        host: str = "127.0.0.1",
     ) -> None:
-        self.agent = agent_class(learner_config(config, device))
-        self.executor = self.agent._built_executor()
-        self.rank, self.size, self.address, self.device = rank, size, address, device
+        self.agent_class, self.config = agent_class, config
+        self.rank, self.size, self.device, self.host = rank, size, device, host
+        self.addresses: list[str] = []
+        self.handle: Any = None
         self.share: Any = None
+        self.executor: Any = None
 
-    def variable_names(self) -> list[str]:
+    def endpoint(self) -> str:
+        """Where this learner can be reached (``host:port``, the port free here now)."""
+        return f"{self.host}:{free_port(self.host)}"
+
+    def build(self, addresses: list[str]) -> list[str]:
+        """Build the learner's graph (after joining the collective where it must come first); the names of
+        its variables."""
+        from rlgraph.graph.backend import load_backend
+
+        self.addresses = list(addresses)
+        backend = load_backend(self.config.backend)
+        if backend.collective_traits.joins_before_build:
+            from rlgraph.agents.specs import ExecutionSpec
+
+            # Joining starts the backend: its process-wide thread pools are the spec's from here.
+            execution = self.config.execution_spec or ExecutionSpec()
+            backend.configure_threads(
+                intra_op=execution.intra_op_threads, inter_op=execution.inter_op_threads
+            )
+            self.handle = backend.join_collective(self.rank, self.size, self.addresses, self.device)
+        agent = self.agent_class(learner_config(self.config, self.device))
+        self.executor = agent._built_executor()
+        if self.handle is not None:
+            self.join()
         return sorted(self.executor.variables())
 
     def join(self) -> None:
         """Join the group's collective (it returns once every learner has)."""
         backend = self.executor.backend
         self.share = backend.join_learner_group(
-            self.executor.ops, self.rank, self.size, self.address, self.device
+            self.executor.ops, self.rank, self.size, self.addresses, self.device, handle=self.handle
         )
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
@@ -373,17 +498,84 @@ class GroupLearner:
     def get_state(self) -> dict[str, np.ndarray]:
         return self.executor.get_weights()
 
-    def call(self, api_method: str, args: list[Any], window: RowWindow | None, random_state: Any) -> Any:
-        """Run ``api_method`` on this learner's rows (``window``), drawing from learner 0's ``random_state``."""
+    def call(
+        self,
+        api_method: str,
+        args: list[Any],
+        window: RowWindow | None,
+        random_state: Any,
+        given: dict[str, np.ndarray] | None = None,
+        report: bool = False,
+    ) -> Any:
+        """Run ``api_method`` on this learner's rows (``window``), drawing from the group's ``random_state``,
+        after taking the variables ``given`` (changed by the group's leader since they last agreed). With
+        ``report``: ``(outputs, the variables the call changed, the random state after it)``."""
+        if given:
+            write_some(self.executor, given)
         if random_state is not None:
             self.executor.ops.set_random_state(random_state)
-        return run_rows(self.executor, self.share, api_method, args, window)
+        before = self.executor.get_weights() if report else None
+        outputs = run_rows(self.executor, self.share, api_method, args, window)
+        if before is None:
+            return outputs
+        changed = changed_values(before, self.executor.get_weights())
+        ops = self.executor.ops
+        return outputs, changed, ops.random_state() if hasattr(ops, "random_state") else None
 
     def leave(self) -> None:
-        self.executor.backend.leave_learner_group(self.executor.ops)
+        if self.share is not None:
+            self.executor.backend.leave_learner_group(self.executor.ops)
+            self.share = None
 
     def process_id(self) -> int:
         return os.getpid()
+
+
+def changed_values(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The entries of ``after`` whose values differ from ``before``'s."""
+    return {
+        name: value
+        for name, value in after.items()
+        if name not in before or not np.array_equal(value, before[name], equal_nan=value.dtype.kind in "fc")
+    }
+
+
+def write_some(executor: Any, values: dict[str, np.ndarray]) -> None:
+    """``values`` into their variables of ``executor``'s graph; the rest keep theirs."""
+    executor.set_weights(values, may_miss=frozenset(executor.variables()))
+
+
+class StateMirror:
+    """This process's graph in the state of a group whose learner 0 runs elsewhere: before each routed call
+    the variables this process changed since they last agreed (a counter acting advanced) go to the learners,
+    and after it learner 0's changes (weights, optimizer slots) come back here, so both sides see every write
+    in the order it happened."""
+
+    def __init__(self, executor: Any, names: list[str]) -> None:
+        self.executor = executor
+        self.names = [name for name in names if name in executor.variables()]
+        self.agreed: dict[str, np.ndarray] = {}
+
+    def _read(self) -> dict[str, np.ndarray]:
+        variables = self.executor.variables()
+        return self.executor.backend.read_variables({name: variables[name] for name in self.names})
+
+    def agree(self, state: dict[str, np.ndarray]) -> None:
+        self.agreed = {name: np.array(value) for name, value in state.items() if name in self.names}
+
+    def changes(self) -> dict[str, np.ndarray]:
+        """What this process changed since the last agreement (it agrees from now on)."""
+        now = self._read()
+        changed = changed_values(self.agreed, now)
+        self.agreed.update(changed)
+        return changed
+
+    def take(self, changed: dict[str, np.ndarray]) -> None:
+        """Learner 0's changes, into this process's graph."""
+        mine = {name: value for name, value in changed.items() if name in self.names}
+        if mine:
+            write_some(self.executor, mine)
+            self.agreed.update(mine)
 
 
 def learner_config(config: Any, device: str | None) -> Any:
@@ -399,18 +591,28 @@ def learner_config(config: Any, device: str | None) -> Any:
 
 
 class LocalLearners:
-    """Launches a group's other learners as processes on this machine (spawned: fresh interpreters)."""
+    """Launches a group's other learners as processes on this machine (spawned: fresh interpreters): the
+    :class:`LearnerLauncher` where no other applies."""
+
+    @staticmethod
+    def applies() -> bool:
+        return True
 
     def address(self) -> str:
         """Where learner 0 meets the others (``host:port``)."""
         return f"127.0.0.1:{free_port()}"
 
     def launch(
-        self, agent_class: type, config: Any, size: int, address: str, devices: list[Any]
+        self,
+        agent_class: type,
+        config: Any,
+        ranks: Sequence[int],
+        size: int,
+        devices: list[Any],
+        num_cpus: float = 1.0,
     ) -> list[Any]:
-        return [
-            LocalLearner(agent_class, config, rank, size, address, devices[rank]) for rank in range(1, size)
-        ]
+        # (Local processes reserve no CPUs: ``num_cpus`` is for a launcher that places them.)
+        return [LocalLearner(agent_class, config, rank, size, devices[rank]) for rank in ranks]
 
     def close(self) -> None:
         pass
@@ -418,23 +620,21 @@ class LocalLearners:
 
 class LocalLearner:
     """Learner ``rank`` of a group (a :class:`GroupLearner`) in a local process, talked to through a pipe:
-    :meth:`send` a command (a method of :class:`GroupLearner` and its arguments), :meth:`receive` the answer.
-    Its first answer is its variables' names (it joins the collective right after)."""
+    :meth:`send` a command (a method of :class:`GroupLearner` and its arguments), :meth:`receive` the answer."""
 
-    def __init__(
-        self, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
-    ) -> None:
+    def __init__(self, agent_class: type, config: Any, rank: int, size: int, device: str | None) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, theirs = context.Pipe()
         self.process = context.Process(
             target=run_learner,
-            args=(theirs, agent_class, config, rank, size, address, device),
+            args=(theirs, agent_class, config, rank, size, device),
             name=f"rlgraph-learner-{rank}",
             daemon=True,
         )
         self.process.start()
         theirs.close()
         self.rank = rank
+        self._leaving = False
 
     @property
     def alive(self) -> bool:
@@ -466,9 +666,15 @@ class LocalLearner:
         self.process.join(timeout=5)
         return LearnerGroupError(f"learner {self.rank} died (exit code {self.process.exitcode}): {error!r}")
 
+    def leave(self) -> None:
+        """Ask the learner to leave the group and end (:meth:`close` waits for it)."""
+        if not self._leaving:
+            self._leaving = True
+            self._connection.send(("leave", ()))
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._connection.send(("leave", ()))
+            self.leave()
         self.process.join(timeout=10)
         if self.process.is_alive():
             self.process.kill()
@@ -477,18 +683,12 @@ class LocalLearner:
 
 
 def run_learner(
-    connection: Any, agent_class: type, config: Any, rank: int, size: int, address: str, device: str | None
+    connection: Any, agent_class: type, config: Any, rank: int, size: int, device: str | None
 ) -> None:
-    """A local learner process's life: build, answer with the variables' names, join the group, then run
-    commands until ``leave``. It ignores SIGINT: Ctrl-C in a terminal stops the run through learner 0."""
+    """A local learner process's life: run the group's commands (:class:`GroupLearner`'s methods) until
+    ``leave``. It ignores SIGINT: Ctrl-C in a terminal stops the run through the group's leader."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        learner = GroupLearner(agent_class, config, rank, size, address, device)
-        connection.send(("ok", learner.variable_names()))
-        learner.join()
-    except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
-        connection.send(("error", traceback.format_exc(limit=8)))
-        return
+    learner = GroupLearner(agent_class, config, rank, size, device)
     while True:
         command, args = connection.recv()
         try:

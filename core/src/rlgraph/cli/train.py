@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="num_learners",
         metavar="N",
         type=positive_int_argument,
-        help="learners that learn as one, each from 1/N of every batch (a learner group; torch)",
+        help="learners that learn as one, each from 1/N of every batch (a learner group)",
     )
     parser.add_argument(
         "--eval-interval", metavar="N", type=positive_int_argument, help="steps between greedy evaluations"

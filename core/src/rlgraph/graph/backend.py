@@ -8,7 +8,7 @@ import numpy as np
 import pluggy
 
 from rlgraph.errors import BackendError
-from rlgraph.graph.collectives import LearnerShare, join_graph
+from rlgraph.graph.collectives import CollectiveTraits, LearnerShare, join_graph
 from rlgraph.graph.ops import with_derived_ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
@@ -146,18 +146,36 @@ class Backend:
         """Whether the backend runs learner groups (it implements ``join_learner_group``)."""
         return bool(self.hook.join_learner_group.get_hookimpls())
 
-    def join_learner_group(
-        self, ops: Any, rank: int, size: int, address: str, device: str | None = None
-    ) -> LearnerShare:
-        """Make the graph of ``ops`` learner ``rank`` of a group of ``size`` (see
-        :mod:`rlgraph.agents.learner_group`): join the backend's collective, and the graph's optimizers sum
-        over it (:func:`~rlgraph.graph.collectives.join_graph`)."""
+    @property
+    def collective_traits(self) -> CollectiveTraits:
+        """What the backend's collective asks of a learner group (its ``collective_traits`` hook)."""
+        return self.hook.collective_traits() or CollectiveTraits()
+
+    def join_collective(self, rank: int, size: int, addresses: list[str], device: str | None = None) -> Any:
+        """Join the backend's collective as learner ``rank`` of ``size`` (see the ``join_learner_group``
+        hook); its handle. A graph built afterwards joins with it through :meth:`join_learner_group`."""
         if not self.has_collectives:
             raise BackendError(
                 f"backend {self.name!r} has no collectives for a learner group (the join_learner_group hook): "
                 "num_learners > 1 needs a backend that has them"
             )
-        handle = self.hook.join_learner_group(rank=rank, size=size, address=address, device=device)
+        return self.hook.join_learner_group(rank=rank, size=size, addresses=list(addresses), device=device)
+
+    def join_learner_group(
+        self,
+        ops: Any,
+        rank: int,
+        size: int,
+        addresses: list[str],
+        device: str | None = None,
+        handle: Any = None,
+    ) -> LearnerShare:
+        """Make the graph of ``ops`` learner ``rank`` of a group of ``size`` (see
+        :mod:`rlgraph.agents.learner_group`): join the backend's collective (or take the ``handle`` of
+        :meth:`join_collective`, for a collective joined before the graph was built), and the graph's
+        optimizers sum over it (:func:`~rlgraph.graph.collectives.join_graph`)."""
+        if handle is None:
+            handle = self.join_collective(rank, size, addresses, device)
         share = LearnerShare(rank, size, handle)
         join_graph(ops, share)
         return share

@@ -3,7 +3,8 @@ weighted by its share of the batch's rows) before every optimizer step, and the 
 as the whole batch's rows would take them.
 
 The group itself (its processes, the batches it splits) is :mod:`rlgraph.agents.learner_group`'s; a backend
-gives the collective through its ``join_learner_group`` and ``all_reduce_sum`` hooks.
+gives the collective through its ``join_learner_group`` and ``all_reduce_sum`` hooks, and says what it needs of the
+group through ``collective_traits``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,18 @@ import attrs
 #: The random ops that take a shape first: in a split call, a draw whose leading axis is the learner's rows
 #: is drawn for the whole batch and sliced (a learner's noise is the rows' noise one learner would draw).
 WINDOWED_RANDOM_OPS = ("random_uniform", "random_normal", "random_int", "random_bernoulli")
+
+
+@attrs.frozen
+class CollectiveTraits:
+    """What a backend's collective asks of a learner group (its ``collective_traits`` hook)."""
+
+    #: The collective must be set up before the process builds anything (``jax.distributed``, TensorFlow's
+    #: collective ops): every learner then runs in a process of its own, learner 0 too, and the process that
+    #: leads the group keeps its graph in their state (:mod:`rlgraph.agents.learner_group`).
+    joins_before_build: bool = False
+    #: Every learner takes as many rows of a batch (one SPMD program over the group: ``shard_map``).
+    even_rows: bool = False
 
 
 @attrs.define
@@ -52,6 +65,8 @@ def join_graph(ops: Any, share: LearnerShare) -> None:
     (``ops.learner_share``), and its shape-first random draws draw the whole batch's rows and keep the
     learner's own while ``share`` has a window (see :data:`WINDOWED_RANDOM_OPS`)."""
     ops.learner_share = share
+    if hasattr(share.handle, "share"):  # a handle that follows the rows of the call under way
+        share.handle.share = share
     # The backend's own draws, kept once: a graph that joins again is not wrapped twice.
     originals = ops.__dict__.setdefault("_unwindowed_random_ops", {})
     for name in WINDOWED_RANDOM_OPS:
@@ -63,10 +78,20 @@ def join_graph(ops: Any, share: LearnerShare) -> None:
 def _windowed(draw: Callable[..., Any], share: LearnerShare) -> Callable[..., Any]:
     def windowed(shape: Any, *args: Any, **kwargs: Any) -> Any:
         window = share.window
-        dims = tuple(shape) if isinstance(shape, tuple | list) or hasattr(shape, "__len__") else (shape,)
-        if window is None or not dims or window.rows == window.total or dims[0] != window.rows:
+        if window is None or window.rows == window.total:
             return draw(shape, *args, **kwargs)
-        whole = draw((window.total, *dims[1:]), *args, **kwargs)
-        return whole[window.offset : window.offset + window.rows]
+        # A handle whose programs know the rows only when they run (a traced shape) draws them its own way.
+        rows_of = getattr(share.handle, "draw_rows", draw_rows)
+        return rows_of(draw, shape, window, *args, **kwargs)
 
     return windowed
+
+
+def draw_rows(draw: Callable[..., Any], shape: Any, window: RowWindow, *args: Any, **kwargs: Any) -> Any:
+    """``draw(shape)``, and where its leading axis is the learner's rows, the learner's rows of the draw for
+    the whole batch (shapes of Python ints)."""
+    dims = tuple(shape) if isinstance(shape, tuple | list) or hasattr(shape, "__len__") else (shape,)
+    if not dims or dims[0] != window.rows:
+        return draw(shape, *args, **kwargs)
+    whole = draw((window.total, *dims[1:]), *args, **kwargs)
+    return whole[window.offset : window.offset + window.rows]

@@ -25,7 +25,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (2, 6)
+PLUGIN_API_VERSION: tuple[int, int] = (2, 7)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -188,12 +188,22 @@ class BackendHooks:
         (a NaN reward must not reach the weights before the update that met it fails)."""
 
     @hookspec(firstresult=True)
-    def join_learner_group(self, rank: int, size: int, address: str, device: str | None) -> Any:
+    def join_learner_group(self, rank: int, size: int, addresses: list[str], device: str | None) -> Any:
         """Join the collective of a learner group as learner ``rank`` of ``size`` (every learner calls it;
-        it returns once all have joined). ``address`` (``host:port``) is where learner 0 meets the others;
-        ``device`` the learner's (a CUDA device: the accelerators' own collective). Return the handle
-        :meth:`all_reduce_sum` and :meth:`leave_learner_group` take. Optional (added in plugin API 2.6):
-        a backend without it refuses groups of more than one learner."""
+        it returns once all have joined). ``addresses`` (``host:port``, one per learner, each free on its
+        learner's machine) are where the learners meet: learner 0's is the group's rendezvous; a collective that
+        needs a server in every learner (TensorFlow's) takes its own from the rest. ``device`` is the learner's
+        (a CUDA device: the accelerators' own collective). Return the handle :meth:`all_reduce_sum` and
+        :meth:`leave_learner_group` take; a handle whose ``take_rows(whole, window)`` slices a learner's rows
+        of a whole batch's draw serves the graphs' random ops (an SPMD program's learner index is traced).
+        Optional (added in plugin API 2.6; ``addresses``, one per learner, since 2.7): a backend without it
+        refuses groups of more than one learner."""
+
+    @hookspec(firstresult=True)
+    def collective_traits(self) -> Any:
+        """What the collective of :meth:`join_learner_group` asks of a group: a
+        :class:`~rlgraph.graph.collectives.CollectiveTraits` (whether a process joins before it builds a graph,
+        whether every learner takes as many rows). Optional (added in plugin API 2.7): without it, neither."""
 
     @hookspec(firstresult=True)
     def all_reduce_sum(self, group: Any, values: list[Any]) -> list[Any]:

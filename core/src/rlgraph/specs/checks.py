@@ -70,6 +70,15 @@ def at_least(minimum: int) -> Any:
     return check
 
 
+def validator_of(rule: Any) -> Any:
+    """An attrs validator from one of the rules above; the error names the field."""
+
+    def check(_: Any, attribute: attrs.Attribute, value: Any) -> None:
+        rule(value, attribute.name)
+
+    return check
+
+
 def check_of(rule: Any) -> dict[str, Any]:
     """Field metadata ``check`` (what is wrong with a value, or None) from one of the rules above; a value
     None passes (the key's default stands)."""

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from rlgraph.errors import CheckpointError, SpecError
-from rlgraph.specs.checks import at_least
+from rlgraph.specs.checks import at_least, positive, validator_of
 from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
 
@@ -56,7 +56,9 @@ class RunSpec:
     a plugin in the ``rlgraph.callbacks`` entry-point group (see
     :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
     ``num_learners``: learners that learn as one, each from 1/N of every batch (a learner group:
-    :mod:`rlgraph.agents.learner_group`; the backend must have collectives).
+    :mod:`rlgraph.agents.learner_group`; the backend must have collectives). ``num_cpus_per_learner``: the
+    CPUs Ray reserves for each learner it places (default 1; below 1, learners share CPUs; a GPU learner
+    reserves its GPU instead).
     """
 
     agent: dict[str, Any]
@@ -73,6 +75,7 @@ class RunSpec:
     max_episode_steps: int | None = attrs.field(default=None, validator=at_least(1))
     executor: str | dict[str, Any] = "local"
     num_learners: int = attrs.field(default=1, validator=at_least(1))
+    num_cpus_per_learner: float = attrs.field(default=1.0, validator=validator_of(positive))
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:

@@ -252,7 +252,8 @@ class Trainer:
             return None
         from rlgraph.agents.learner_group import LearnerGroup, devices_of
 
-        return LearnerGroup(self.agent, self.spec.num_learners, devices_of(self.agent))
+        spec = self.spec
+        return LearnerGroup(self.agent, spec.num_learners, devices_of(self.agent), spec.num_cpus_per_learner)
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""

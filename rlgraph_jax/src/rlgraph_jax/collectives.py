@@ -1,0 +1,144 @@
+"""The JAX backend's learner-group collective: ``jax.distributed`` over the learners' processes (gloo between
+CPUs), and each compiled API method, in a learner, one SPMD program over a mesh of one device per learner
+(``jax.shard_map``) whose optimizers sum their gradients with ``jax.lax.psum``.
+
+``jax.distributed`` must be initialized before a process computes anything, so every learner of a JAX group
+runs in a process of its own and joins before it builds its graph (``collective_traits``). In one SPMD
+program every learner's inputs have the same shape: a group splits each batch evenly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from rlgraph.graph.collectives import CollectiveTraits, RowWindow, draw_rows
+from rlgraph.plugins.hookspecs import hookimpl
+
+AXIS = "learners"
+INITIALIZATION_SECONDS = 600
+"""How long a learner waits for the others to join (they build nothing before)."""
+
+
+@attrs.define
+class JaxGroup:
+    """This process's learner of a group: its ``rank`` of ``size``, the ``mesh`` of one device per learner,
+    and its own ``device`` of it."""
+
+    rank: int
+    size: int
+    mesh: Mesh
+    device: Any
+    #: Inside a group program's trace (where the learner axis is bound), else in an abstract trace that learns
+    #: which state a method uses.
+    tracing: bool = False
+
+    def program(self, pure: Callable[..., Any]) -> Callable[..., Any]:
+        """``pure`` (of local arrays) as one jitted program of the whole group: it takes and gives arrays with
+        a leading learner axis, each learner's row its own (:meth:`to_group`, :meth:`to_local`)."""
+
+        def body(*stacked: Any) -> Any:
+            self.tracing = True
+            try:
+                outputs = pure(*jax.tree_util.tree_map(lambda leaf: leaf[0], stacked))
+            finally:
+                self.tracing = False
+            return jax.tree_util.tree_map(lambda leaf: leaf[None], outputs)
+
+        def run(*args: Any) -> Any:
+            group = jax.shard_map(
+                body, mesh=self.mesh, in_specs=(P(AXIS),) * len(args), out_specs=P(AXIS), check_vma=False
+            )
+            return group(*args)
+
+        return jax.jit(run)
+
+    def to_group(self, local: Any) -> Any:
+        """Local arrays (nested) as the group's: each this learner's row of a leading learner axis."""
+        sharding = NamedSharding(self.mesh, P(AXIS))
+        rows = _add_learner_axis(local)  # one program for every leaf (not an op each)
+        return jax.tree_util.tree_map(
+            lambda row: jax.make_array_from_single_device_arrays(
+                (self.size, *row.shape[1:]), sharding, [row]
+            ),
+            rows,
+        )
+
+    def to_local(self, stacked: Any) -> Any:
+        """This learner's rows of the group's arrays."""
+        return _drop_learner_axis(jax.tree_util.tree_map(lambda leaf: leaf.addressable_data(0), stacked))
+
+    def draw_rows(
+        self, draw: Callable[..., Any], shape: Any, window: RowWindow, *args: Any, **kwargs: Any
+    ) -> Any:
+        """The learner's rows of a draw for the whole batch: in a group program, from its traced index."""
+        dims = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
+        if not self.tracing or not dims or dims[0] != window.rows:
+            return draw_rows(draw, shape, window, *args, **kwargs)
+        whole = draw((window.total, *dims[1:]), *args, **kwargs)
+        start = jax.lax.axis_index(AXIS) * window.rows
+        return jax.lax.dynamic_slice_in_dim(whole, start, window.rows, axis=0)
+
+
+@jax.jit
+def _add_learner_axis(tree: Any) -> Any:
+    return jax.tree_util.tree_map(lambda leaf: leaf[None], tree)
+
+
+@jax.jit
+def _drop_learner_axis(tree: Any) -> Any:
+    return jax.tree_util.tree_map(lambda leaf: leaf[0], tree)
+
+
+#: The group this process joined (one at most: ``jax.distributed`` is the process's).
+GROUP: JaxGroup | None = None
+
+
+@hookimpl
+def collective_traits() -> CollectiveTraits:
+    return CollectiveTraits(joins_before_build=True, even_rows=True)
+
+
+@hookimpl
+def join_learner_group(rank: int, size: int, addresses: list[str], device: str | None) -> JaxGroup:
+    global GROUP
+    if GROUP is not None:
+        raise RuntimeError("this process has joined a JAX learner group already")
+    kind, _, index = (device or "cpu").lower().partition(":")
+    platform = "gpu" if kind in ("cuda", "gpu") else "cpu"
+    if platform == "cpu":
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        coordinator_address=addresses[0],
+        num_processes=size,
+        process_id=rank,
+        local_device_ids=[int(index or 0)] if platform == "gpu" else None,
+        initialization_timeout=INITIALIZATION_SECONDS,
+    )
+    first = {}
+    for found in jax.devices(platform):  # the first device of each learner's process, in rank order
+        first.setdefault(found.process_index, found)
+    mesh = Mesh(np.array([first[process] for process in range(size)]), (AXIS,))
+    GROUP = JaxGroup(rank, size, mesh, first[jax.process_index()])
+    return GROUP
+
+
+@hookimpl
+def all_reduce_sum(group: JaxGroup, values: list[Any]) -> list[Any]:
+    if not group.tracing:  # an abstract trace (shapes only): the sum has the values' shapes
+        return list(values)
+    return list(jax.lax.psum(list(values), AXIS))
+
+
+@hookimpl
+def leave_learner_group(group: JaxGroup) -> None:
+    global GROUP
+    if GROUP is group:
+        GROUP = None
+        jax.distributed.shutdown()
