@@ -312,7 +312,9 @@ class Agent(Specifiable):
             "next_states": preprocessed,
             "records": record_batch_space(self.graph_record_space()),
             "env_rows": IntBox(dtype=np.int64, add_batch_rank=True),
-            "indices": IntBox(_capacity(self.root), dtype=np.int64, add_batch_rank=True),  # a memory's rows
+            "indices": IntBox(
+                memory_capacity(self.root), dtype=np.int64, add_batch_rank=True
+            ),  # a memory's rows
             "priorities": _float_batch(),
         }
         if self.internal_states_space is not None:
@@ -784,22 +786,38 @@ class Agent(Specifiable):
         """One update from what the agent stored (its root's ``update`` API method); in a learner group, from a
         batch its memory gives (:meth:`learn_from_sample`)."""
         if self.learner_group is not None and self.has_api("sample_batch"):
-            return self.learn_from_sample(self.update_from_batch)
+            return self.learn_from_sample(self.update_from_sampled)
         return update_result(self._execute("update"))
 
-    def learn_from_sample(self, learn: Any, priorities: Any = None) -> Any:
-        """``learn(batch)`` on a batch the root's memory gives (its ``sample_batch``: ``records``, ``weights``,
-        ``indices``), then the new priorities (``priorities(result)``, default the result's
-        ``loss_per_item``) to the memory where it takes them (``update_priorities``): an update from
-        storage as a learner group runs it, the batch split over the learners in ``learn`` (see
-        :mod:`rlgraph.agents.learner_group`). Returns ``learn``'s result."""
-        sample = self._execute("sample_batch")
-        batch = {**sample["records"], "importance_weights": sample["weights"]}
-        result = learn(batch)
-        if self.has_api("update_priorities"):
-            new = result.loss_per_item if priorities is None else priorities(result)
-            self._execute("update_priorities", sample["indices"], new)
+    def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
+        """How a learner group splits a call of ``api_method`` whose rows are not simply its inputs' rows:
+        ``(each learner's arguments, each one's RowWindow)``, the windows' rows the learner's share of the
+        rows its losses mean over. None (every agent's default): the group splits every input by its rows."""
+        return None
+
+    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+        """One update from a batch the agent's memory gave (:meth:`learn_from_sample`'s): as from an external
+        batch, unless the algorithm's sampled batches carry more (DQfD's demonstrations, R2D2's sequences)."""
+        return self.update_from_batch(batch)
+
+    def learn_from_sample(self, learn: Any, priorities: Any = None, sample_api: str = "sample_batch") -> Any:
+        """``learn(batch)`` on a batch the root's memory gives (its ``sample_api``: ``records``, ``weights``,
+        ``indices``, and any further columns, as the expert rows of DQfD's), then the new priorities
+        (``priorities(result)``, default the result's ``loss_per_item``) to the memory
+        (:meth:`give_priorities`): an update from storage as a learner group runs it, the batch split over the
+        learners in ``learn`` (see :mod:`rlgraph.agents.learner_group`). Returns ``learn``'s result."""
+        sample = dict(self._execute(sample_api))
+        records, weights, indices = sample.pop("records"), sample.pop("weights"), sample.pop("indices")
+        result = learn({**records, "importance_weights": weights, **sample})
+        new = result.loss_per_item if priorities is None else priorities(result)
+        self.give_priorities(sample_api, indices, new)
         return result
+
+    def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
+        """The new ``priorities`` of the rows ``indices`` of a batch ``sample_api`` gave, to the memory that
+        gave them where it keeps priorities (the root's ``update_priorities``)."""
+        if self.has_api("update_priorities"):
+            self._execute("update_priorities", indices, priorities)
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         """One update from an external batch (its root's ``update_from_batch`` API method)."""
@@ -1056,9 +1074,9 @@ def _one_step(states: Any) -> Any:
     return nested.map_structure(lambda state: state[None], states)
 
 
-def _capacity(root: Any) -> int:
-    """The capacity of the root's ``memory`` (the bound of its records' indices), else 1."""
-    return int(getattr(getattr(root, "memory", None), "capacity", None) or 1)
+def memory_capacity(root: Any, name: str = "memory") -> int:
+    """The capacity of the root's memory ``name`` (the bound of its records' indices), else 1."""
+    return int(getattr(getattr(root, name, None), "capacity", None) or 1)
 
 
 def _float_batch() -> Any:

@@ -244,12 +244,34 @@ class LearnerGroup:
         return LearnerGroupError(f"{where} failed in {what}: {error}; the group is stopped")
 
     def _split(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
-        axes = self._input_axes(api_method)
+        split = self.agent.split_for_learners(api_method, args, self.size)  # an algorithm's own split
+        if split is None:
+            split = self._split_rows(api_method, args)
+        slices, windows = split
+        if any(window.rows < 1 for window in windows):
+            raise APICallError(
+                f"{api_method}: a batch of {windows[0].total} rows for {self.size} learners: each needs at least "
+                "one row"
+            )
+        if self.traits.even_rows and len({window.rows for window in windows}) > 1:
+            raise APICallError(
+                f"{api_method}: a batch of {windows[0].total} rows for {self.size} learners, "
+                f"{[window.rows for window in windows]} each: on backend {self.executor.backend.name!r} every "
+                f"learner takes as many rows (one program runs them all); give a batch size divisible by "
+                f"{self.size}"
+            )
+        return slices, windows
+
+    def _split_rows(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
+        """Every input's rows (of its batch axis) in ``size`` consecutive shares, the first a row more where
+        they do not divide."""
+        spaces = list(self.executor._spaces[api_method].values())
+        axes = [leaf_axes(arg, spaces[i] if i < len(spaces) else None) for i, arg in enumerate(args)]
         sizes = {
             np.shape(leaf)[axis]
-            for arg, axis in zip(args, axes, strict=False)
-            if axis is not None
-            for leaf in nested.flatten(arg)
+            for arg, arg_axes in zip(args, axes, strict=True)
+            for path, leaf in nested.flatten_with_paths(arg).items()
+            if (axis := arg_axes[path]) is not None
         }
         if len(sizes) != 1:
             raise APICallError(
@@ -258,30 +280,13 @@ class LearnerGroup:
                 "it cannot run on more than one learner"
             )
         total = sizes.pop()
-        if total < self.size:
-            raise APICallError(
-                f"{api_method}: a batch of {total} rows for {self.size} learners: each needs at least one row"
-            )
-        if self.traits.even_rows and total % self.size:
-            raise APICallError(
-                f"{api_method}: a batch of {total} rows for {self.size} learners: on backend "
-                f"{self.executor.backend.name!r} every learner takes as many rows (one program runs them all); "
-                f"give a batch size divisible by {self.size}"
-            )
         bounds = [rank * total // self.size for rank in range(self.size + 1)]
         windows = [RowWindow(start, end - start, total) for start, end in itertools.pairwise(bounds)]
         slices = [
-            [
-                arg if axis is None else _rows(arg, axis, window.offset, window.offset + window.rows)
-                for arg, axis in zip(args, axes + [None] * (len(args) - len(axes)), strict=False)
-            ]
+            [_rows(arg, arg_axes, window) for arg, arg_axes in zip(args, axes, strict=True)]
             for window in windows
         ]
         return slices, windows
-
-    def _input_axes(self, api_method: str) -> list[int | None]:
-        spaces = self.executor._spaces[api_method]
-        return [batch_axis(space) for space in spaces.values()]
 
     def close(self) -> None:
         """Stop the other learners and leave the group (the agent learns alone again)."""
@@ -313,12 +318,17 @@ def devices_of(agent: Any) -> Any:
 
 
 def refuse_unsplittable(agent: Any, executor: Any) -> None:
-    """A SpecError naming ``num_learners`` for an agent whose updates a group cannot split (yet): one that
-    learns from its memory inside one graph call without ``sample_batch`` (DQfD, R2D2), or from sequences
-    (a recurrent policy's: their rows are columns of different lengths)."""
+    """A SpecError naming ``num_learners`` for an agent whose updates a group cannot split: one that learns
+    from its memory inside one graph call without ``sample_batch``; on a backend whose learners take as many
+    rows each (jax), one that learns from the sequences of its rollouts (a recurrent policy's: the shares of
+    their valid steps differ in count)."""
     why = None
-    if getattr(agent, "acts_on_sequences", False):
-        why = "it learns from sequences (a recurrent policy's), which a group cannot split by rows yet"
+    on_sequences = getattr(agent, "acts_on_sequences", False) and "sample_batch" not in executor.api_registry
+    if on_sequences and executor.backend.collective_traits.even_rows:
+        why = (
+            f"on {executor.backend.name!r} every learner takes as many rows, and the valid steps of a recurrent "
+            "policy's shares of sequences differ in count: train it with one learner, or on torch or tf"
+        )
     elif "update" in executor.api_registry and "sample_batch" not in executor.api_registry:
         spaces = executor._spaces["update"].values()
         if all(batch_axis(space) is None for space in spaces):
@@ -342,11 +352,11 @@ def routes_of(executor: Any) -> dict[str, str]:
 
 def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
     """``api_method`` on a learner's ``window`` of rows (None: an every-learner call)."""
-    share.window = window
+    share.window, share.calling = window, True
     try:
         return executor.execute(api_method, *args, checked=True)
     finally:
-        share.window = None
+        share.window, share.calling = None, False
 
 
 def batch_axis(space: Any) -> int | None:
@@ -356,9 +366,28 @@ def batch_axis(space: Any) -> int | None:
     return 1 if space.has_time_rank and space.time_major else 0
 
 
-def _rows(value: Any, axis: int, start: int, end: int) -> Any:
-    index = (slice(None),) * axis + (slice(start, end),)
-    return nested.map_structure(lambda leaf: np.asarray(leaf)[index], value)
+def leaf_axes(value: Any, space: Any) -> dict[str, int | None]:
+    """The axis of the rows of each leaf of ``value`` (by path), from its space: the space's own where it has
+    a batch rank, else each leaf's (a container of batched leaves: replayed sequences and their states)."""
+    flat = nested.flatten_with_paths(value)
+    axis = batch_axis(space)
+    if axis is not None or space is None or not hasattr(space, "flatten"):
+        return dict.fromkeys(flat, axis)
+    known = space.flatten()
+    return {path: batch_axis(known.get(path)) for path in flat}
+
+
+def _rows(value: Any, axes: dict[str, int | None], window: RowWindow) -> Any:
+    """``value``'s leaves, each cut to the ``window`` of its rows (a leaf without rows whole)."""
+
+    def cut(path: str, leaf: Any) -> Any:
+        axis = axes[path]
+        if axis is None:
+            return leaf
+        return np.asarray(leaf)[(slice(None),) * axis + (slice(window.offset, window.offset + window.rows),)]
+
+    flat = nested.flatten_with_paths(value)
+    return nested.unflatten_like(value, {path: cut(path, leaf) for path, leaf in flat.items()})
 
 
 def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> Any:

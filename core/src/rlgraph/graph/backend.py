@@ -206,6 +206,18 @@ class Backend:
             reduced[index] = value
         return reduced, summed[-1] if loss is not None else None
 
+    def mean_over_rows(self, ops: Any, total: Any, count: Any) -> Any:
+        """``total / count``: the mean over the rows ``count`` counts (at least one), of which ``total`` is the
+        sum. In a call a learner group runs, over the whole batch's counted rows (``count`` summed over the
+        learners), divided by the learner's weight, so that the group's weighted sum of its learners' losses
+        (:meth:`sum_over_learners`) is the whole batch's mean: a loss that means over some rows (DQfD's
+        demonstrations, a sequence's valid steps) takes it in place of its own division."""
+        share = getattr(ops, "learner_share", None)
+        if share is None or not share.calling:
+            return total / ops.maximum(count, 1.0)
+        counted = self.hook.all_reduce_sum(group=share.handle, values=[count])[0]
+        return total / ops.maximum(counted, 1.0) / share.weight
+
     def export_formats(self) -> dict[str, str]:
         """The deployable formats the backend writes, with how each is loaded (none where it says none)."""
         return self.hook.export_formats() or {}

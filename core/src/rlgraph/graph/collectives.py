@@ -54,6 +54,8 @@ class LearnerShare:
     size: int
     handle: Any
     window: RowWindow | None = None
+    #: Inside a call the group runs (split or on every learner): the other learners run it too.
+    calling: bool = False
 
     @property
     def weight(self) -> float:

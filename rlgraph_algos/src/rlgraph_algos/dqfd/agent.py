@@ -7,12 +7,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlgraph.agents.agent import update_result
+from rlgraph.agents.agent import memory_capacity, update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.agents.roles import Role
 from rlgraph.errors import APICallError
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_algos.dqfd.builder import DQFDBuilder
 from rlgraph_algos.dqfd.config import DQFDConfig
 from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
@@ -65,7 +66,16 @@ class DQFDAgent(DQNAgent):
 
     # -- the graph ---------------------------------------------------------------------------------------
     def input_spaces(self) -> dict[str, Any]:
-        return {**super().input_spaces(), "demo_records": record_batch_space(self.graph_record_space())}
+        # ``expert``: which rows of a joined batch are demonstrations (1.0), as the margin loss takes them.
+        return {
+            **super().input_spaces(),
+            "demo_records": record_batch_space(self.graph_record_space()),
+            "expert": FloatBox(add_batch_rank=True),
+            # The demonstration memory's rows (its priorities'; ``indices`` are the agent's memory's).
+            "demo_indices": IntBox(
+                memory_capacity(self.root, "demo_memory"), dtype=np.int64, add_batch_rank=True
+            ),
+        }
 
     # -- demonstrations ---------------------------------------------------------------------------------------
     def import_demonstrations(self, observations: dict[str, Any]) -> int:
@@ -122,7 +132,7 @@ class DQFDAgent(DQNAgent):
             )
         result = None
         for index in range(num_updates):
-            result = update_result(self._execute("update_from_demos"))
+            result = self._pretrain_step()
             if (index + 1) % PRETRAIN_SYNC_INTERVAL == 0:
                 self.reset_targets()
         self.reset_targets()
@@ -142,6 +152,24 @@ class DQFDAgent(DQNAgent):
         if not self.pretrained and not self.updates:  # a resumed run was pre-trained before
             self.pretrain(self.pretrain_updates)
         return super().update_from_storage()
+
+    def _pretrain_step(self) -> UpdateResult:
+        if self.learner_group is None:
+            return update_result(self._execute("update_from_demos"))
+        return self.learn_from_sample(self.update_from_sampled, sample_api="sample_demos")
+
+    def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
+        """A joined batch's priorities: the agent's rows (the first ``batch_size``) to its memory, the
+        demonstrations' to theirs; a batch of demonstrations alone's to theirs."""
+        own = 0 if sample_api == "sample_demos" else self.config.update_spec.batch_size
+        if own and self.has_api("update_priorities"):
+            self._execute("update_priorities", indices[:own], priorities[:own])
+        if self.has_api("update_demo_priorities"):
+            self._execute("update_demo_priorities", indices[own:], priorities[own:])
+
+    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+        """One step on a batch the memories gave (both memories' rows, ``expert`` marking demonstrations)."""
+        return update_result(self._execute("update_from_sample", *self._batch_args(batch), batch["expert"]))
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         raise APICallError(

@@ -14,10 +14,11 @@ from rlgraph_algos.replay import replay_memory
 
 
 class DQFDBuilder(DQNBuilder):
-    """The policy role acts as DQN's; the whole agent learns from its own memory and its demonstrations' (it
-    has no learner fed from outside, nor workers computing for one)."""
+    """The policy role acts as DQN's; the whole agent learns from its own memory and its demonstrations'; the
+    learner role (a learner group's) learns from the joined batches the agent's memories give (it has no
+    workers computing for one)."""
 
-    roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY})
+    roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.LEARNER})
     graph_class: ClassVar[type] = DQFDLearnerGraph
 
     def learning_parts(self, role: Role, memory: Component) -> dict[str, Any]:
@@ -31,7 +32,7 @@ class DQFDBuilder(DQNBuilder):
         demo_memory.scope = f"demo-{demo_memory.scope}"
         return {
             **super().learning_parts(role, memory),
-            "demo_memory": demo_memory,
+            "demo_memory": demo_memory if role is Role.AGENT else None,
             "margin_loss": LargeMarginLoss(config.expert_margin),
             "supervised_weight": float(config.supervised_weight),
             "demo_sample_size": sample,

@@ -20,7 +20,13 @@ class DQFDLearnerGraph(DQNLearnerGraph):
     * ``update()``: ``batch_size`` transitions of the agent's own and ``demo_sample_size`` demonstrations,
       one step on the (double, n-step) TD loss of all of them plus ``supervised_weight`` times the large-margin
       loss of the demonstrations (``expert_margin``); each prioritized memory gets its rows' new priorities;
-    * ``update_from_demos()``: the same step on ``demo_batch_size`` demonstrations alone (pre-training).
+    * ``update_from_demos()``: the same step on ``demo_batch_size`` demonstrations alone (pre-training);
+    * in a learner group, the batches of both come from ``sample_batch`` (both memories' rows, and which are
+      demonstrations: ``expert``) and ``sample_demos`` (demonstrations alone), the step from
+      ``update_from_sample``, and the priorities go back through ``update_priorities`` (the agent's rows)
+      and ``update_demo_priorities`` (the demonstrations').
+
+    Built for the learner role it holds neither memory: it learns from the batches it is given.
     """
 
     def __init__(
@@ -38,17 +44,65 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         self.supervised_weight = supervised_weight
         self.demo_sample_size = demo_sample_size
         self.demo_batch_size = demo_batch_size
-        self.demos_prioritized = "update_records" in type(demo_memory).api_methods()
+        self.demos_prioritized = (
+            demo_memory is not None and "update_records" in type(demo_memory).api_methods()
+        )
 
-    @rlgraph.api
+    @rlgraph.api(needs=("memory", "demo_memory"))
     def sample_batch(self):
-        raise NotApplicableError("DQfD's batches join its own memory's and the demonstrations' in one update")
+        own = self.memory.get_records(self.batch_size)
+        demos = self.demo_memory.get_records(self.demo_sample_size)
+        records, weights, expert = self._graph_fn_join(
+            own["records"], demos["records"], own["weights"], demos["weights"]
+        )
+        indices = self._graph_fn_join_indices(own["indices"], demos["indices"])
+        return {"records": records, "weights": weights, "indices": indices, "expert": expert}
 
-    @rlgraph.api
+    @rlgraph.api(needs="demo_memory")
+    def sample_demos(self):
+        demos = self.demo_memory.get_records(self.demo_batch_size)
+        expert = self._graph_fn_all(demos["weights"])
+        return {
+            "records": demos["records"],
+            "weights": demos["weights"],
+            "indices": demos["indices"],
+            "expert": expert,
+        }
+
+    @rlgraph.api(needs="optimizer")
+    def update_from_sample(
+        self,
+        preprocessed_states,
+        actions,
+        rewards,
+        terminals,
+        next_states,
+        discounts,
+        importance_weights,
+        expert,
+    ):
+        records = {
+            "states": preprocessed_states,
+            "actions": actions,
+            "rewards": rewards,
+            "terminals": terminals,
+            "next_states": next_states,
+            "discounts": discounts,
+        }
+        loss, stats = self.optimizer.step(self._dqfd_loss(records, importance_weights, expert))
+        return self._graph_fn_result(loss, stats)
+
+    @rlgraph.api(needs="demo_memory")
+    def update_demo_priorities(self, demo_indices, priorities):
+        if not self.demos_prioritized:
+            raise NotApplicableError("the demonstration memory keeps no priorities")
+        self.demo_memory.update_records(demo_indices, priorities)
+
+    @rlgraph.api(needs="demo_memory")
     def observe_demos(self, demo_records):
         self.demo_memory.insert_records(demo_records)
 
-    @rlgraph.api
+    @rlgraph.api(needs=("memory", "demo_memory", "optimizer"))
     def update(self):
         own = self.memory.get_records(self.batch_size)
         demos = self.demo_memory.get_records(self.demo_sample_size)
@@ -63,7 +117,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
             self.demo_memory.update_records(demos["indices"], demo_errors)
         return self._graph_fn_result(loss, stats)
 
-    @rlgraph.api
+    @rlgraph.api(needs=("demo_memory", "optimizer"))
     def update_from_demos(self):
         demos = self.demo_memory.get_records(self.demo_batch_size)
         expert = self._graph_fn_all(demos["weights"])
@@ -102,6 +156,10 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         records = nested_concat(ops, own, demos)
         expert = ops.concat([ops.zeros_like(own_weights), ops.ones_like(demo_weights)], axis=0)
         return records, ops.concat([own_weights, demo_weights], axis=0), expert
+
+    @rlgraph.graph_fn(batched=True)
+    def _graph_fn_join_indices(self, own, demos):
+        return self.ops.concat([own, demos], axis=0)
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_split(self, td_errors):

@@ -34,5 +34,5 @@ class LargeMarginLoss(Component):
         margins = self.margin * (1.0 - expert)
         expert_q = ops.sum(q_values * expert, axis=-1)
         per_row = (ops.max(q_values + margins, axis=-1) - expert_q) * ops.cast(mask, "float32")
-        rows = ops.maximum(ops.sum(ops.cast(mask, "float32")), 1.0)
-        return ops.sum(per_row) / rows, per_row
+        # The mean over the marked rows (of the whole batch's, in a learner group).
+        return self.backend.mean_over_rows(ops, ops.sum(per_row), ops.sum(ops.cast(mask, "float32"))), per_row

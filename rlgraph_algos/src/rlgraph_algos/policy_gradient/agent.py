@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -13,6 +14,7 @@ from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.errors import APICallError
+from rlgraph.graph.collectives import RowWindow
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.builder import ActorCriticBuilder, PolicyGradientBuilder, PPOBuilder
@@ -220,6 +222,38 @@ class PolicyGradientAgent(Agent):
                 )
             )
         return _update_result(results)
+
+    def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
+        """A recurrent policy's sequences split over a learner group by columns: each learner a share of the
+        columns, with their valid steps (the rows its losses mean over) indexed into its own columns. (Their
+        per-step outputs come back learner by learner.)"""
+        if api_method != "update_sequences":
+            return None
+        states, internals, resets, valid, *steps, time_step = args
+        columns = np.shape(resets)[1]
+        column, step = valid % columns, valid // columns
+        bounds = [rank * columns // size for rank in range(size + 1)]
+        slices, windows, offset = [], [], 0
+        for start, end in itertools.pairwise(bounds):
+            mine = (column >= start) & (column < end)
+            cols = np.arange(start, end)
+            slices.append(
+                [
+                    _columns(states, cols, axis=1),
+                    _columns(internals, cols, axis=0),
+                    resets[:, start:end],
+                    step[mine] * (end - start) + column[mine] - start,
+                    *(
+                        nested.map_structure(lambda x, mine=mine: np.asarray(x)[mine], value)
+                        for value in steps
+                    ),
+                    time_step,
+                ]
+            )
+            rows = int(np.count_nonzero(mine))
+            windows.append(RowWindow(offset, rows, len(valid)))
+            offset += rows
+        return slices, windows
 
     def _minibatch_steps(self, steps: dict[str, Any]) -> UpdateResult:
         count = len(steps["advantages"])

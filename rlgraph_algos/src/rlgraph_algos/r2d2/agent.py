@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, UpdateResult
@@ -87,6 +88,11 @@ class R2D2Agent(DQNAgent):
     # -- observing and learning ----------------------------------------------------------------------------
     def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
         return {name: records[name] for name in self.graph_record_fields}
+
+    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+        """One step on sequences the replay gave (a learner group's update: the sequences split over them)."""
+        records = {name: value for name, value in batch.items() if name != "importance_weights"}
+        return update_result(self._execute("update_from_sample", records, batch["importance_weights"]))
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         raise APICallError(

@@ -15,11 +15,12 @@ from rlgraph_networks.neural_network import NeuralNetwork
 
 
 class R2D2Builder(DQNBuilder):
-    """The policy role acts with the recurrent Q-network and exploration; the whole agent adds the replay of
-    sequences, the loss and the optimizer (:class:`~rlgraph_algos.r2d2.graph.R2D2Graph`). It learns from its
-    own replay: no learner fed from outside, no workers computing for one."""
+    """The policy role acts with the recurrent Q-network and exploration; the learner role adds the loss and
+    the optimizer, the whole agent the replay of sequences (:class:`~rlgraph_algos.r2d2.graph.R2D2Graph`). A
+    learner learns from the sequences the agent's replay gives it (a learner group's); no workers compute for
+    one."""
 
-    roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY})
+    roles: ClassVar[frozenset[Role]] = frozenset({Role.POLICY, Role.LEARNER})
 
     def root(self, role: Role) -> Component:
         config = self.config
@@ -45,9 +46,9 @@ class R2D2Builder(DQNBuilder):
         }
         if role is Role.POLICY:
             return R2D2Graph(**acting)
-        return R2D2Graph(**acting, **self.sequence_learning_parts(memory))
+        return R2D2Graph(**acting, **self.sequence_learning_parts(memory if role is Role.AGENT else None))
 
-    def sequence_learning_parts(self, memory: Component) -> dict[str, Any]:
+    def sequence_learning_parts(self, memory: Component | None) -> dict[str, Any]:
         config = self.config
         return {
             "memory": memory,

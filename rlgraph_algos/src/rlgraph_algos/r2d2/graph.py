@@ -12,6 +12,7 @@ from rlgraph.components import Component
 from rlgraph.utils import nested
 from rlgraph_algos.dqn.learner import TargetSync
 from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.optimizers import Optimizer
@@ -55,9 +56,10 @@ def merge_time(ops: Any, sequences: Any) -> Any:
     return nested.map_structure(lambda x: ops.reshape(x, (-1, *ops.shape(x)[2:])), sequences)
 
 
-class R2D2Graph(TargetSync, AgentRoot):
+class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
     """Acting on one-step sequences with the online network's internal states; learning from replayed
-    sequences (``update``).
+    sequences (``update``; in a learner group, ``update_from_sample`` on the sequences ``sample_batch`` gives,
+    their priorities through ``update_priorities``).
 
     A replayed sequence (see :class:`~rlgraph_algos.r2d2.sequences.SequenceBuffer`) starts from its stored
     recurrent state. Both networks run over its first ``burn_in`` states without gradient (a stale stored
@@ -68,7 +70,7 @@ class R2D2Graph(TargetSync, AgentRoot):
     sequence is ``eta * max |delta| + (1 - eta) * mean |delta|`` over its valid steps.
 
     Built for the policy role, it holds the preprocessor, the online network and the exploration alone
-    (``loss`` None); learning's methods are left out.
+    (``loss`` None); learning's methods are left out. Built for the learner role, it holds no replay.
     """
 
     def __init__(
@@ -129,8 +131,21 @@ class R2D2Graph(TargetSync, AgentRoot):
     @rlgraph.api(needs=("memory", "optimizer"))
     def update(self):
         sample = self.memory.get_records(self.batch_size)
-        records = self._graph_fn_time_major(sample["records"])
-        states, resets, internals = records["states"], records["resets"], sample["records"]["internals"]
+        loss, priorities = self._learn(sample["records"], sample["weights"])
+        if self.prioritized:
+            self.memory.update_records(sample["indices"], priorities)
+        return {"loss": loss, "td_errors": priorities}
+
+    @rlgraph.api(needs="optimizer")
+    def update_from_sample(self, records, importance_weights):
+        loss, priorities = self._learn(records, importance_weights)
+        return {"loss": loss, "td_errors": priorities}
+
+    def _learn(self, sequences, weights):
+        """One step on replayed ``sequences`` (batch-major records) weighted by ``weights``: the loss and the
+        sequences' new priorities."""
+        records = self._graph_fn_time_major(sequences)
+        states, resets, internals = records["states"], records["resets"], sequences["internals"]
         burn_in_states, learned_states = self._graph_fn_split_time(states)
         burn_in_resets, learned_resets = self._graph_fn_split_time(resets)
         start = self._burn_in(self.q_network, burn_in_states, internals, burn_in_resets)
@@ -141,12 +156,9 @@ class R2D2Graph(TargetSync, AgentRoot):
             q_values, _ = self.q_network.q_values(learned_states, start, learned_resets)
             inputs = self._graph_fn_step_rows(q_values, target_q, records)
             per_item, td_errors = self.loss.per_item_loss(*inputs)
-            return self._graph_fn_reduce(per_item, td_errors, records["valid"], sample["weights"])
+            return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
 
-        loss, priorities = self.optimizer.step(sequence_loss)
-        if self.prioritized:
-            self.memory.update_records(sample["indices"], priorities)
-        return {"loss": loss, "td_errors": priorities}
+        return self.optimizer.step(sequence_loss)
 
     def _burn_in(self, network, states, internals, resets):
         """The recurrent state after the burn-in states, without gradient (``internals`` without one)."""
