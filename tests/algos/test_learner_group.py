@@ -284,7 +284,7 @@ def test_on_a_backend_whose_learners_take_as_many_rows_an_uneven_batch_is_refuse
         sample = executor.agent._execute("sample_batch")
         batch = {**sample["records"], "importance_weights": sample["weights"]}
         odd = {name: value[:31] for name, value in batch.items()}
-        with pytest.raises(APICallError, match="a batch of 31 rows for 2 learners.*divisible by 2"):
+        with pytest.raises(APICallError, match="a batch of 31 rows for 2 learners.*rows divide by 2"):
             executor.agent.update(odd)
         executor.agent.update({name: value[:30] for name, value in batch.items()})  # the group goes on
     finally:
@@ -393,7 +393,7 @@ def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_fr
 def test_each_learner_builds_the_learner_role_on_its_own_device(rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("PPO needs gradients")
-    from rlgraph.agents.learner_group import learner_config
+    from rlgraph.agents.group_learners import learner_config
 
     spec = load_run_spec(
         EXAMPLES / "ppo_cartpole.yaml", ["agent.execution_spec={seed: 5}"], {"backend": rlgraph_backend}

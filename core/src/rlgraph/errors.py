@@ -100,3 +100,11 @@ class RunFolderInUseError(RLGraphError):
 class ExecutorGaveUpError(RLGraphError):
     """An executor gave up (its workers kept failing) with its learner intact: a trainer stores a checkpoint
     that ``rlgraph train --resume`` goes on from before it passes the error on."""
+
+
+class LearnerGroupError(ExecutorGaveUpError):
+    """A learner of a group died or failed: the group cannot step on (the leading agent's state is intact)."""
+
+
+class LearnerFailedError(LearnerGroupError):
+    """A learner raised an error (its own traceback is in the message)."""

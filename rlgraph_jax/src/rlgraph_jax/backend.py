@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph_jax import collectives
 from rlgraph_jax.collectives import (  # noqa: F401 - hook implementations
     all_reduce_sum,
     collective_traits,
@@ -56,6 +57,8 @@ def resolve_device(device: str | None) -> Any:
     JAX does not have here is a clear error."""
     if device is None:
         return None
+    if collectives.GROUP is not None:  # a learner of a group computes on its own device of the group's mesh
+        return collectives.GROUP.device
     kind, _, index = device.lower().partition(":")
     platform = {"cuda": "gpu", "gpu": "gpu", "cpu": "cpu"}.get(kind, kind)
     try:

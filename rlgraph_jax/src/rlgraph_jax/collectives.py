@@ -9,6 +9,7 @@ program every learner's inputs have the same shape: a group splits each batch ev
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +107,7 @@ def collective_traits() -> CollectiveTraits:
 
 
 @hookimpl
-def join_learner_group(rank: int, size: int, addresses: list[str], device: str | None) -> JaxGroup:
+def join_learner_group(rank: int, size: int, address: str, device: str | None) -> JaxGroup:
     global GROUP
     if GROUP is not None:
         raise RuntimeError("this process has joined a JAX learner group already")
@@ -114,8 +115,11 @@ def join_learner_group(rank: int, size: int, addresses: list[str], device: str |
     platform = "gpu" if kind in ("cuda", "gpu") else "cpu"
     if platform == "cpu":
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    else:  # a learner takes the memory it uses: the leading process may act on the same GPU
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     jax.distributed.initialize(
-        coordinator_address=addresses[0],
+        coordinator_address=address,
+        coordinator_bind_address=address,  # (learner 0's service: on the address given, not every interface)
         num_processes=size,
         process_id=rank,
         local_device_ids=[int(index or 0)] if platform == "gpu" else None,
@@ -131,9 +135,11 @@ def join_learner_group(rank: int, size: int, addresses: list[str], device: str |
 
 @hookimpl
 def all_reduce_sum(group: JaxGroup, values: list[Any]) -> list[Any]:
-    if not group.tracing:  # an abstract trace (shapes only): the sum has the values' shapes
-        return list(values)
-    return list(jax.lax.psum(list(values), AXIS))
+    if group.tracing:
+        return list(jax.lax.psum(list(values), AXIS))
+    if not all(isinstance(value, jax.core.Tracer) for value in values):  # values: a step outside the program
+        raise RuntimeError("a learner group's gradients are summed inside its program only")
+    return list(values)  # an abstract trace (shapes only): the sum has the values' shapes
 
 
 @hookimpl

@@ -111,6 +111,11 @@ class _Program:
         if self.eager:
             if clock.running:
                 clock.stop()
+            if collectives.GROUP is not None:  # its optimizers would step on this learner's rows alone
+                raise RuntimeError(
+                    f"API method {self.method.name!r} runs op by op, which a learner group cannot run (its "
+                    "gradients are summed in the group's program): train it with one learner"
+                )
             return to_numpy(self._run(tensors))
         written = [variable._value for variable in self.written]
         read_only = [variable._value for variable in self.read_only]

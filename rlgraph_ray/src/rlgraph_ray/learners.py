@@ -11,13 +11,8 @@ import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from rlgraph.agents.learner_group import (
-    READY_SECONDS,
-    GroupLearner,
-    LearnerFailedError,
-    LearnerGroupError,
-    free_port,
-)
+from rlgraph.agents.group_learners import READY_SECONDS, GroupLearner, free_port
+from rlgraph.errors import LearnerFailedError, LearnerGroupError
 from rlgraph_ray.cluster import ADDRESS_VARIABLE, last_line
 
 DEATH_SECONDS = 30.0
@@ -100,7 +95,7 @@ class RayGroupLearner(GroupLearner):
 
 
 class RayLearner:
-    """Learner ``rank`` (a :class:`~rlgraph.agents.learner_group.GroupLearner`) as a Ray actor in bundle
+    """Learner ``rank`` (a :class:`~rlgraph.agents.group_learners.GroupLearner`) as a Ray actor in bundle
     ``index`` of the placement group; the same :meth:`send` / :meth:`receive` as a local learner's."""
 
     def __init__(
@@ -126,6 +121,15 @@ class RayLearner:
         self.rank, self.exit_code = rank, None
         self._pending: Any = None
         self._leaving: Any = None
+
+    @staticmethod
+    def wait(learners: Sequence[RayLearner], timeout: float) -> list[RayLearner]:
+        """Those of ``learners`` whose answer (or failure) has come, once one has (none after ``timeout``)."""
+        pending = {learner._pending: learner for learner in learners}
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
+        if ready:  # and any others that have come meanwhile
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+        return [pending[reference] for reference in ready]
 
     @property
     def alive(self) -> bool:

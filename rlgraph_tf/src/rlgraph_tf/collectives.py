@@ -27,6 +27,8 @@ from rlgraph.plugins.hookspecs import hookimpl
 JOB = "worker"
 LEADER = f"/job:{JOB}/replica:0/task:0"
 GROUP_KEY = 1
+TIMEOUT_SECONDS = 600.0
+"""How long a learner waits in an all-reduce for the others: a learner that died fails the rest then."""
 
 
 @attrs.define
@@ -45,9 +47,11 @@ class TfGroup:
         return key
 
     def trace_key(self) -> tuple:
-        """What a program is traced for besides its constants: the rows of the call under way."""
+        """What a program is traced for besides its constants: the rows of the call under way, and how the
+        call is split over the group (a new split traces anew on every learner at once, so that their
+        collectives' instance keys stay paired)."""
         window = None if self.share is None else self.share.window
-        return () if window is None else (window.offset, window.rows, window.total)
+        return () if window is None else (window.offset, window.rows, window.total, window.shares)
 
     def draw_rows(
         self, draw: Callable[..., Any], shape: Any, window: RowWindow, *args: Any, **kwargs: Any
@@ -120,6 +124,7 @@ def all_reduce_sum(group: TfGroup, values: list[tf.Tensor]) -> list[tf.Tensor]:
             instance_key=group.instance_key(),
             merge_op="Add",
             final_op="Id",
+            timeout=TIMEOUT_SECONDS,
         )
         sizes = [values[index].shape.num_elements() for index in chosen]  # (gradients: static shapes)
         for index, part in zip(chosen, tf.split(summed, sizes), strict=True):

@@ -16,14 +16,12 @@ TIMEOUT = datetime.timedelta(minutes=10)
 
 
 @hookimpl
-def join_learner_group(rank: int, size: int, addresses: list[str], device: str | None) -> Any:
+def join_learner_group(rank: int, size: int, address: str, device: str | None) -> Any:
     if dist.is_initialized():
         raise RuntimeError("this process has joined a torch.distributed group already")
     resolved = devices.resolve(device)
     kind = "nccl" if resolved is not None and resolved.type == "cuda" else "gloo"
-    dist.init_process_group(
-        kind, init_method=f"tcp://{addresses[0]}", rank=rank, world_size=size, timeout=TIMEOUT
-    )
+    dist.init_process_group(kind, init_method=f"tcp://{address}", rank=rank, world_size=size, timeout=TIMEOUT)
     return dist.group.WORLD
 
 

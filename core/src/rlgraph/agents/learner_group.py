@@ -1,11 +1,11 @@
 """Learner groups: N copies of an agent's learner that learn as one, each from 1/N of every batch.
 
-The agent in this process is learner 0. The group starts N - 1 more learners (:class:`LocalLearner`
-processes here; Ray actors with rlgraph-ray), each the learner role (:mod:`rlgraph.agents.roles`) of the
-same agent, in the state of learner 0. Where the backend's collective must be joined before a process builds
-anything (:class:`~rlgraph.graph.collectives.CollectiveTraits`: TensorFlow's, JAX's), learner 0 runs in a
-process of its own too, and the agent here keeps its graph in learner 0's state (:class:`StateMirror`). Then
-the agent's API calls are routed:
+The group starts learners (:class:`LocalLearner` processes here; Ray actors with rlgraph-ray), each the learner
+role (:mod:`rlgraph.agents.roles`) of the agent in this process, in its state. On torch the agent here is
+learner 0 and N - 1 more start. Where the backend's collective must be joined before a process builds
+anything (:class:`~rlgraph.graph.collectives.CollectiveTraits`: TensorFlow's, JAX's), all N start, learner 0
+too, and the agent here keeps its graph in learner 0's state (:class:`StateMirror`). Then the agent's API
+calls are routed:
 
 - a method that steps an optimizer (its build saw it step one) runs on every learner, each on its
   rows of the batch's batch-ranked inputs. Before every optimizer step the backend sums the learners'
@@ -13,8 +13,9 @@ the agent's API calls are routed:
   where a loss is a mean over rows, that is the whole batch's gradient, so every learner takes the step one
   learner would take on the whole batch, and their weights and optimizer states stay identical. Random
   draws in such a call are the whole batch's rows (:mod:`rlgraph.graph.collectives`), from learner 0's
-  streams. Outputs with a batch rank (TD errors: new priorities) come back joined in row order, scalars
-  (the loss, metrics) as the rows' weighted mean, anything else as learner 0 gave it;
+  streams. Outputs with a batch rank (TD errors: new priorities) come back joined in row order (learner by
+  learner, where an algorithm splits a call its own way: :meth:`~rlgraph.agents.agent.Agent.split_for_learners`),
+  scalars (the loss, metrics) as the rows' weighted mean, anything else as learner 0 gave it;
 - a method declared ``@rlgraph.api(every_learner=True)`` (a target network's sync) runs on every learner
   with the same inputs;
 - every other method (acting, memories, advantage estimates) runs on the agent here alone.
@@ -27,37 +28,30 @@ priorities (``update_priorities``).
 from __future__ import annotations
 
 import contextlib
-import copy
 import itertools
-import multiprocessing
-import os
-import signal
-import socket
-import traceback
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 import numpy as np
 
+from rlgraph.agents.group_learners import (
+    READY_SECONDS,
+    changed_values,
+    learner_launcher,
+    run_rows,
+    write_some,
+)
 from rlgraph.agents.roles import Role
-from rlgraph.errors import APICallError, ExecutorGaveUpError, SpecError
+from rlgraph.errors import APICallError, LearnerFailedError, LearnerGroupError, SpecError
 from rlgraph.graph.collectives import RowWindow
 from rlgraph.utils import nested
 
+__all__ = ["LearnerFailedError", "LearnerGroup", "LearnerGroupError", "StateMirror"]
+
 SPLIT, EVERY = "split", "every"
-READY_SECONDS = 600.0
-"""How long a new learner may take to import its backend and build its graph."""
 FAILURE_SECONDS = 5.0
 """How long the others are asked why, once a round failed on learner 0."""
-
-
-class LearnerGroupError(ExecutorGaveUpError):
-    """A learner of a group died or failed: the group cannot step on (learner 0's state is intact)."""
-
-
-class LearnerFailedError(LearnerGroupError):
-    """A learner raised an error (its own traceback is in the message)."""
 
 
 class LearnerGroup:
@@ -115,9 +109,13 @@ class LearnerGroup:
             addresses = self._round("endpoint", [()] * len(self.learners))
             if not self.remote_zero:
                 addresses.insert(0, self.launcher.address())  # learner 0 (here) is where they meet
-            # Each learner answers once built (a failed build says why here), then joins the collective.
+            # Each learner answers once built (a failed build says why here); it joined the collective first
+            # where the backend's must come first, else it joins below, as learner 0 here does.
             names = self._round("build", [(addresses,)] * len(self.learners))
             self._names = sorted(set().union(*names))
+            missing = sorted(set(self._names) - set(executor.variables()))
+            if missing:  # (a learner's role holds no variable the whole agent's lacks)
+                raise LearnerGroupError(f"the learners hold variables this agent lacks: {missing}")
             if self.remote_zero:
                 self.mirror = StateMirror(executor, self._names)
             else:  # learner 0 joins here as the others join there
@@ -171,20 +169,13 @@ class LearnerGroup:
         """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
         ops = self.executor.ops
         random_state = ops.random_state() if hasattr(ops, "random_state") else None
-        window = None if windows is None else windows
+        rows = windows or [None] * self.size
         if (
             self.mirror is not None
         ):  # learner 0 elsewhere: it gets what changed here, and gives back its changes
             given = self.mirror.changes()
             calls = [
-                (
-                    api_method,
-                    arguments[rank],
-                    None if window is None else window[rank],
-                    random_state,
-                    given,
-                    rank == 0,
-                )
+                (api_method, arguments[rank], rows[rank], random_state, given, rank == 0)
                 for rank in range(self.size)
             ]
             outputs = self._round("call", calls, what=api_method)
@@ -193,15 +184,10 @@ class LearnerGroup:
             if random_state is not None:
                 ops.set_random_state(random_state)
             return outputs
-        calls = [
-            (api_method, arguments[rank], None if window is None else window[rank], random_state)
-            for rank in range(1, self.size)
-        ]
+        calls = [(api_method, arguments[rank], rows[rank], random_state) for rank in range(1, self.size)]
 
         def own() -> Any:
-            return run_rows(
-                self.executor, self.share, api_method, arguments[0], None if window is None else window[0]
-            )
+            return run_rows(self.executor, self.share, api_method, arguments[0], rows[0])
 
         return self._round("call", calls, own, what=api_method)
 
@@ -214,7 +200,7 @@ class LearnerGroup:
             for learner, payload in zip(self.learners, payloads, strict=True):
                 learner.send(command, *payload)
             mine = [own()] if own is not None else []
-            return mine + [learner.receive() for learner in self.learners]
+            return mine + self._collect()
         except Exception as error:
             reason = self._failure(error, what or command)
             self.close()
@@ -223,16 +209,31 @@ class LearnerGroup:
             self.close()
             raise
 
+    def _collect(self) -> list[Any]:
+        """Every learner's answer, taken as each comes: the first that failed (or died) fails the round at
+        once, not after the others, which may wait in a collective for it."""
+        answers: dict[int, Any] = {}
+        pending = list(self.learners)
+        while pending:
+            ready = type(pending[0]).wait(pending, READY_SECONDS)
+            if not ready:
+                raise LearnerGroupError(f"no learner of {len(pending)} answered within {READY_SECONDS:.0f} s")
+            for learner in ready:
+                answers[id(learner)] = learner.receive(timeout=0)
+            pending = [learner for learner in pending if id(learner) not in answers]
+        return [answers[id(learner)] for learner in self.learners]
+
     def _failure(self, error: BaseException, what: str) -> LearnerGroupError:
-        """Why a round failed: a learner that died, else one that said why (asked briefly), else ``error``."""
-        if isinstance(error, LearnerGroupError):
-            return error
+        """Why a round failed: a learner that died (the others' failures follow from it: a collective it left),
+        else one that said why (asked briefly), else ``error``."""
         for learner in self.learners:
             if not learner.alive:
                 code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
                 return LearnerGroupError(
                     f"learner {learner.rank} of {self.size} died{code} in {what}: {error}"
                 )
+        if isinstance(error, LearnerGroupError):
+            return error
         for learner in self.learners:
             try:
                 learner.receive(timeout=FAILURE_SECONDS)
@@ -248,6 +249,8 @@ class LearnerGroup:
         if split is None:
             split = self._split_rows(api_method, args)
         slices, windows = split
+        shares = tuple(window.rows for window in windows)
+        windows = [attrs.evolve(window, shares=shares) for window in windows]
         if any(window.rows < 1 for window in windows):
             raise APICallError(
                 f"{api_method}: a batch of {windows[0].total} rows for {self.size} learners: each needs at least "
@@ -257,13 +260,13 @@ class LearnerGroup:
             raise APICallError(
                 f"{api_method}: a batch of {windows[0].total} rows for {self.size} learners, "
                 f"{[window.rows for window in windows]} each: on backend {self.executor.backend.name!r} every "
-                f"learner takes as many rows (one program runs them all); give a batch size divisible by "
-                f"{self.size}"
+                f"learner takes as many rows (one program runs them all): choose the update's batch sizes so "
+                f"that its rows divide by {self.size}"
             )
         return slices, windows
 
     def _split_rows(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
-        """Every input's rows (of its batch axis) in ``size`` consecutive shares, the first a row more where
+        """Every input's rows (of its batch axis) in ``size`` consecutive shares, the last a row more where
         they do not divide."""
         spaces = list(self.executor._spaces[api_method].values())
         axes = [leaf_axes(arg, spaces[i] if i < len(spaces) else None) for i, arg in enumerate(args)]
@@ -350,15 +353,6 @@ def routes_of(executor: Any) -> dict[str, str]:
     return routes
 
 
-def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
-    """``api_method`` on a learner's ``window`` of rows (None: an every-learner call)."""
-    share.window, share.calling = window, True
-    try:
-        return executor.execute(api_method, *args, checked=True)
-    finally:
-        share.window, share.calling = None, False
-
-
 def batch_axis(space: Any) -> int | None:
     """The axis of a value's rows: of a space with a batch rank, 1 where a time rank leads it, else 0."""
     if space is None or not getattr(space, "has_batch_rank", False):
@@ -417,163 +411,6 @@ def merge_outputs(outputs: list[Any], windows: list[RowWindow], spaces: Any) -> 
     return nested.unflatten(outputs[0], merged)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on ``host`` (an address of this machine) now."""
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
-
-
-class LearnerLauncher(Protocol):
-    """What a plugin of the ``rlgraph.learner_launchers`` entry-point group gives: where a group's learners
-    run. Each learner it launches answers :meth:`send` (a :class:`GroupLearner` method's name and arguments)
-    with :meth:`receive` (its result, or a LearnerGroupError), and has ``rank``, ``alive``, ``exit_code``,
-    ``leave()`` and ``close()``, as :class:`LocalLearner` does."""
-
-    @staticmethod
-    def applies() -> bool:
-        """Whether this launcher serves the process (rlgraph-ray's: where it uses Ray)."""
-
-    def address(self) -> str:
-        """Where learner 0 meets the others, where it is this process (``host:port``)."""
-
-    def launch(
-        self,
-        agent_class: type,
-        config: Any,
-        ranks: Sequence[int],
-        size: int,
-        devices: list[Any],
-        num_cpus: float = 1.0,
-    ) -> list[Any]:
-        """Learners ``ranks`` of a group of ``size``, each on its device of ``devices`` (else with
-        ``num_cpus`` CPUs, where the launcher reserves them), not built yet."""
-
-    def close(self) -> None:
-        """Release what :meth:`launch` took (after the learners are closed)."""
-
-
-def learner_launcher() -> LearnerLauncher:
-    """Where a group's other learners run: the first launcher of the ``rlgraph.learner_launchers`` entry-point
-    group that applies here (rlgraph-ray's: where this process uses Ray), else local processes."""
-    from rlgraph import plugins
-
-    for name in plugins.names("rlgraph.learner_launchers"):
-        launcher_class = plugins.load("rlgraph.learner_launchers", name)
-        if launcher_class.applies():
-            return launcher_class()
-    return LocalLearners()
-
-
-# -- the other learners ---------------------------------------------------------------------------
-class GroupLearner:
-    """Learner ``rank`` of a group, in a process of its own: the learner role of ``agent_class`` built from
-    ``config``. A plain class: :class:`LocalLearner` runs it in a local process, rlgraph-ray as a Ray actor.
-    The group asks it for its :meth:`endpoint`, then has it :meth:`build` (joining the collective first where
-    the backend's must be set up before a graph is built, else after, through :meth:`join`)."""
-
-    def __init__(
-        self,
-        agent_class: type,
-        config: Any,
-        rank: int,
-        size: int,
-        device: str | None,
-        host: str = "127.0.0.1",
-    ) -> None:
-        self.agent_class, self.config = agent_class, config
-        self.rank, self.size, self.device, self.host = rank, size, device, host
-        self.addresses: list[str] = []
-        self.handle: Any = None
-        self.share: Any = None
-        self.executor: Any = None
-
-    def endpoint(self) -> str:
-        """Where this learner can be reached (``host:port``, the port free here now)."""
-        return f"{self.host}:{free_port(self.host)}"
-
-    def build(self, addresses: list[str]) -> list[str]:
-        """Build the learner's graph (after joining the collective where it must come first); the names of
-        its variables."""
-        from rlgraph.graph.backend import load_backend
-
-        self.addresses = list(addresses)
-        backend = load_backend(self.config.backend)
-        if backend.collective_traits.joins_before_build:
-            from rlgraph.agents.specs import ExecutionSpec
-
-            # Joining starts the backend: its process-wide thread pools are the spec's from here.
-            execution = self.config.execution_spec or ExecutionSpec()
-            backend.configure_threads(
-                intra_op=execution.intra_op_threads, inter_op=execution.inter_op_threads
-            )
-            self.handle = backend.join_collective(self.rank, self.size, self.addresses, self.device)
-        agent = self.agent_class(learner_config(self.config, self.device))
-        self.executor = agent._built_executor()
-        if self.handle is not None:
-            self.join()
-        return sorted(self.executor.variables())
-
-    def join(self) -> None:
-        """Join the group's collective (it returns once every learner has)."""
-        backend = self.executor.backend
-        self.share = backend.join_learner_group(
-            self.executor.ops, self.rank, self.size, self.addresses, self.device, handle=self.handle
-        )
-
-    def set_state(self, state: dict[str, np.ndarray]) -> None:
-        self.executor.set_weights(state)
-
-    def get_state(self) -> dict[str, np.ndarray]:
-        return self.executor.get_weights()
-
-    def call(
-        self,
-        api_method: str,
-        args: list[Any],
-        window: RowWindow | None,
-        random_state: Any,
-        given: dict[str, np.ndarray] | None = None,
-        report: bool = False,
-    ) -> Any:
-        """Run ``api_method`` on this learner's rows (``window``), drawing from the group's ``random_state``,
-        after taking the variables ``given`` (changed by the group's leader since they last agreed). With
-        ``report``: ``(outputs, the variables the call changed, the random state after it)``."""
-        if given:
-            write_some(self.executor, given)
-        if random_state is not None:
-            self.executor.ops.set_random_state(random_state)
-        before = self.executor.get_weights() if report else None
-        outputs = run_rows(self.executor, self.share, api_method, args, window)
-        if before is None:
-            return outputs
-        changed = changed_values(before, self.executor.get_weights())
-        ops = self.executor.ops
-        return outputs, changed, ops.random_state() if hasattr(ops, "random_state") else None
-
-    def leave(self) -> None:
-        if self.share is not None:
-            self.executor.backend.leave_learner_group(self.executor.ops)
-            self.share = None
-
-    def process_id(self) -> int:
-        return os.getpid()
-
-
-def changed_values(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The entries of ``after`` whose values differ from ``before``'s."""
-    return {
-        name: value
-        for name, value in after.items()
-        if name not in before or not np.array_equal(value, before[name], equal_nan=value.dtype.kind in "fc")
-    }
-
-
-def write_some(executor: Any, values: dict[str, np.ndarray]) -> None:
-    """``values`` into their variables of ``executor``'s graph; the rest keep theirs."""
-    executor.set_weights(values, may_miss=frozenset(executor.variables()))
-
-
 class StateMirror:
     """This process's graph in the state of a group whose learner 0 runs elsewhere: before each routed call
     the variables this process changed since they last agreed (a counter acting advanced) go to the learners,
@@ -582,7 +419,7 @@ class StateMirror:
 
     def __init__(self, executor: Any, names: list[str]) -> None:
         self.executor = executor
-        self.names = [name for name in names if name in executor.variables()]
+        self.names = list(names)
         self.agreed: dict[str, np.ndarray] = {}
 
     def _read(self) -> dict[str, np.ndarray]:
@@ -605,124 +442,3 @@ class StateMirror:
         if mine:
             write_some(self.executor, mine)
             self.agreed.update(mine)
-
-
-def learner_config(config: Any, device: str | None) -> Any:
-    """``config`` for the learner role, its graph on ``device`` where one is given (each learner its own)."""
-    config = attrs.evolve(config, role=Role.LEARNER.value)
-    if device is None:
-        return config
-    from rlgraph.agents.specs import ExecutionSpec
-
-    execution = copy.deepcopy(config.execution_spec) if config.execution_spec is not None else ExecutionSpec()
-    execution.device_map = {"": device}  # (evolve would give its removed keys again, and be refused)
-    return attrs.evolve(config, execution_spec=execution)
-
-
-class LocalLearners:
-    """Launches a group's other learners as processes on this machine (spawned: fresh interpreters): the
-    :class:`LearnerLauncher` where no other applies."""
-
-    @staticmethod
-    def applies() -> bool:
-        return True
-
-    def address(self) -> str:
-        """Where learner 0 meets the others (``host:port``)."""
-        return f"127.0.0.1:{free_port()}"
-
-    def launch(
-        self,
-        agent_class: type,
-        config: Any,
-        ranks: Sequence[int],
-        size: int,
-        devices: list[Any],
-        num_cpus: float = 1.0,
-    ) -> list[Any]:
-        # (Local processes reserve no CPUs: ``num_cpus`` is for a launcher that places them.)
-        return [LocalLearner(agent_class, config, rank, size, devices[rank]) for rank in ranks]
-
-    def close(self) -> None:
-        pass
-
-
-class LocalLearner:
-    """Learner ``rank`` of a group (a :class:`GroupLearner`) in a local process, talked to through a pipe:
-    :meth:`send` a command (a method of :class:`GroupLearner` and its arguments), :meth:`receive` the answer."""
-
-    def __init__(self, agent_class: type, config: Any, rank: int, size: int, device: str | None) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._connection, theirs = context.Pipe()
-        self.process = context.Process(
-            target=run_learner,
-            args=(theirs, agent_class, config, rank, size, device),
-            name=f"rlgraph-learner-{rank}",
-            daemon=True,
-        )
-        self.process.start()
-        theirs.close()
-        self.rank = rank
-        self._leaving = False
-
-    @property
-    def alive(self) -> bool:
-        return self.process.is_alive()
-
-    @property
-    def exit_code(self) -> int | None:
-        return self.process.exitcode
-
-    def send(self, command: str, *args: Any) -> None:
-        try:
-            self._connection.send((command, args))
-        except (BrokenPipeError, ConnectionError, OSError) as error:
-            raise self._died(error) from error
-
-    def receive(self, timeout: float | None = READY_SECONDS) -> Any:
-        """The answer to the last command: its value, or the learner's error raised here."""
-        try:
-            if not self._connection.poll(timeout):
-                raise LearnerGroupError(f"learner {self.rank} did not answer within {timeout:.0f} s")
-            status, value = self._connection.recv()
-        except (EOFError, ConnectionError, OSError) as error:
-            raise self._died(error) from error
-        if status == "error":
-            raise LearnerFailedError(f"learner {self.rank} failed: {value}")
-        return value
-
-    def _died(self, error: BaseException) -> LearnerGroupError:
-        self.process.join(timeout=5)
-        return LearnerGroupError(f"learner {self.rank} died (exit code {self.process.exitcode}): {error!r}")
-
-    def leave(self) -> None:
-        """Ask the learner to leave the group and end (:meth:`close` waits for it)."""
-        if not self._leaving:
-            self._leaving = True
-            self._connection.send(("leave", ()))
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.leave()
-        self.process.join(timeout=10)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self._connection.close()
-
-
-def run_learner(
-    connection: Any, agent_class: type, config: Any, rank: int, size: int, device: str | None
-) -> None:
-    """A local learner process's life: run the group's commands (:class:`GroupLearner`'s methods) until
-    ``leave``. It ignores SIGINT: Ctrl-C in a terminal stops the run through the group's leader."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    learner = GroupLearner(agent_class, config, rank, size, device)
-    while True:
-        command, args = connection.recv()
-        try:
-            connection.send(("ok", getattr(learner, command)(*args)))
-        except BaseException:  # noqa: BLE001 - the group raises it, with this traceback
-            connection.send(("error", traceback.format_exc(limit=8)))
-        if command == "leave":
-            return

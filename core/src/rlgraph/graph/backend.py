@@ -159,7 +159,9 @@ class Backend:
                 f"backend {self.name!r} has no collectives for a learner group (the join_learner_group hook): "
                 "num_learners > 1 needs a backend that has them"
             )
-        return self.hook.join_learner_group(rank=rank, size=size, addresses=list(addresses), device=device)
+        return self.hook.join_learner_group(
+            rank=rank, size=size, address=addresses[0], addresses=list(addresses), device=device
+        )
 
     def join_learner_group(
         self,
@@ -210,8 +212,8 @@ class Backend:
         """``total / count``: the mean over the rows ``count`` counts (at least one), of which ``total`` is the
         sum. In a call a learner group runs, over the whole batch's counted rows (``count`` summed over the
         learners), divided by the learner's weight, so that the group's weighted sum of its learners' losses
-        (:meth:`sum_over_learners`) is the whole batch's mean: a loss that means over some rows (DQfD's
-        demonstrations, a sequence's valid steps) takes it in place of its own division."""
+        (:meth:`sum_over_learners`) is the whole batch's mean: a loss that means over the rows a mask marks
+        (DQfD's margin loss, over the demonstrations) takes it in place of its own division."""
         share = getattr(ops, "learner_share", None)
         if share is None or not share.calling:
             return total / ops.maximum(count, 1.0)

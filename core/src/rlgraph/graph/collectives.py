@@ -31,13 +31,15 @@ class CollectiveTraits:
     even_rows: bool = False
 
 
-@attrs.define
+@attrs.frozen
 class RowWindow:
-    """One learner's rows of a split call: ``rows`` from ``offset`` of a batch of ``total``."""
+    """One learner's rows of a split call: ``rows`` from ``offset`` of a batch of ``total``; ``shares``, every
+    learner's rows (how the call is split over the group)."""
 
     offset: int
     rows: int
     total: int
+    shares: tuple[int, ...] = ()
 
     @property
     def weight(self) -> float:

@@ -188,16 +188,20 @@ class BackendHooks:
         (a NaN reward must not reach the weights before the update that met it fails)."""
 
     @hookspec(firstresult=True)
-    def join_learner_group(self, rank: int, size: int, addresses: list[str], device: str | None) -> Any:
+    def join_learner_group(
+        self, rank: int, size: int, address: str, addresses: list[str], device: str | None
+    ) -> Any:
         """Join the collective of a learner group as learner ``rank`` of ``size`` (every learner calls it;
-        it returns once all have joined). ``addresses`` (``host:port``, one per learner, each free on its
-        learner's machine) are where the learners meet: learner 0's is the group's rendezvous; a collective that
-        needs a server in every learner (TensorFlow's) takes its own from the rest. ``device`` is the learner's
-        (a CUDA device: the accelerators' own collective). Return the handle :meth:`all_reduce_sum` and
-        :meth:`leave_learner_group` take; a handle whose ``take_rows(whole, window)`` slices a learner's rows
-        of a whole batch's draw serves the graphs' random ops (an SPMD program's learner index is traced).
-        Optional (added in plugin API 2.6; ``addresses``, one per learner, since 2.7): a backend without it
-        refuses groups of more than one learner."""
+        it returns once all have joined). ``address`` (``host:port``) is learner 0's, where the group meets;
+        ``addresses`` (added in plugin API 2.7) hold every learner's, each free on its learner's machine (a
+        collective that needs a server in every learner, as TensorFlow's, takes its own from them). ``device``
+        is the learner's (a CUDA device: the accelerators' own collective). Return the handle
+        :meth:`all_reduce_sum` and :meth:`leave_learner_group` take. The handle may serve the graphs' random
+        ops of a split call: its ``draw_rows(draw, shape, window, *args, **kwargs)`` draws a learner's rows of
+        the whole batch's draw (where the rows are known only as a program runs: see
+        :func:`rlgraph.graph.collectives.draw_rows`); a handle with a ``share`` attribute is given its
+        :class:`~rlgraph.graph.collectives.LearnerShare` (the rows of the call under way).
+        Optional (added in plugin API 2.6): a backend without it refuses groups of more than one learner."""
 
     @hookspec(firstresult=True)
     def collective_traits(self) -> Any:

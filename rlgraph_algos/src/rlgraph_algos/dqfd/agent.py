@@ -161,7 +161,7 @@ class DQFDAgent(DQNAgent):
     def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
         """A joined batch's priorities: the agent's rows (the first ``batch_size``) to its memory, the
         demonstrations' to theirs; a batch of demonstrations alone's to theirs."""
-        own = 0 if sample_api == "sample_demos" else self.config.update_spec.batch_size
+        own = 0 if sample_api == "sample_demos" else self.root.batch_size
         if own and self.has_api("update_priorities"):
             self._execute("update_priorities", indices[:own], priorities[:own])
         if self.has_api("update_demo_priorities"):

@@ -28,6 +28,7 @@ class DQFDBuilder(DQNBuilder):
         sample = max(1, round(ratio * batch_size / (1.0 - ratio)))
         pretrain_batch = config.demo_batch_size or batch_size
         demo_memory_spec = config.demo_memory_spec or default_of(type(config), "demo_memory_spec")
+        # (Made by every role: it checks the spec; the whole agent's alone keeps it.)
         demo_memory = replay_memory(demo_memory_spec, max(sample, pretrain_batch))
         demo_memory.scope = f"demo-{demo_memory.scope}"
         return {
