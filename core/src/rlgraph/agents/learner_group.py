@@ -170,9 +170,8 @@ class LearnerGroup:
         ops = self.executor.ops
         random_state = ops.random_state() if hasattr(ops, "random_state") else None
         rows = windows or [None] * self.size
-        if (
-            self.mirror is not None
-        ):  # learner 0 elsewhere: it gets what changed here, and gives back its changes
+        if self.mirror is not None:
+            # Learner 0 runs elsewhere: it gets what changed here, and gives back what it changes.
             given = self.mirror.changes()
             calls = [
                 (api_method, arguments[rank], rows[rank], random_state, given, rank == 0)
@@ -193,9 +192,9 @@ class LearnerGroup:
 
     def _round(self, command: str, payloads: list[tuple], own: Any = None, what: str = "") -> list[Any]:
         """Send ``command`` to the learners in other processes (each its payload), run ``own()`` here
-        meanwhile, and collect the answers: ``[own result, *theirs]`` (without ``own``: theirs). Any failure stops the group (the
-        others may wait in a sum, or hold answers unread) and raises a LearnerGroupError saying which
-        learner failed and why; an interrupt (Ctrl-C) stops it too and goes on as it is."""
+        meanwhile, and collect the answers: ``[own result, *theirs]`` (without ``own``: theirs). Any failure
+        stops the group (the others may wait in a sum, or hold answers unread) and raises a LearnerGroupError
+        saying which learner failed and why; an interrupt (Ctrl-C) stops it too and goes on as it is."""
         try:
             for learner, payload in zip(self.learners, payloads, strict=True):
                 learner.send(command, *payload)
@@ -269,11 +268,12 @@ class LearnerGroup:
         """Every input's rows (of its batch axis) in ``size`` consecutive shares, the last a row more where
         they do not divide."""
         spaces = list(self.executor._spaces[api_method].values())
-        axes = [leaf_axes(arg, spaces[i] if i < len(spaces) else None) for i, arg in enumerate(args)]
+        flats = [nested.flatten_with_paths(arg) for arg in args]  # each input's leaves, once
+        axes = [leaf_axes(flat, spaces[i] if i < len(spaces) else None) for i, flat in enumerate(flats)]
         sizes = {
             np.shape(leaf)[axis]
-            for arg, arg_axes in zip(args, axes, strict=True)
-            for path, leaf in nested.flatten_with_paths(arg).items()
+            for flat, arg_axes in zip(flats, axes, strict=True)
+            for path, leaf in flat.items()
             if (axis := arg_axes[path]) is not None
         }
         if len(sizes) != 1:
@@ -286,7 +286,10 @@ class LearnerGroup:
         bounds = [rank * total // self.size for rank in range(self.size + 1)]
         windows = [RowWindow(start, end - start, total) for start, end in itertools.pairwise(bounds)]
         slices = [
-            [_rows(arg, arg_axes, window) for arg, arg_axes in zip(args, axes, strict=True)]
+            [
+                _rows(arg, flat, arg_axes, window)
+                for arg, flat, arg_axes in zip(args, flats, axes, strict=True)
+            ]
             for window in windows
         ]
         return slices, windows
@@ -360,10 +363,10 @@ def batch_axis(space: Any) -> int | None:
     return 1 if space.has_time_rank and space.time_major else 0
 
 
-def leaf_axes(value: Any, space: Any) -> dict[str, int | None]:
-    """The axis of the rows of each leaf of ``value`` (by path), from its space: the space's own where it has
-    a batch rank, else each leaf's (a container of batched leaves: replayed sequences and their states)."""
-    flat = nested.flatten_with_paths(value)
+def leaf_axes(flat: dict[str, Any], space: Any) -> dict[str, int | None]:
+    """The axis of the rows of each leaf of a value (``flat``: its leaves by path), from its space: the space's
+    own where it has a batch rank, else each leaf's (a container of batched leaves: replayed sequences and
+    their states)."""
     axis = batch_axis(space)
     if axis is not None or space is None or not hasattr(space, "flatten"):
         return dict.fromkeys(flat, axis)
@@ -371,8 +374,9 @@ def leaf_axes(value: Any, space: Any) -> dict[str, int | None]:
     return {path: batch_axis(known.get(path)) for path in flat}
 
 
-def _rows(value: Any, axes: dict[str, int | None], window: RowWindow) -> Any:
-    """``value``'s leaves, each cut to the ``window`` of its rows (a leaf without rows whole)."""
+def _rows(value: Any, flat: dict[str, Any], axes: dict[str, int | None], window: RowWindow) -> Any:
+    """``value`` (``flat``: its leaves by path), each leaf cut to the ``window`` of its rows (one without rows
+    whole)."""
 
     def cut(path: str, leaf: Any) -> Any:
         axis = axes[path]
@@ -380,7 +384,6 @@ def _rows(value: Any, axes: dict[str, int | None], window: RowWindow) -> Any:
             return leaf
         return np.asarray(leaf)[(slice(None),) * axis + (slice(window.offset, window.offset + window.rows),)]
 
-    flat = nested.flatten_with_paths(value)
     return nested.unflatten_like(value, {path: cut(path, leaf) for path, leaf in flat.items()})
 
 
