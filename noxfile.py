@@ -65,6 +65,9 @@ JAX_PACKAGES = ("./rlgraph_jax", *COMPONENT_PACKAGES)
 # The experiment trackers' callbacks observe the trainer whatever the backend: one session tests them.
 TRACKER_PACKAGES = ("./plugins/rlgraph_trackers[mlflow,wandb]",)
 TRACKER_TESTS = ("tests/trackers",)
+# gymnax's environments in JAX: the compiled executor's (jax session), and every backend's (parity session).
+GYMNAX_PACKAGES = ("./plugins/rlgraph_gymnax",)
+GYMNAX_TESTS = ("tests/gymnax",)
 RUFF = "ruff==0.17.6"
 #: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
 PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
@@ -177,8 +180,9 @@ def tf(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def jax(session: nox.Session) -> None:
-    """JAX without PyTorch or TensorFlow: the jax backend and the same component and algorithm packages."""
-    run_backend_session(session, "jax")
+    """JAX without PyTorch or TensorFlow: the jax backend and the same component and algorithm packages; gymnax's
+    environments and the compiled executor (a population trained to its target in one program)."""
+    run_backend_session(session, "jax", GYMNAX_PACKAGES, GYMNAX_TESTS)
 
 
 ALL_BACKEND_PACKAGES = ("./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_PACKAGES)
@@ -189,12 +193,14 @@ def parity(session: nox.Session) -> None:
     """All three backends: components agree across them, models move between them, properties hold.
 
     Every component's outputs agree between the backends; models move across them; every component keeps
-    the generic properties on each (the derandomized ``ci`` profile: 3 examples a case)."""
-    install_local(session, *ALL_BACKEND_PACKAGES)
+    the generic properties on each (the derandomized ``ci`` profile: 3 examples a case); gymnax's environments
+    train an agent of each backend."""
+    install_local(session, *ALL_BACKEND_PACKAGES, *GYMNAX_PACKAGES)
     # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
-    run_tests_in_parallel(session, "tests/parity", defects, env=env)
+    gymnax = "tests/gymnax/test_gymnax_environments.py"  # gymnax's environments on every backend
+    run_tests_in_parallel(session, "tests/parity", defects, gymnax, env=env)
 
 
 @nox.session(python=PYTHON)

@@ -182,3 +182,19 @@ def test_another_executor_from_the_command_line_drops_the_files_executor_options
     assert spec.executor == {"type": "sync_batch", "num_workers": 2}
     same = load_run_spec(source, options={"executor": "apex", "num_workers": 2})
     assert same.executor == {"type": "apex", "num_replay_shards": 4, "num_workers": 2}
+
+
+def test_a_population_is_one_agent_by_default_and_set_by_option():
+    spec = load_run_spec({"environment": "CartPole-v1", "agent": AGENT})
+    assert spec.population == 1
+    assert load_run_spec(spec.to_dict(), options={"population": 8}).population == 8
+    with pytest.raises(SpecError, match="population"):
+        load_run_spec({**spec.to_dict(), "population": 0})
+
+
+def test_a_population_needs_an_executor_that_trains_one(tmp_path):
+    from rlgraph.training import Trainer
+
+    spec = load_run_spec({"environment": "CartPole-v1", "agent": AGENT, "population": 2})
+    with pytest.raises(SpecError, match="population: executor 'local' trains one agent.*executor compiled"):
+        Trainer(spec, tmp_path / "run")

@@ -203,7 +203,7 @@ class StopAt:
     @hookimpl
     def after_episode(self, timestep):
         if timestep >= self.timestep and self.trainer_ref:
-            self.trainer_ref[0]._stop_signal = "SIGINT"
+            self.trainer_ref[0].stop.signal = "SIGINT"
 
 
 def interrupted_run(run_dir, at=700, **changes):

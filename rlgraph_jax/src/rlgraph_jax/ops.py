@@ -325,6 +325,10 @@ def lstm(
 
 
 # -- random: each graph draws from a key of its own ---------------------------------------------------
+#: The name of the variable that holds a graph's random key.
+RANDOM_KEY = "random-key"
+
+
 def _seed_key(seed: int | None) -> np.ndarray:
     """The raw key ``jax.random.PRNGKey(seed)`` gives, built in NumPy: creating one starts no JAX runtime
     (whose thread pools are fixed when it starts, see ``configure_threads``)."""
@@ -519,11 +523,12 @@ OPS = types.SimpleNamespace(
     assign_lerp=assign_lerp,
     scatter_update=scatter_update,
     read=read,
-    **random_ops(Variable(_seed_key(None), name="random-key")),
+    **random_ops(Variable(_seed_key(None), name=RANDOM_KEY)),
 )
 
 
 def create_ops(seed: int | None) -> types.SimpleNamespace:
-    """The ops of one graph: :data:`OPS` with random ops drawing from the graph's own key."""
-    key = Variable(_seed_key(seed), name="random-key")
-    return types.SimpleNamespace(**{**vars(OPS), **random_ops(key)})
+    """The ops of one graph: :data:`OPS` with random ops drawing from the graph's own key (``_random_key``, a
+    variable: programs that thread the graph's whole state carry it)."""
+    key = Variable(_seed_key(seed), name=RANDOM_KEY)
+    return types.SimpleNamespace(**{**vars(OPS), **random_ops(key)}, _random_key=key)

@@ -789,6 +789,14 @@ class Agent(Specifiable):
             return self.learn_from_sample(self.update_from_sampled)
         return update_result(self._execute("update"))
 
+    def training_plan(self, num_environments: int) -> Any:
+        """The agent's training loop in terms of its root API methods, for an executor that compiles the loop
+        whole (:mod:`rlgraph.agents.plans`), with ``num_environments`` environments; an agent without one (the
+        default) raises :class:`~rlgraph.errors.NotApplicableError` saying why."""
+        raise NotApplicableError(
+            f"{type(self).__name__} has no training plan: its loop runs on the host only (use the local executor)"
+        )
+
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
         """How a learner group splits a call of ``api_method`` whose rows are not simply its inputs' rows:
         ``(each learner's arguments, each one's RowWindow)``, the windows' rows the learner's share of the

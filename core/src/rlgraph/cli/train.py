@@ -64,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="learners that learn as one, each from 1/N of every batch (a learner group)",
     )
     parser.add_argument(
+        "--population",
+        metavar="N",
+        type=positive_int_argument,
+        help="agents trained at once, seeds SEED to SEED+N-1 (executor compiled: one program for all)",
+    )
+    parser.add_argument(
         "--eval-interval", metavar="N", type=positive_int_argument, help="steps between greedy evaluations"
     )
     parser.add_argument(
@@ -94,6 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train; return 0, or 130 when interrupted (Ctrl-C)."""
     from rlgraph.training import ProgressDisplay, Trainer, default_run_dir
+    from rlgraph.training.population import PopulationTrainer, trains_population
     from rlgraph.training.spec import RUNS_ROOT
 
     if args.resume is not None:
@@ -103,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
     run_dir = args.run_dir or default_run_dir(spec)
     try:
         try:
-            trainer = Trainer(spec, run_dir, display=ProgressDisplay(spec.timesteps, enabled=not args.quiet))
+            trainer_class = PopulationTrainer if trains_population(spec) else Trainer
+            trainer = trainer_class(
+                spec, run_dir, display=ProgressDisplay(spec.timesteps, enabled=not args.quiet)
+            )
         except BaseException:
             if not args.run_dir:  # the folder reserved for this run (and its root, if new) stays empty
                 with contextlib.suppress(OSError):
@@ -135,7 +145,8 @@ def parse(arguments: Sequence[str]) -> argparse.Namespace:
 
 def _resume(args: argparse.Namespace) -> int:
     """``--resume RUN``: go on with a run; only ``--timesteps`` (and ``--quiet``) may be given with it."""
-    from rlgraph.training import ProgressDisplay, Trainer
+    from rlgraph.training import ProgressDisplay, Trainer, read_run_spec
+    from rlgraph.training.population import PopulationTrainer, trains_population
     from rlgraph.training.spec import OPTION_KEYS
 
     changed = [f"--{option.replace('_', '-')}" for option in OPTION_KEYS if getattr(args, option) is not None]
@@ -146,7 +157,8 @@ def _resume(args: argparse.Namespace) -> int:
             f"--resume goes on with the run's own spec and folder; it takes only --timesteps, got {', '.join(given)}"
         )
     try:
-        trainer = Trainer.resume(args.resume, args.timesteps)
+        trainer_class = PopulationTrainer if trains_population(read_run_spec(args.resume)) else Trainer
+        trainer = trainer_class.resume(args.resume, args.timesteps)
     except KeyboardInterrupt:
         return _interrupted()
     trainer.display = ProgressDisplay(trainer.spec.timesteps, enabled=not args.quiet)

@@ -13,6 +13,8 @@ from rlgraph.utils.lazy import lazy_exports
 # public name -> module that defines it
 _LAZY = {
     "Environment": "rlgraph.environments.environment",
+    "FunctionalEnvironment": "rlgraph.environments.functional",
+    "FunctionalStep": "rlgraph.environments.functional",
     "GridWorld": "rlgraph.environments.grid_world",
     "GymnasiumEnv": "rlgraph.environments.gymnasium_env",
     "OpenAIGymEnv": "rlgraph.environments.gymnasium_env",
@@ -20,10 +22,20 @@ _LAZY = {
     "VectorEnv": "rlgraph.environments.vector_env",
 }
 
-__all__ = ["Environment", "GridWorld", "GymnasiumEnv", "OpenAIGymEnv", "RecallCorridor", "VectorEnv"]
+__all__ = [
+    "Environment",
+    "FunctionalEnvironment",
+    "FunctionalStep",
+    "GridWorld",
+    "GymnasiumEnv",
+    "OpenAIGymEnv",
+    "RecallCorridor",
+    "VectorEnv",
+]
 
 if TYPE_CHECKING:
     from rlgraph.environments.environment import Environment
+    from rlgraph.environments.functional import FunctionalEnvironment, FunctionalStep
     from rlgraph.environments.grid_world import GridWorld
     from rlgraph.environments.gymnasium_env import GymnasiumEnv, OpenAIGymEnv
     from rlgraph.environments.recall_corridor import RecallCorridor

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Self
 
+from rlgraph.environments.functional import FunctionalEnvironment
 from rlgraph.spaces import Space
 from rlgraph.specs import Specifiable
 
@@ -48,6 +49,11 @@ class Environment(Specifiable, abc.ABC):
 
     def render(self) -> Any:
         """A rendering of the current state, or ``None``."""
+        return None
+
+    def functional(self) -> FunctionalEnvironment | None:
+        """The environment as pure functions (:mod:`rlgraph.environments.functional`), where it is written
+        as such (the compiled executor needs one); None by default."""
         return None
 
     def terminate(self) -> None:

@@ -242,6 +242,17 @@ class GraphExecutor:
     def variables(self, trainable_only: bool = False) -> dict[str, Any]:
         return self.root.variables(trainable_only=trainable_only)
 
+    def initial_values(self, seed: int | None) -> dict[str, np.ndarray]:
+        """Every variable's initial value as a build with ``seed`` draws it, by global name: a population of
+        agents that differ in their seed shares one built graph."""
+        from rlgraph.graph.build.builder import variable_seed
+        from rlgraph.graph.initializers import Initializer
+
+        return {
+            name: Initializer(init.spec, init.shape, init.dtype, variable_seed(seed, name))()
+            for name, (_, init) in self._built().variables.items()
+        }
+
     def get_weights(self, trainable_only: bool = False) -> dict[str, np.ndarray]:
         """Variable values as NumPy arrays keyed by global scope name (backend-neutral)."""
         self._built()

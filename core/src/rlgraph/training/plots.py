@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import RLGraphError
+from rlgraph.training.population import MEMBERS_DIR
 from rlgraph.training.progress import COLUMNS, read_progress
 from rlgraph.training.runs import read_run_spec
 from rlgraph.training.spec import agent_label, environment_label
@@ -41,9 +42,12 @@ class Run:
 
 
 def find_runs(paths: Sequence[str | os.PathLike]) -> list[Run]:
-    """The runs in ``paths``: run folders, or folders holding run folders (``runs/``, a sweep)."""
+    """The runs in ``paths``: run folders, or folders holding run folders (``runs/``, a sweep, a population's
+    ``members/``)."""
     folders: list[Path] = []
     for path in map(Path, paths):
+        if (path / MEMBERS_DIR).is_dir():
+            path = path / MEMBERS_DIR
         if (path / PROGRESS_FILE).is_file():
             folders.append(path)
         elif path.is_dir():
@@ -59,7 +63,8 @@ def read_run(folder: Path) -> Run:
     spec = read_run_spec(folder)
     data = spec.to_dict()
     data.pop("seed", None)
-    if spec.seed is not None and spec.evaluation.seed == spec.seed + EVALUATION_SEED_OFFSET:
+    derived = spec.seed is not None and spec.evaluation.seed == spec.seed + EVALUATION_SEED_OFFSET
+    if derived or folder.parent.name == MEMBERS_DIR:  # a population's members share the run's
         data["evaluation"]["seed"] = None  # derived from the seed (run.yaml stores the one used)
     label = f"{agent_label(spec.agent)} ({spec.backend or 'default backend'}) on {environment_label(spec.environment)}"
     rows = read_progress(folder / PROGRESS_FILE)

@@ -58,7 +58,10 @@ class RunSpec:
     ``num_learners``: learners that learn as one, each from 1/N of every batch (a learner group:
     :mod:`rlgraph.agents.learner_group`; the backend must have collectives). ``num_cpus_per_learner``: the
     CPUs Ray reserves for each learner it places (default 1; below 1, learners share CPUs; a GPU learner
-    reserves its GPU instead).
+    reserves its GPU instead). ``population``: agents of this spec trained at once by an executor that
+    trains populations (``executor: compiled``, rlgraph-jax: one program for all), member ``i`` with seed
+    ``seed + i``, each evaluated, checkpointed and reported on its own
+    (:mod:`rlgraph.training.population`).
     """
 
     agent: dict[str, Any]
@@ -76,6 +79,7 @@ class RunSpec:
     executor: str | dict[str, Any] = "local"
     num_learners: int = attrs.field(default=1, validator=at_least(1))
     num_cpus_per_learner: float = attrs.field(default=1.0, validator=validator_of(positive))
+    population: int = attrs.field(default=1, validator=at_least(1))
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:
@@ -120,6 +124,7 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "executor": ("executor", "type"),
     "num_workers": ("executor", "num_workers"),
     "num_learners": ("num_learners",),
+    "population": ("population",),
 }
 
 
@@ -231,9 +236,11 @@ def set_path(data: dict[str, Any], path: Sequence[str], value: Any) -> None:
 
 
 def environment_label(environment: str | Mapping[str, Any]) -> str:
-    """A short name for an environment: its Gymnasium id, else its spec's type."""
+    """A short name for an environment: its Gymnasium id, or its spec's ``env_id`` or type."""
     if isinstance(environment, Mapping):
-        environment = environment.get("gym_env") or environment.get("type") or "env"
+        environment = (
+            environment.get("gym_env") or environment.get("env_id") or environment.get("type") or "env"
+        )
     return str(environment)
 
 

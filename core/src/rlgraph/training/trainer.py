@@ -45,6 +45,46 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 HARD_STOP = "second signal"
 
 
+class StopSignals:
+    """Requests to stop a run: SIGINT (Ctrl-C) and SIGTERM, heard in the main thread while
+    :meth:`listening`. The first sets :attr:`signal` (training stops after the steps under way, with a
+    checkpoint); a second stops at once (:attr:`hard`; a KeyboardInterrupt, without a checkpoint)."""
+
+    def __init__(self) -> None:
+        #: The request heard (a signal's name, or "KeyboardInterrupt"), or None.
+        self.signal: str | None = None
+
+    @property
+    def hard(self) -> bool:
+        """Whether a second request asked to stop at once."""
+        return self.signal == HARD_STOP
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def ask_to_stop(number: int, _: Any) -> None:
+            if self.signal is not None:
+                self.signal = HARD_STOP
+                raise KeyboardInterrupt
+            self.signal = signal.Signals(number).name
+            print(
+                f"\nrlgraph: {self.signal}: stopping after the steps under way and storing a "
+                "checkpoint (again: stop at once)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        previous = {number: signal.signal(number, ask_to_stop) for number in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
 @attrs.frozen
 class TrainingSummary:
     """What a training run did (``summary.json``). Seconds count from the start of training;
@@ -190,7 +230,8 @@ class Trainer:
         self.earlier_compile_seconds = float(saved.get("compile_seconds", 0.0))
         self.setup_seconds = time.perf_counter() - start
         self._start = time.perf_counter()
-        self._stop_signal: str | None = None
+        #: A request to stop (SIGINT, SIGTERM) heard while training.
+        self.stop = StopSignals()
 
     def _set_up(self, run_dir: Path, observers: Sequence[Any], resume_from: Any) -> dict[str, Any]:
         """Observers, the executor and its agent, the evaluator, the run folder (created, or restored from
@@ -308,17 +349,17 @@ class Trainer:
                 timestep=int(self.executor.timesteps),
             )
             self._start = time.perf_counter() - self.earlier_seconds
-            with self._stop_on_signals(), self.display.showing_notices(COMPILE_LOGGER):
+            with self.stop.listening(), self.display.showing_notices(COMPILE_LOGGER):
                 try:
                     self._train()
                 except KeyboardInterrupt:
-                    self._stop_signal = self._stop_signal or "KeyboardInterrupt"
+                    self.stop.signal = self.stop.signal or "KeyboardInterrupt"
                 except ExecutorGaveUpError as error:
                     gave_up = error
                 finally:
                     self.display.close()
-                interrupted = self._stop_signal is not None
-                if self._stop_signal != HARD_STOP:
+                interrupted = self.stop.signal is not None
+                if not self.stop.hard:
                     checkpoint = self._store_checkpoint()
             summary = self._summary(interrupted, checkpoint, gave_up)
             (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
@@ -337,39 +378,13 @@ class Trainer:
             ) from gave_up
         return summary
 
-    @contextlib.contextmanager
-    def _stop_on_signals(self) -> Iterator[None]:
-        """SIGINT and SIGTERM ask training to stop (see :meth:`run`), in the main thread."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
-        def ask_to_stop(number: int, _: Any) -> None:
-            if self._stop_signal is not None:
-                self._stop_signal = HARD_STOP
-                raise KeyboardInterrupt
-            self._stop_signal = signal.Signals(number).name
-            print(
-                f"\nrlgraph: {self._stop_signal}: stopping after the steps under way and storing a "
-                "checkpoint (again: stop at once)",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        previous = {number: signal.signal(number, ask_to_stop) for number in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-
     def _train(self) -> None:
         spec, executor = self.spec, self.executor
         total, eval_interval = spec.timesteps, spec.evaluation_interval
         next_evaluation = _next_multiple(executor.timesteps, eval_interval)
         interval = spec.checkpoint_interval
         next_checkpoint = _next_multiple(executor.timesteps, interval)
-        while executor.timesteps < total and self._stop_signal is None:
+        while executor.timesteps < total and self.stop.signal is None:
             updates = executor.updates
             stop = min(total, executor.timesteps + spec.progress_interval, next_checkpoint)
             if self.evaluator is not None:
@@ -394,7 +409,7 @@ class Trainer:
         the progress row of the steps run."""
         executor, steps, seconds = self.executor, 0, 0.0
         piece = STOP_CHECK_STEPS * self.spec.num_environments
-        while executor.timesteps < stop and (self._stop_signal is None or steps == 0):
+        while executor.timesteps < stop and (self.stop.signal is None or steps == 0):
             results = executor.execute_workload(
                 {
                     "num_timesteps": min(piece, stop - executor.timesteps),
@@ -573,6 +588,14 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callb
         "seed": spec.seed,
         "episode_finish_callback": episode_finish_callback,
     }
+    if getattr(executor_class, "trains_population", False):
+        given["population"] = spec.population
+    elif spec.population != 1:
+        raise SpecError(
+            f"executor {name!r} trains one agent: a population of {spec.population} trains in one program with "
+            "executor compiled (pip install -c constraints.txt -e rlgraph_jax)",
+            "population",
+        )
     if step_callback is not None:
         if "step_callback" not in inspect.signature(executor_class).parameters:
             raise SpecError(

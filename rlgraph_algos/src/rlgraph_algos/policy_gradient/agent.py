@@ -11,9 +11,10 @@ import numpy as np
 from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.plans import RolloutPlan
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
-from rlgraph.errors import APICallError
+from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.graph.collectives import RowWindow
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.utils import nested
@@ -223,6 +224,36 @@ class PolicyGradientAgent(Agent):
             )
         return _update_result(results)
 
+    def training_plan(self, num_environments: int) -> RolloutPlan:
+        """Rollouts of ``update_spec.batch_size`` steps, one update each ``update_interval`` steps (the two must
+        agree, and split evenly over the environments), then :meth:`minibatches`' gradient steps."""
+        spec, name = self.update_spec, type(self).__name__
+        refusal = None
+        if self.acts_on_sequences:
+            refusal = "a recurrent policy's loop (sequences, internal states) runs on the host only"
+        elif self.sample_episodes:
+            refusal = (
+                "sample_episodes learns from whole episodes, which a fixed-size compiled rollout cannot hold"
+            )
+        elif spec.update_mode != "time_steps" or spec.update_interval != spec.batch_size:
+            refusal = (
+                f"a compiled loop updates on each rollout of update_spec.batch_size steps: give update_interval "
+                f"= batch_size in time steps (got update_mode {spec.update_mode!r}, update_interval "
+                f"{spec.update_interval}, batch_size {spec.batch_size})"
+            )
+        elif spec.batch_size % num_environments:
+            refusal = (
+                f"update_spec.batch_size ({spec.batch_size}) must split evenly over the {num_environments} "
+                "environments (one rollout column each)"
+            )
+        if refusal is not None:
+            raise NotApplicableError(f"{name} cannot train compiled: {refusal}")
+        return self.rollout_plan(spec.batch_size)
+
+    def rollout_plan(self, steps: int) -> RolloutPlan:
+        """The gradient steps of an update on ``steps`` steps (one on all of them by default)."""
+        return RolloutPlan(steps, standardize_advantages=self.standardize_advantages)
+
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
         """A recurrent policy's sequences split over a learner group by columns: each learner a share of the
         columns, with their valid steps (the rows its losses mean over) indexed into its own columns. (Their
@@ -292,6 +323,15 @@ class PPOAgent(PolicyGradientAgent):
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         return self._shuffled_passes(count, min(self.update_spec.sample_size or count, count))
+
+    def rollout_plan(self, steps: int) -> RolloutPlan:
+        spec = self.update_spec
+        return RolloutPlan(
+            steps,
+            iterations=spec.num_iterations,
+            minibatch_size=min(spec.sample_size or steps, steps),
+            standardize_advantages=self.standardize_advantages,
+        )
 
     def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
         """As :meth:`minibatches`, in whole sequences: ``sample_size`` steps are that many sequences of

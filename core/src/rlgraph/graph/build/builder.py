@@ -189,7 +189,7 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
 
     def variable_seed(self, global_name: str) -> int:
         """The seed of one variable's initializer: from the build seed and the variable's name."""
-        return zlib.crc32(f"{self.seed}:{global_name}".encode())
+        return variable_seed(self.seed, global_name)
 
     def register_variable(self, global_name: str, variable: Any, initializer: Any, seconds: float) -> None:
         self.variables[global_name] = (variable, initializer)
@@ -357,3 +357,8 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
             yield
         finally:
             ACTIVE_BUILDER.reset(token)
+
+
+def variable_seed(seed: int | None, global_name: str) -> int:
+    """The seed of the initializer of variable ``global_name`` in a build with ``seed`` (None: 0)."""
+    return zlib.crc32(f"{0 if seed is None else int(seed)}:{global_name}".encode())

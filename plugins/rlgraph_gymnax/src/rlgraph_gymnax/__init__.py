@@ -1,0 +1,1 @@
+"""RLgraph environments written in JAX (gymnax\x27s)."""

@@ -1,0 +1,299 @@
+"""The ``compiled`` executor: environment steps, acting and learning as one XLA program, for a population of
+agents at once."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rlgraph.agents.plans import RolloutPlan
+from rlgraph.errors import NotApplicableError, SpecError
+from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, check_positive_ints, resume_seed
+from rlgraph.executors.local import build_agent
+from rlgraph.graph.compiling import CompileClock
+from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
+from rlgraph_jax.compiled.environments import greedy_episodes
+from rlgraph_jax.compiled.graph import PureGraph
+from rlgraph_jax.compiled.rollouts import Member, RolloutLoop
+
+RLGRAPH_PLUGIN_API = "2.0"
+
+FUNCTIONAL_HINT = (
+    "the compiled executor steps the environment inside its program, so it needs one written as pure functions "
+    "(Environment.functional()): `pip install -c constraints.txt -e plugins/rlgraph_gymnax` and give "
+    "environment: {type: gymnax, env_id: CartPole-v1}"
+)
+
+
+class CompiledExecutor(Executor):
+    """Trains ``population`` agents of one spec, each with ``num_environments`` environments of its own, in
+    one XLA program per chunk of training (Podracer's Anakin architecture).
+
+    The environment must be functional (:meth:`~rlgraph.environments.Environment.functional`: gymnax's); the
+    agent is built once on JAX, and its root API methods, unchanged, run inside the program as its
+    :meth:`~rlgraph.agents.Agent.training_plan` describes (:mod:`rlgraph_jax.compiled.rollouts`). The
+    members are the same graph with a state each, mapped over with ``jax.vmap``; member ``i`` starts as the
+    agent built with seed ``seed + i`` would. Its counts (:attr:`timesteps`, :attr:`updates`) are every
+    member's; :attr:`episodes` sums them. :meth:`evaluate_members` plays greedy episodes inside a program
+    too; :meth:`store_member` writes one member's ordinary checkpoint.
+
+    Programs compile at their first call (their seconds: :attr:`compile_seconds`) and are kept in JAX's
+    persistent compilation cache (rlgraph-jax sets one up), so a second run of the same spec loads them.
+    """
+
+    trains_population: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        environment_spec: Any,
+        agent_config: Any,
+        num_environments: int = 1,
+        seed: int | None = None,
+        episode_finish_callback: EpisodeCallback | None = None,
+        population: int = 1,
+    ) -> None:
+        super().__init__(environment_spec, agent_config, seed)
+        check_positive_ints(num_environments=num_environments, population=population)
+        self.episode_finish_callback = episode_finish_callback
+        environment = _make_environment(environment_spec)
+        try:
+            functional = environment.functional()
+            if functional is None:
+                raise SpecError(f"{environment!r} is not functional: {FUNCTIONAL_HINT}", "environment")
+            self._agent = build_agent(_on_jax(agent_config), environment, seed)
+        finally:
+            environment.terminate()
+        self.env = functional
+        plan = self._agent.training_plan(num_environments)
+        if not isinstance(plan, RolloutPlan):
+            raise NotApplicableError(f"the compiled executor has no loop for a {type(plan).__name__} yet")
+        self.plan = plan
+        self.graph = PureGraph(self._agent)
+        self.loop = RolloutLoop(self.graph, functional, plan, num_environments)
+        base = int(np.random.default_rng().integers(2**31)) if seed is None else int(seed)
+        #: Each member's seed (member ``i``: the run's seed plus ``i``).
+        self.member_seeds = [base + i for i in range(population)]
+        self.members = _stacked([self.loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds])
+        self._timesteps = self._updates = 0
+        self._episodes = np.zeros(population, np.int64)
+        self.update_seconds = 0.0
+        self._programs: dict[Any, Any] = {}
+        self._chunk: int | None = None
+        self.clock = CompileClock("compiled training", "JAX", jax.config.jax_compilation_cache_dir or None)
+
+    # -- counts ---------------------------------------------------------------------------------------------------
+    @property
+    def agent(self) -> Any:
+        return self._agent
+
+    @property
+    def population(self) -> int:
+        return len(self.member_seeds)
+
+    @property
+    def timesteps(self) -> int:
+        """Time steps each member has trained."""
+        return self._timesteps
+
+    @property
+    def episodes(self) -> int:
+        return int(self._episodes.sum())
+
+    @property
+    def updates(self) -> int:
+        """Updates each member has made."""
+        return self._updates
+
+    @property
+    def compile_seconds(self) -> float:
+        """Seconds spent compiling this executor's programs (or loading them from the cache)."""
+        return self.clock.seconds
+
+    # -- training -----------------------------------------------------------------------------------------------
+    def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
+        """Train every member ``num_timesteps`` time steps (whole rollouts: rounded up to them). The result's
+        ``members`` hold each member's episodes and loss; its other keys count every member."""
+        workload = Workload.of(workload)
+        steps = self.plan.steps_per_update
+        iterations = math.ceil(workload.num_timesteps / steps)
+        self._chunk = self._chunk or iterations
+        start, compiling = time.perf_counter(), self.clock.seconds
+        reports = []
+        for length in [self._chunk] * (iterations // self._chunk) + [1] * (iterations % self._chunk):
+            self.members, report = self._run("train", length, self.members)
+            reports.append(report)
+        reports = jax.device_get(reports)
+        runtime = time.perf_counter() - start - (self.clock.seconds - compiling)  # compiles apart
+        self.update_seconds += runtime
+        self._timesteps += iterations * steps
+        self._updates += iterations
+        members = [_member_result(reports, index) for index in range(self.population)]
+        self._announce(members)
+        rewards = [r for member in members for r in member["episode_rewards"]]
+        frames = iterations * steps * self.population
+        return {
+            "timesteps_executed": iterations * steps,
+            "episodes_executed": sum(len(member["episode_rewards"]) for member in members),
+            "updates_executed": iterations,
+            "runtime": runtime,
+            "env_frames": frames,
+            "env_frames_per_second": frames / runtime if runtime else 0.0,
+            "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
+            "episode_rewards": rewards,
+            "members": members,
+            **self.evaluate(workload.evaluation_episodes, workload.max_timesteps_per_episode),
+        }
+
+    def _run(self, name: str, length: int, *args: Any) -> Any:
+        """Program ``name`` of ``length`` (compiled at its first call, timed apart) on ``args``."""
+        key = (name, length)
+        program = self._programs.get(key)
+        if program is None:
+            self.clock.start()
+            try:
+                program = self._programs[key] = self._lower(name, length, args).compile()
+            finally:
+                self.clock.stop()
+        return program(*args)
+
+    def _lower(self, name: str, length: int, args: Sequence[Any]) -> Any:
+        loop = self.loop
+        if name == "train":
+
+            def train(member: Member) -> Any:
+                return jax.lax.scan(loop.iteration, member, None, length=length)
+
+            return jax.jit(jax.vmap(train), donate_argnums=0).lower(*args)
+        episodes, steps = length
+        act = self.plan.act_method
+
+        def evaluate(member: Member, key: Any) -> Any:
+            return greedy_episodes(self.graph, member.graph, self.env, act, key, episodes, steps)
+
+        return jax.jit(jax.vmap(evaluate, in_axes=(0, None))).lower(*args)
+
+    def _announce(self, members: list[dict[str, Any]]) -> None:
+        for index, member in enumerate(members):
+            self._episodes[index] += len(member["episode_rewards"])
+            if self.episode_finish_callback is not None:
+                for reward, length in zip(member["episode_rewards"], member["episode_timesteps"]):
+                    self.episode_finish_callback(index, reward, length)
+
+    # -- evaluation and checkpoints ------------------------------------------------------------------------------
+    def evaluate_members(
+        self, episodes: int, seed: int | None, max_episode_steps: int | None = None
+    ) -> list[EvaluationResult]:
+        """Each member's greedy evaluation: ``episodes`` episodes from the same start states for every member
+        (drawn from ``seed``), each until it ends or for ``max_episode_steps`` steps (default: the
+        environment's time limit)."""
+        steps = max_episode_steps or self.env.max_episode_steps or EPISODE_STEP_LIMIT
+        key = jax.random.PRNGKey(np.random.default_rng().integers(2**31) if seed is None else seed)
+        returns, lengths = jax.device_get(self._run("evaluate", (episodes, steps), self.members, key))
+        return [
+            EvaluationResult(tuple(map(float, returns[i])), tuple(map(int, lengths[i])))
+            for i in range(self.population)
+        ]
+
+    def load_member_into_agent(self, index: int) -> Any:
+        """Put member ``index``'s state into the agent (for a checkpoint, an evaluation on the host); the agent."""
+        self.graph.load(jax.device_get(jax.tree_util.tree_map(lambda x: x[index], self.members.graph)))
+        agent = self._agent
+        agent.timesteps, agent.updates, agent.episodes = (
+            self._timesteps,
+            self._updates,
+            int(self._episodes[index]),
+        )
+        return agent
+
+    def store_member(
+        self, index: int, path: str | os.PathLike, metadata: Mapping[str, Any] | None = None
+    ) -> Path:
+        """Member ``index``'s ordinary checkpoint (an agent's: ``rlgraph evaluate`` and the local executor load it)."""
+        return self.load_member_into_agent(index).store_model(path, metadata=metadata)
+
+    def load_member(self, index: int, path: str | os.PathLike) -> dict[str, Any]:
+        """Load member ``index``'s state from its checkpoint; the checkpoint's metadata."""
+        metadata = self._agent.load_model(path)
+        state = self.graph.state()
+        graph = jax.tree_util.tree_map(
+            lambda stacked, value: stacked.at[index].set(value), self.members.graph, state
+        )
+        self.members = self.members._replace(graph=graph)
+        return metadata
+
+    def get_state(self) -> dict[str, Any]:
+        return {
+            **super().get_state(),
+            "member_episodes": [int(n) for n in self._episodes],
+            "update_seconds": float(self.update_seconds),
+        }
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Go on from :meth:`get_state` (the members' graphs loaded already): new episodes, from seeds derived
+        from each member's seed and the time steps done."""
+        self._timesteps, self._updates = int(state["timesteps"]), int(state["updates"])
+        self._episodes = np.asarray(state.get("member_episodes", [0] * self.population), np.int64)
+        self.update_seconds = float(state.get("update_seconds", 0.0))
+        fresh = _stacked(
+            [
+                self.loop.start(self.graph.state(), resume_seed(seed, self._timesteps))
+                for seed in self.member_seeds
+            ]
+        )
+        self.members = fresh._replace(
+            graph=self.members.graph, timesteps=jnp.full(self.population, self._timesteps)
+        )
+
+
+def _make_environment(environment_spec: Any) -> Any:
+    from rlgraph.environments.vector_env import _environment_factory
+    from rlgraph.specs.validation import rebase
+
+    try:
+        return _environment_factory(environment_spec, 1)()
+    except SpecError as error:
+        raise rebase(error, "environment") from error
+
+
+def _on_jax(agent_config: Any) -> Any:
+    """The agent spec, on JAX (a spec naming another backend is refused), with XLA's default threads unless it
+    sets them (the environment, made first, has started JAX already)."""
+    backend = agent_config.get("backend")
+    if backend not in (None, "jax"):
+        raise SpecError(
+            f"the compiled executor compiles the agent with JAX, not {backend!r}: give backend jax (or none)",
+            "agent.backend",
+        )
+    execution = dict(agent_config.get("execution_spec") or {})
+    for key in ("intra_op_threads", "inter_op_threads"):  # the whole program: XLA's own thread pools
+        execution.setdefault(key, None)
+    return {**agent_config, "backend": "jax", "execution_spec": execution}
+
+
+def _stacked(members: Sequence[Member]) -> Member:
+    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *members)
+
+
+def _member_result(reports: Sequence[Any], index: int) -> dict[str, Any]:
+    """Member ``index``'s episodes (in the order they ended) and mean loss over the reports of a workload."""
+    rewards: list[float] = []
+    lengths: list[int] = []
+    losses = []
+    for report in reports:
+        ended = report.ended[index]  # (iterations, T, B)
+        rewards += report.returns[index][ended].tolist()
+        lengths += report.lengths[index][ended].tolist()
+        losses.append(report.loss[index])
+    return {
+        "episode_rewards": rewards,
+        "episode_timesteps": lengths,
+        "loss": float(np.mean(np.concatenate(losses))),
+    }
