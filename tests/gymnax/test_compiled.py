@@ -87,13 +87,17 @@ def test_the_minibatches_are_shuffled_passes_over_the_rollout() -> None:
     from rlgraph.agents.plans import RolloutPlan
 
     rows = np.asarray(
-        minibatches(jax.random.PRNGKey(0), 256, RolloutPlan(256, iterations=10, minibatch_size=128))
+        minibatches(
+            jax.random.PRNGKey(0), 256, RolloutPlan(steps_per_update=256, iterations=10, minibatch_size=128)
+        )
     )
     assert rows.shape == (10, 128)
     for epoch in range(5):  # each pair of minibatches is one pass: every row once
         assert sorted(rows[2 * epoch : 2 * epoch + 2].reshape(-1)) == list(range(256))
     uneven = np.asarray(
-        minibatches(jax.random.PRNGKey(0), 10, RolloutPlan(10, iterations=3, minibatch_size=4))
+        minibatches(
+            jax.random.PRNGKey(0), 10, RolloutPlan(steps_per_update=10, iterations=3, minibatch_size=4)
+        )
     )
     assert sorted(uneven.reshape(-1)[:10]) == list(range(10))
 

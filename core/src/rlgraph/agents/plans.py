@@ -11,29 +11,84 @@ without a plan says why (:class:`~rlgraph.errors.NotApplicableError`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
+from rlgraph.errors import NotApplicableError
 
-@attrs.frozen
-class RolloutPlan:
+
+@attrs.frozen(kw_only=True)
+class ActingPlan:
+    """How the loop acts: root API method ``act_method(states[, time_step], use_exploration)`` returns
+    ``actions`` and ``preprocessed_states``; ``act_time_step``: it takes the time step (the steps acted so
+    far: an exploration's decay) after the states."""
+
+    act_method: str = "get_actions"
+    act_time_step: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class RolloutPlan(ActingPlan):
     """On-policy learning from rollouts (PPO, actor-critic).
 
     Each update takes the last ``steps_per_update`` steps of all environments (``steps_per_update /
-    num_environments`` per environment) as one time-major rollout. The root's ``act_method`` returns
-    ``actions``, ``preprocessed_states`` and the ``record_fields`` a step keeps (the behaviour policy's
-    ``log_probs``). ``estimate_method(states, next_states, rewards, terminals, sequence_ends)`` gives
-    ``advantages``, ``value_targets`` and ``values`` (each ``(T, B)``); with ``standardize_advantages`` the
-    advantages of each update are scaled to mean 0 and standard deviation 1. Then ``iterations`` gradient
-    steps of ``update_method(states, actions, <record_fields>, advantages, value_targets, values,
-    time_step)``, each on ``minibatch_size`` steps (None: all) drawn as consecutive shuffled passes over
-    the rollout's steps.
+    num_environments`` per environment) as one time-major rollout. The act method also returns the
+    ``record_fields`` a step keeps (the behaviour policy's ``log_probs``). ``estimate_method(states,
+    next_states, rewards, terminals, sequence_ends)`` gives ``advantages``, ``value_targets`` and ``values``
+    (each ``(T, B)``); with ``standardize_advantages`` the advantages of each update are scaled to mean 0 and
+    standard deviation 1. Then ``iterations`` gradient steps of ``update_method(states, actions,
+    <record_fields>, advantages, value_targets, values, time_step)``, each on ``minibatch_size`` steps (None:
+    all) drawn as consecutive shuffled passes over the rollout's steps.
     """
 
     steps_per_update: int
     iterations: int = 1
     minibatch_size: int | None = None
     standardize_advantages: bool = False
-    act_method: str = "get_actions"
     estimate_method: str = "postprocess"
     update_method: str = "update_minibatch"
     record_fields: tuple[str, ...] = ("log_probs",)
+
+
+@attrs.frozen(kw_only=True)
+class ReplayPlan(ActingPlan):
+    """Off-policy learning from a replay memory in the graph (DQN, SAC, TD3, DDPG).
+
+    Every step's transitions go to ``observe_method(records)``: the fields ``states``, ``actions``,
+    ``rewards`` (clipped to ``[-clip_rewards, clip_rewards]`` where that is above 0), ``terminals`` (a
+    truncated episode's last step bootstraps) and ``next_states``, as ``n_step`` returns (a step's next
+    ``n_step`` rewards discounted by ``discount``, cut where its episode ends), with their ``discounts``
+    (``discount ** k`` for k steps) where ``record_discounts``. Updates are due as the local executor's
+    worker makes them: every ``update_interval`` time steps (over all environments) once
+    ``steps_before_update`` passed. Each makes ``gradient_steps`` steps; gradient step ``g`` (counted over
+    the run, from 1) updates the policy where ``g % policy_delay == 0``, and syncs the targets where it does
+    and ``sync_interval`` time steps passed since the last sync (0: at every such step). With
+    ``update_takes_flags`` a step is ``update_method(time_step, update_policy, sync_targets)``; else
+    ``update_method()``, then ``sync_method()`` when a sync is due. ``start_method`` runs once on each
+    member's new graph (the targets' first copy).
+    """
+
+    update_interval: int
+    steps_before_update: int = 0
+    gradient_steps: int = 1
+    policy_delay: int = 1
+    sync_interval: int = 0
+    update_takes_flags: bool = False
+    sync_method: str | None = None
+    start_method: str | None = None
+    n_step: int = 1
+    discount: float = 0.99
+    record_discounts: bool = False
+    clip_rewards: float = 0.0
+    observe_method: str = "observe"
+    update_method: str = "update"
+
+
+def refuse_episode_updates(agent: Any, update_spec: Any) -> None:
+    """A NotApplicableError for an agent whose updates count episodes: a compiled loop counts time steps."""
+    if update_spec.update_mode != "time_steps":
+        raise NotApplicableError(
+            f"{type(agent).__name__} cannot train compiled: its updates count episodes (update_spec.update_mode "
+            f"{update_spec.update_mode!r}); a compiled loop counts time steps (give update_mode time_steps)"
+        )

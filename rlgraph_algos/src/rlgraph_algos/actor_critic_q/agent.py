@@ -9,6 +9,7 @@ import numpy as np
 from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.plans import ReplayPlan, refuse_episode_updates
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.roles import Role
 from rlgraph.errors import CheckpointError
@@ -110,6 +111,23 @@ class ActorCriticQAgent(Agent):
             if due:
                 self.last_sync[from_memory] = clock
         return UpdateResult(*_mean_metrics(results))
+
+    def training_plan(self, num_environments: int) -> ReplayPlan:
+        """Transitions into the memory, ``update(time_step, update_policy, sync_targets)`` as the worker
+        schedules it and :meth:`_steps` flags it; the targets first copied by ``reset_targets``."""
+        spec = self.update_spec
+        refuse_episode_updates(self, spec)
+        return ReplayPlan(
+            act_time_step=len(self.action_inputs(None, None)) > 1,
+            update_interval=spec.update_interval,
+            steps_before_update=spec.steps_before_update,
+            gradient_steps=spec.num_iterations,
+            policy_delay=self.policy_delay,
+            sync_interval=spec.sync_interval,
+            update_takes_flags=True,
+            start_method="reset_targets",
+            discount=self.discount,
+        )
 
     def get_q_values(self, preprocessed_states: Any, actions: Any) -> tuple[np.ndarray, ...]:
         """Every critic's ``Q(s, a)`` for a batch of preprocessed states and actions."""

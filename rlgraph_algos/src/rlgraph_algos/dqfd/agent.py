@@ -12,7 +12,7 @@ from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.agents.roles import Role
-from rlgraph.errors import APICallError
+from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_algos.dqfd.builder import DQFDBuilder
 from rlgraph_algos.dqfd.config import DQFDConfig
@@ -49,6 +49,11 @@ class DQFDAgent(DQNAgent):
     #: It learns from its own memories: it has no learner fed from outside, nor workers that compute for one.
     config_class: ClassVar[type[AgentConfig] | None] = DQFDConfig
     builder_class: ClassVar[type[Builder] | None] = DQFDBuilder
+
+    def training_plan(self, num_environments: int) -> Any:
+        raise NotApplicableError(
+            f"{type(self).__name__} cannot train compiled: its demonstrations, their memory and its pre-training are fed from the host (use the local executor)"
+        )
 
     def configure(self, config: DQFDConfig) -> None:
         super().configure(config)

@@ -11,8 +11,9 @@ from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.plans import ReplayPlan, refuse_episode_updates
 from rlgraph.agents.records import UpdateResult
-from rlgraph.errors import APICallError
+from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
@@ -117,6 +118,29 @@ class DQNAgent(Agent):
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         return transition_batch_args(batch, self.discount)
+
+    def training_plan(self, num_environments: int) -> ReplayPlan:
+        """Epsilon-greedy acting at the time step, n-step transitions with their discounts into the memory,
+        ``update`` as the worker schedules it, then ``sync_target`` when due (at every update where
+        ``sync_tau`` is below 1)."""
+        if self.frame_steps is not None:
+            raise NotApplicableError(
+                f"{type(self).__name__} cannot train compiled: a frame replay forms its records from each "
+                "environment's frames on the host"
+            )
+        spec = self.update_spec
+        refuse_episode_updates(self, spec)
+        return ReplayPlan(
+            act_time_step=True,
+            update_interval=spec.update_interval,
+            steps_before_update=spec.steps_before_update,
+            sync_interval=0 if spec.sync_tau < 1.0 else spec.sync_interval,
+            sync_method="sync_target",
+            n_step=self.n_step,
+            discount=self.discount,
+            record_discounts=True,
+            clip_rewards=self.clip_rewards,
+        )
 
     def get_td_loss(self, batch: Any) -> UpdateResult:
         """The loss and per-item TD errors of an external batch of transitions (as :meth:`update` takes

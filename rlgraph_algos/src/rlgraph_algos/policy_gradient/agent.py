@@ -229,7 +229,14 @@ class PolicyGradientAgent(Agent):
         agree, and split evenly over the environments), then :meth:`minibatches`' gradient steps."""
         spec, name = self.update_spec, type(self).__name__
         refusal = None
-        if self.acts_on_sequences:
+        own = [
+            name
+            for name in ("learn", "estimate")
+            if getattr(type(self), name) is not getattr(PolicyGradientAgent, name)
+        ]
+        if own:
+            refusal = f"its own {' and '.join(own)} (on the host) is not the plan's GAE and minibatch steps"
+        elif self.acts_on_sequences:
             refusal = "a recurrent policy's loop (sequences, internal states) runs on the host only"
         elif self.sample_episodes:
             refusal = (
@@ -252,7 +259,7 @@ class PolicyGradientAgent(Agent):
 
     def rollout_plan(self, steps: int) -> RolloutPlan:
         """The gradient steps of an update on ``steps`` steps (one on all of them by default)."""
-        return RolloutPlan(steps, standardize_advantages=self.standardize_advantages)
+        return RolloutPlan(steps_per_update=steps, standardize_advantages=self.standardize_advantages)
 
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
         """A recurrent policy's sequences split over a learner group by columns: each learner a share of the
@@ -327,7 +334,7 @@ class PPOAgent(PolicyGradientAgent):
     def rollout_plan(self, steps: int) -> RolloutPlan:
         spec = self.update_spec
         return RolloutPlan(
-            steps,
+            steps_per_update=steps,
             iterations=spec.num_iterations,
             minibatch_size=min(spec.sample_size or steps, steps),
             standardize_advantages=self.standardize_advantages,

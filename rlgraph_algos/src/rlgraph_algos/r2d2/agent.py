@@ -11,7 +11,7 @@ from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, UpdateResult
-from rlgraph.errors import APICallError
+from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.r2d2.builder import R2D2Builder
@@ -46,6 +46,11 @@ class R2D2Agent(DQNAgent):
     update_batch_layout: ClassVar[str | None] = None
     config_class: ClassVar[type[AgentConfig] | None] = R2D2Config
     builder_class: ClassVar[type[Builder] | None] = R2D2Builder
+
+    def training_plan(self, num_environments: int) -> Any:
+        raise NotApplicableError(
+            f"{type(self).__name__} cannot train compiled: its recurrent sequences and their internal states are formed on the host (use the local executor)"
+        )
 
     def configure(self, config: R2D2Config) -> None:
         super().configure(config)

@@ -8,7 +8,6 @@ import jax
 import jax.numpy as jnp
 
 from rlgraph.environments import FunctionalEnvironment, FunctionalStep
-from rlgraph_jax.compiled.graph import PureGraph, State
 
 
 class EnvBatch:
@@ -50,24 +49,16 @@ class Episodes(NamedTuple):
     lengths: Any
 
 
-def greedy_episodes(
-    graph: PureGraph,
-    state: State,
-    env: FunctionalEnvironment,
-    act_method: str,
-    key: Any,
-    episodes: int,
-    steps: int,
-) -> Episodes:
-    """Play ``episodes`` episodes at once with the modes of the policy (``act_method`` without exploration), each
-    until it ends or for ``steps`` steps; the graph's state is left as it was."""
+def greedy_episodes(env: FunctionalEnvironment, act: Any, key: Any, episodes: int, steps: int) -> Episodes:
+    """Play ``episodes`` episodes at once with ``act(observations)`` (the policy's greedy actions: a dict with
+    ``actions``), each until it ends or for ``steps`` steps."""
     batch = EnvBatch(env, episodes)
     env_states, observations = batch.reset(key)
 
     def one_step(carry: Any, step_key: Any) -> tuple[Any, None]:
         env_states, observations, running, returns, lengths = carry
-        outputs, _ = graph.call(state, act_method, observations, False)
-        step = jax.vmap(env.step)(jax.random.split(step_key, episodes), env_states, outputs["actions"])
+        actions = act(observations)["actions"]
+        step = jax.vmap(env.step)(jax.random.split(step_key, episodes), env_states, actions)
         returns = returns + jnp.where(running, step.reward, 0.0)
         lengths = lengths + running.astype(lengths.dtype)
         running = running & ~(step.terminated | step.truncated)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rlgraph.agents.plans import RolloutPlan
+from rlgraph.agents.plans import ReplayPlan, RolloutPlan
 from rlgraph.errors import NotApplicableError, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
@@ -22,7 +22,11 @@ from rlgraph.graph.compiling import CompileClock
 from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
 from rlgraph_jax.compiled.environments import greedy_episodes
 from rlgraph_jax.compiled.graph import PureGraph
-from rlgraph_jax.compiled.rollouts import Member, RolloutLoop
+from rlgraph_jax.compiled.replay import ReplayLoop
+from rlgraph_jax.compiled.rollouts import RolloutLoop
+
+#: The loop of each kind of plan.
+LOOPS = {RolloutPlan: RolloutLoop, ReplayPlan: ReplayLoop}
 
 RLGRAPH_PLUGIN_API = "2.0"
 
@@ -72,16 +76,15 @@ class CompiledExecutor(Executor):
         finally:
             environment.terminate()
         self.env = functional
-        plan = self._agent.training_plan(num_environments)
-        if not isinstance(plan, RolloutPlan):
-            raise NotApplicableError(f"the compiled executor has no loop for a {type(plan).__name__} yet")
-        self.plan = plan
+        self.plan = plan = self._agent.training_plan(num_environments)
+        refuse_host_state(self._agent)
         self.graph = PureGraph(self._agent)
-        self.loop = RolloutLoop(self.graph, functional, plan, num_environments)
+        self.loop = LOOPS[type(plan)](self.graph, functional, plan, num_environments)
         base = int(np.random.default_rng().integers(2**31)) if seed is None else int(seed)
         #: Each member's seed (member ``i``: the run's seed plus ``i``).
         self.member_seeds = [base + i for i in range(population)]
-        self.members = _stacked([self.loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds])
+        loop = self.loop
+        self.state = loop.initial([loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds])
         self._timesteps = self._updates = 0
         self._episodes = np.zeros(population, np.int64)
         self.update_seconds = 0.0
@@ -122,19 +125,19 @@ class CompiledExecutor(Executor):
         """Train every member ``num_timesteps`` time steps (whole rollouts: rounded up to them). The result's
         ``members`` hold each member's episodes and loss; its other keys count every member."""
         workload = Workload.of(workload)
-        steps = self.plan.steps_per_update
+        steps = self.loop.steps_per_iteration
         iterations = math.ceil(workload.num_timesteps / steps)
         self._chunk = self._chunk or iterations
         start, compiling = time.perf_counter(), self.clock.seconds
         reports = []
         for length in [self._chunk] * (iterations // self._chunk) + [1] * (iterations % self._chunk):
-            self.members, report = self._run("train", length, self.members)
+            self.state, report = self._run("train", length, self.state)
             reports.append(report)
         reports = jax.device_get(reports)
         runtime = time.perf_counter() - start - (self.clock.seconds - compiling)  # compiles apart
         self.update_seconds += runtime
         self._timesteps += iterations * steps
-        self._updates += iterations
+        self._updates = self.loop.counters(self.state).get("updates", self._updates + iterations)
         members = [_member_result(reports, index) for index in range(self.population)]
         self._announce(members)
         rewards = [r for member in members for r in member["episode_rewards"]]
@@ -167,16 +170,14 @@ class CompiledExecutor(Executor):
     def _lower(self, name: str, length: int, args: Sequence[Any]) -> Any:
         loop = self.loop
         if name == "train":
-
-            def train(member: Member) -> Any:
-                return jax.lax.scan(loop.iteration, member, None, length=length)
-
-            return jax.jit(jax.vmap(train), donate_argnums=0).lower(*args)
+            return jax.jit(lambda state: loop.train(state, length), donate_argnums=0).lower(*args)
         episodes, steps = length
-        act = self.plan.act_method
 
-        def evaluate(member: Member, key: Any) -> Any:
-            return greedy_episodes(self.graph, member.graph, self.env, act, key, episodes, steps)
+        def evaluate(graph_state: Any, key: Any) -> Any:
+            def act(observations: Any) -> Any:
+                return loop.act(graph_state, observations, jnp.int64(0), explore=False)[0]
+
+            return greedy_episodes(self.env, act, key, episodes, steps)
 
         return jax.jit(jax.vmap(evaluate, in_axes=(0, None))).lower(*args)
 
@@ -196,7 +197,8 @@ class CompiledExecutor(Executor):
         environment's time limit)."""
         steps = max_episode_steps or self.env.max_episode_steps or EPISODE_STEP_LIMIT
         key = jax.random.PRNGKey(np.random.default_rng().integers(2**31) if seed is None else seed)
-        returns, lengths = jax.device_get(self._run("evaluate", (episodes, steps), self.members, key))
+        graphs = self.loop.graphs(self.state)
+        returns, lengths = jax.device_get(self._run("evaluate", (episodes, steps), graphs, key))
         return [
             EvaluationResult(tuple(map(float, returns[i])), tuple(map(int, lengths[i])))
             for i in range(self.population)
@@ -204,7 +206,8 @@ class CompiledExecutor(Executor):
 
     def load_member_into_agent(self, index: int) -> Any:
         """Put member ``index``'s state into the agent (for a checkpoint, an evaluation on the host); the agent."""
-        self.graph.load(jax.device_get(jax.tree_util.tree_map(lambda x: x[index], self.members.graph)))
+        graphs = self.loop.graphs(self.state)
+        self.graph.load(jax.device_get(jax.tree_util.tree_map(lambda x: x[index], graphs)))
         agent = self._agent
         agent.timesteps, agent.updates, agent.episodes = (
             self._timesteps,
@@ -223,10 +226,10 @@ class CompiledExecutor(Executor):
         """Load member ``index``'s state from its checkpoint; the checkpoint's metadata."""
         metadata = self._agent.load_model(path)
         state = self.graph.state()
-        graph = jax.tree_util.tree_map(
-            lambda stacked, value: stacked.at[index].set(value), self.members.graph, state
+        graphs = jax.tree_util.tree_map(
+            lambda stacked, value: stacked.at[index].set(value), self.loop.graphs(self.state), state
         )
-        self.members = self.members._replace(graph=graph)
+        self.state = self.loop.with_graphs(self.state, graphs)
         return metadata
 
     def get_state(self) -> dict[str, Any]:
@@ -234,6 +237,7 @@ class CompiledExecutor(Executor):
             **super().get_state(),
             "member_episodes": [int(n) for n in self._episodes],
             "update_seconds": float(self.update_seconds),
+            "loop": self.loop.counters(self.state),
         }
 
     def set_state(self, state: Mapping[str, Any]) -> None:
@@ -242,15 +246,8 @@ class CompiledExecutor(Executor):
         self._timesteps, self._updates = int(state["timesteps"]), int(state["updates"])
         self._episodes = np.asarray(state.get("member_episodes", [0] * self.population), np.int64)
         self.update_seconds = float(state.get("update_seconds", 0.0))
-        fresh = _stacked(
-            [
-                self.loop.start(self.graph.state(), resume_seed(seed, self._timesteps))
-                for seed in self.member_seeds
-            ]
-        )
-        self.members = fresh._replace(
-            graph=self.members.graph, timesteps=jnp.full(self.population, self._timesteps)
-        )
+        seeds = [resume_seed(seed, self._timesteps) for seed in self.member_seeds]
+        self.state = self.loop.restart(self.state, seeds, self._timesteps, dict(state.get("loop", {})))
 
 
 def _make_environment(environment_spec: Any) -> Any:
@@ -278,8 +275,14 @@ def _on_jax(agent_config: Any) -> Any:
     return {**agent_config, "backend": "jax", "execution_spec": execution}
 
 
-def _stacked(members: Sequence[Member]) -> Member:
-    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *members)
+def refuse_host_state(agent: Any) -> None:
+    """A NotApplicableError for an agent whose preprocessing keeps state per environment on the host side
+    of the graph (frame stacks): the compiled loop preprocesses each step's states on their own."""
+    if agent.max_environments is not None or agent.preprocessing_state():
+        raise NotApplicableError(
+            f"{type(agent).__name__} cannot train compiled: its preprocessor keeps state per environment (a "
+            "frame stack); give a stateless preprocessing_spec, or use the local executor"
+        )
 
 
 def _member_result(reports: Sequence[Any], index: int) -> dict[str, Any]:
