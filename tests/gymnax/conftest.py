@@ -3,7 +3,12 @@ programs cached in a temporary folder, never in the home folder."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # the helper run in a process of its own
 
 pytest.importorskip("rlgraph_gymnax")
 

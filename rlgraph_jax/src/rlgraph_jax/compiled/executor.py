@@ -22,6 +22,7 @@ from rlgraph.graph.compiling import CompileClock
 from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
 from rlgraph_jax.compiled.environments import greedy_episodes
 from rlgraph_jax.compiled.graph import PureGraph
+from rlgraph_jax.compiled.placement import Placement
 from rlgraph_jax.compiled.replay import ReplayLoop
 from rlgraph_jax.compiled.rollouts import RolloutLoop
 
@@ -84,7 +85,9 @@ class CompiledExecutor(Executor):
         #: Each member's seed (member ``i``: the run's seed plus ``i``).
         self.member_seeds = [base + i for i in range(population)]
         loop = self.loop
-        self.state = loop.initial([loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds])
+        #: Where the members lie (split over the devices where there are several).
+        self.placement = Placement(population)
+        self._place(loop.initial([loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds]))
         self._timesteps = self._updates = 0
         self._episodes = np.zeros(population, np.int64)
         self.update_seconds = 0.0
@@ -229,7 +232,7 @@ class CompiledExecutor(Executor):
         graphs = jax.tree_util.tree_map(
             lambda stacked, value: stacked.at[index].set(value), self.loop.graphs(self.state), state
         )
-        self.state = self.loop.with_graphs(self.state, graphs)
+        self._place(self.loop.with_graphs(self.state, graphs))
         return metadata
 
     def get_state(self) -> dict[str, Any]:
@@ -247,7 +250,10 @@ class CompiledExecutor(Executor):
         self._episodes = np.asarray(state.get("member_episodes", [0] * self.population), np.int64)
         self.update_seconds = float(state.get("update_seconds", 0.0))
         seeds = [resume_seed(seed, self._timesteps) for seed in self.member_seeds]
-        self.state = self.loop.restart(self.state, seeds, self._timesteps, dict(state.get("loop", {})))
+        self._place(self.loop.restart(self.state, seeds, self._timesteps, dict(state.get("loop", {}))))
+
+    def _place(self, state: Any) -> None:
+        self.state = self.placement.put(state, self.loop.split(state))
 
 
 def _make_environment(environment_spec: Any) -> Any:

@@ -86,6 +86,10 @@ class ReplayLoop(Loop):
             for name in (*TRANSITION, "truncateds")
         }
 
+    def split(self, state: LoopState) -> LoopState:
+        """Which parts of the state hold a member each: the members, not the clock."""
+        return LoopState(True, False)
+
     def graphs(self, state: LoopState) -> State:
         return state.members.graph
 

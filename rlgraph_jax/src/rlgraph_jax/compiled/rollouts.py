@@ -44,6 +44,10 @@ class RolloutLoop(Loop):
     def initial(self, members: list[Member]) -> Member:
         return stacked(members)
 
+    def split(self, state: Member) -> bool:
+        """Which parts of the state hold a member each (all of it)."""
+        return True
+
     def graphs(self, state: Member) -> State:
         return state.graph
 
