@@ -198,3 +198,17 @@ def test_a_population_needs_an_executor_that_trains_one(tmp_path):
     spec = load_run_spec({"environment": "CartPole-v1", "agent": AGENT, "population": 2})
     with pytest.raises(SpecError, match="population: executor 'local' trains one agent.*executor compiled"):
         Trainer(spec, tmp_path / "run")
+
+
+def test_a_populations_settings_divide_it_and_set_agent_keys_only():
+    from rlgraph.training.spec import member_spec
+
+    base = {"environment": "CartPole-v1", "agent": AGENT, "seed": 3, "population": 4}
+    spec = load_run_spec(base, options={"population_set": ["agent.discount=0.9,0.99"]})
+    members = [member_spec(spec, index) for index in range(4)]
+    assert [m.agent["discount"] for m in members] == [0.9, 0.99, 0.9, 0.99]
+    assert [m.seed for m in members] == [3, 4, 5, 6] and all(m.population == 1 for m in members)
+    with pytest.raises(SpecError, match="population: the 3 combinations of population_set must divide"):
+        load_run_spec(base, options={"population_set": ["agent.discount=0.9,0.95,0.99"]})
+    with pytest.raises(SpecError, match="population_set: 'timesteps=10'.*agent settings only"):
+        load_run_spec(base, options={"population_set": ["timesteps=10,20"]})

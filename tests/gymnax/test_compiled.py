@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
+from rlgraph.cli import main
 from rlgraph.errors import NotApplicableError, SpecError
 from rlgraph.executors.local import build_agent
 from rlgraph.training import load_run_spec
@@ -35,10 +36,10 @@ def example_agent(**changes: object) -> dict:
 def test_the_example_population_reaches_the_target_on_every_member(tmp_path: Path) -> None:
     """The issue's check: `rlgraph train examples/ppo_gymnax_cartpole.yaml --population 8` reaches a greedy
     mean of 475 on every member, and summary.json reports each member."""
-    spec = load_run_spec(EXAMPLE, options={"population": 8})
-    summary = PopulationTrainer(spec, tmp_path / "run").run()
-    assert summary.target_reached, summary.format()
+    command = ["train", str(EXAMPLE), "--population", "8", "--run-dir", str(tmp_path / "run"), "--quiet"]
+    assert main(command) == 0
     stored = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert stored["target_reached"], stored
     assert stored["population"] == 8 and stored["members_at_target"] == 8
     assert [member["seed"] for member in stored["members"]] == list(range(1, 9))
     for member in stored["members"]:
@@ -137,3 +138,53 @@ def test_what_cannot_run_compiled_is_refused_with_the_reason(tmp_path: Path) -> 
     local = load_run_spec(EXAMPLE, options={"executor": "local", "population": 2})
     with pytest.raises(SpecError, match="population.*executor 'local' trains one agent"):
         PopulationTrainer(local, tmp_path / "local")
+
+
+def test_a_workload_cuts_episodes_and_evaluates_as_the_local_executors_do() -> None:
+    executor = CompiledExecutor(CARTPOLE, example_agent(), num_environments=8, seed=2, population=2)
+    try:
+        result = executor.execute_workload(
+            {"num_timesteps": 2048, "max_timesteps_per_episode": 20, "evaluation_episodes": 3}
+        )
+        lengths = [length for member in result["members"] for length in member["episode_timesteps"]]
+        assert max(lengths) == 20 and min(lengths) < 20
+        assert len(result["evaluation_returns"]) == 6 and len(result["evaluation_member_means"]) == 2
+        longer = executor.execute_workload({"num_timesteps": 2048})  # no cut: compiled again
+        assert max(length for member in longer["members"] for length in member["episode_timesteps"]) > 20
+        with pytest.raises(NotApplicableError, match="frameskip 1"):
+            executor.execute_workload({"num_timesteps": 256, "frameskip": 4})
+    finally:
+        executor.terminate()
+
+
+def test_members_differ_in_a_float_setting_within_one_program(tmp_path: Path) -> None:
+    """A learning rate per member: the floats the setting changes in the built graph ride in each member's
+    state; each member's folder is an ordinary run of its own setting."""
+    command = [
+        "train", str(EXAMPLE), "--population", "4", "--timesteps", "2048", "--run-dir", str(tmp_path / "run"),
+        "--population-set", "agent.optimizer_spec.learning_rate=0.002,0.0005", "--eval-episodes", "0", "--quiet",
+    ]  # fmt: skip
+    assert main(command) == 0
+    members = sorted(p.name for p in (tmp_path / "run" / "members").iterdir())
+    assert members == [
+        "learning_rate=0.0005-seed-2",
+        "learning_rate=0.0005-seed-4",
+        "learning_rate=0.002-seed-1",
+        "learning_rate=0.002-seed-3",
+    ]
+    spec = load_run_spec(tmp_path / "run" / "members" / members[0] / "run.yaml")
+    assert spec.agent["optimizer_spec"]["learning_rate"] == 0.0005 and spec.seed == 2
+    groups = group_runs(find_runs([tmp_path / "run"]))
+    assert sorted(len(runs) for runs in groups.values()) == [2, 2]
+
+
+def test_a_setting_one_program_cannot_vary_is_refused_by_name() -> None:
+    agent = example_agent()
+    wider = example_agent(
+        network_spec=[{"type": "dense", "units": 32, "activation": "tanh", "scope": "hidden-1"}]
+    )
+    with pytest.raises(NotApplicableError, match="cannot differ in that setting.*components"):
+        CompiledExecutor(CARTPOLE, agent, 8, seed=1, population=2, member_configs=[agent, wider])
+    smaller = example_agent(update_spec={**agent["update_spec"], "sample_size": 64})
+    with pytest.raises(NotApplicableError, match="cannot differ in that setting.*plan"):
+        CompiledExecutor(CARTPOLE, agent, 8, seed=1, population=2, member_configs=[agent, smaller])

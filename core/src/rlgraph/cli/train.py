@@ -70,6 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="agents trained at once, seeds SEED to SEED+N-1 (executor compiled: one program for all)",
     )
     parser.add_argument(
+        "--population-set",
+        dest="population_set",
+        metavar="KEY.PATH=V1,V2",
+        action="append",
+        help="agent settings the population's members differ in, as rlgraph sweep's --set (repeatable: their "
+        "combinations; member i takes combination i modulo their number)",
+    )
+    parser.add_argument(
         "--eval-interval", metavar="N", type=positive_int_argument, help="steps between greedy evaluations"
     )
     parser.add_argument(

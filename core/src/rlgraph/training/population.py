@@ -2,10 +2,11 @@
 ``compiled``: one program for all of them), each reported, evaluated and checkpointed on its own.
 
 The run folder holds the run's ``run.yaml`` and ``summary.json`` (the population's, with each member's
-summary), and a folder per member under ``members/``: ``seed-<s>/`` is an ordinary run folder (its
-``run.yaml`` names the member's seed, its ``progress.csv``, ``checkpoints/`` and ``summary.json`` are
-its own), so ``rlgraph evaluate`` replays a member and ``rlgraph plot RUN`` draws the members as a
-sweep's seeds.
+summary), and a folder per member under ``members/``: ``seed-<s>/`` (after the member's settings where the
+members differ in some: ``learning_rate=0.001-seed-3/``) is an ordinary run folder (its ``run.yaml`` is the
+member's spec: its seed and settings; its ``progress.csv``, ``checkpoints/`` and ``summary.json`` are its
+own), so ``rlgraph evaluate`` replays a member and ``rlgraph plot RUN`` draws the members as a sweep's
+seeds, a line per setting.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.training.evaluation import EvaluationResult
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
-from rlgraph.training.spec import RUN_SPEC_FILE, RunSpec, agent_label, environment_label, read_run_spec
+from rlgraph.training.spec import (
+    RUN_SPEC_FILE,
+    RunSpec,
+    agent_label,
+    environment_label,
+    member_settings,
+    member_spec,
+    read_run_spec,
+)
 from rlgraph.training.trainer import (
     BEST_CHECKPOINT,
     CHECKPOINT_DIR,
@@ -47,6 +56,16 @@ from rlgraph.training.trainer import (
 MEMBERS_DIR = "members"
 
 
+def member_folder(spec: RunSpec, index: int, seed: int) -> str:
+    """Member ``index``'s folder name: ``seed-<s>``, after its settings where the members differ in some
+    (``learning_rate=0.001-seed-3``)."""
+    from rlgraph.training.sweep import _file_name, _short
+
+    settings = member_settings(spec)[index % len(member_settings(spec))]
+    label = ",".join(_short(setting) for setting in settings)
+    return _file_name(f"{label}-seed-{seed}" if label else f"seed-{seed}")
+
+
 def trains_population(spec: RunSpec) -> bool:
     """Whether the run's executor trains a population (it is then run by a :class:`PopulationTrainer`)."""
     from rlgraph import plugins
@@ -65,7 +84,7 @@ class MemberRun:
     def __init__(self, index: int, seed: int, folder: Path, spec: RunSpec) -> None:
         self.index, self.seed, self.folder = index, seed, folder
         folder.mkdir(parents=True, exist_ok=True)
-        self.spec = attrs.evolve(spec, seed=seed, population=1)
+        self.spec = member_spec(spec, index, seed)
         stored = self.spec.to_dict()
         stored["evaluation"]["seed"] = evaluation_seed(spec)  # every member plays the same evaluations
         (folder / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": "jax"}))
@@ -136,6 +155,7 @@ class PopulationTrainer:
         self.spec, self.resumed = spec, resume_from is not None
         self._lock = lock
         self.executor = make_executor(spec)
+        self._setup_compile = float(self.executor.compile_seconds)  # before training starts
         try:
             if lock is None:
                 self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
@@ -144,7 +164,7 @@ class PopulationTrainer:
             stored["evaluation"]["seed"] = evaluation_seed(spec)
             (self.run_dir / RUN_SPEC_FILE).write_text(_yaml(stored))
             self.members = [
-                MemberRun(i, seed, self.run_dir / MEMBERS_DIR / f"seed-{seed}", spec)
+                MemberRun(i, seed, self.run_dir / MEMBERS_DIR / member_folder(spec, i, seed), spec)
                 for i, seed in enumerate(self.executor.member_seeds)
             ]
             saved = self._restore() if resume_from else {}
@@ -256,14 +276,19 @@ class PopulationTrainer:
         losses: list[list[float]] = [[] for _ in self.members]
         piece = STOP_CHECK_STEPS * self.spec.num_environments
         while executor.timesteps < stop and (self.stop.signal is None or steps == 0):
-            results = executor.execute_workload({"num_timesteps": min(piece, stop - executor.timesteps)})
+            results = executor.execute_workload(
+                {
+                    "num_timesteps": min(piece, stop - executor.timesteps),
+                    "max_timesteps_per_episode": self.spec.max_episode_steps or 0,
+                }
+            )
             steps += results["timesteps_executed"]
             seconds += results["runtime"]
             for member, result in zip(self.members, results["members"]):
                 member.recent_returns.extend(result["episode_rewards"])
                 member.episodes += len(result["episode_rewards"])
                 losses[member.index].append(result["loss"])
-        wall = time.perf_counter() - self._start - self._compile_seconds()
+        wall = self._training_seconds()
         return [
             {
                 "timesteps": int(executor.timesteps),
@@ -330,8 +355,9 @@ class PopulationTrainer:
         return self.earlier_compile_seconds + float(self.executor.compile_seconds)
 
     def _training_seconds(self) -> float:
-        """Seconds since training started, compiling left out."""
-        return time.perf_counter() - self._start - self._compile_seconds()
+        """Seconds since training started, compiling left out (and what compiled while the executor was set up)."""
+        compiling = self.earlier_compile_seconds + float(self.executor.compile_seconds) - self._setup_compile
+        return time.perf_counter() - self._start - compiling
 
     def _summary(self, interrupted: bool, stored: list[Path] | None) -> PopulationSummary:
         spec, executor = self.spec, self.executor

@@ -61,7 +61,9 @@ class RunSpec:
     reserves its GPU instead). ``population``: agents of this spec trained at once by an executor that
     trains populations (``executor: compiled``, rlgraph-jax: one program for all), member ``i`` with seed
     ``seed + i``, each evaluated, checkpointed and reported on its own
-    (:mod:`rlgraph.training.population`).
+    (:mod:`rlgraph.training.population`). ``population_set``: agent settings the members differ in, as
+    ``rlgraph sweep``'s ``--set`` takes them (``"agent.optimizer_spec.learning_rate=0.001,0.003"``): member
+    ``i`` takes combination ``i`` modulo their number, which must divide ``population``.
     """
 
     agent: dict[str, Any]
@@ -80,12 +82,20 @@ class RunSpec:
     num_learners: int = attrs.field(default=1, validator=at_least(1))
     num_cpus_per_learner: float = attrs.field(default=1.0, validator=validator_of(positive))
     population: int = attrs.field(default=1, validator=at_least(1))
+    population_set: list[str] = attrs.field(factory=list)
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:
             raise SpecError("missing required key 'type' (the agent to train)", "agent")
         if self.evaluation.target_return is not None and not self.evaluation.episodes:
             raise SpecError("a target return needs evaluation episodes (episodes >= 1)", "evaluation")
+        combinations = len(member_settings(self))
+        if self.population % combinations:
+            raise SpecError(
+                f"the {combinations} combinations of population_set must divide the population of {self.population} "
+                "(member i takes combination i modulo their number)",
+                "population",
+            )
 
     @property
     def evaluation_interval(self) -> int:
@@ -111,6 +121,37 @@ class RunSpec:
         return attrs.asdict(self)
 
 
+def member_settings(spec: RunSpec) -> list[tuple[str, ...]]:
+    """The combinations of a population's ``population_set`` (one empty one without it); errors name it."""
+    import itertools
+
+    from rlgraph.training.sweep import parse_grid
+
+    try:
+        grid = parse_grid(spec.population_set)
+    except SpecError as error:
+        raise SpecError(str(error).replace("--set", "population_set"), "population_set") from None
+    for alternatives in grid:
+        if not alternatives[0].startswith("agent."):
+            raise SpecError(
+                f"{alternatives[0]!r}: members of one program differ in agent settings only (agent.<key>=...)",
+                "population_set",
+            )
+    return list(itertools.product(*grid))
+
+
+def member_spec(spec: RunSpec, index: int, seed: int | None = None) -> RunSpec:
+    """Member ``index``'s run spec: its settings applied, with ``seed`` (default: the run's seed plus ``index``),
+    one agent (``population`` 1, no ``population_set``)."""
+    combinations = member_settings(spec)
+    data = spec.to_dict()
+    data.update(population=1, population_set=[])
+    if seed is None and spec.seed is not None:
+        seed = spec.seed + index
+    data["seed"] = seed
+    return load_run_spec(data, combinations[index % len(combinations)])
+
+
 #: Command-line option -> the run spec key path it sets.
 OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "env": ("environment",),
@@ -125,6 +166,7 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
     "num_workers": ("executor", "num_workers"),
     "num_learners": ("num_learners",),
     "population": ("population",),
+    "population_set": ("population_set",),
 }
 
 

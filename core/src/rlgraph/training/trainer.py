@@ -28,7 +28,14 @@ from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
-from rlgraph.training.spec import RUN_SPEC_FILE, RunSpec, agent_label, environment_label, read_run_spec
+from rlgraph.training.spec import (
+    RUN_SPEC_FILE,
+    RunSpec,
+    agent_label,
+    environment_label,
+    member_spec,
+    read_run_spec,
+)
 from rlgraph.training.tensorboard import TensorBoardWriter
 
 SUMMARY_FILE = "summary.json"
@@ -590,6 +597,12 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callb
     }
     if getattr(executor_class, "trains_population", False):
         given["population"] = spec.population
+        if (
+            spec.population_set
+        ):  # each member's agent, with its settings (and the run's seed: members share builds)
+            given["member_configs"] = [
+                member_spec(spec, index, spec.seed).agent_spec() for index in range(spec.population)
+            ]
     elif spec.population != 1:
         raise SpecError(
             f"executor {name!r} trains one agent: a population of {spec.population} trains in one program with "

@@ -21,11 +21,16 @@ class EnvBatch:
         """``(env_states, observations)`` of new episodes."""
         return jax.vmap(self.env.reset)(jax.random.split(key, self.size))
 
-    def step(self, key: Any, env_states: Any, actions: Any) -> tuple[Any, Any, FunctionalStep]:
+    def step(
+        self, key: Any, env_states: Any, actions: Any, cut: Any = None
+    ) -> tuple[Any, Any, FunctionalStep]:
         """Step every environment; ``(env_states, observations, step)``: the states and observations to go on
-        from (a new episode's where one ended) and the step itself (its observation the one reached)."""
+        from (a new episode's where one ended) and the step itself (its observation the one reached). Where
+        ``cut`` holds, the episode is truncated after this step (a run's ``max_episode_steps``)."""
         step_key, reset_key = jax.random.split(key)
         step = jax.vmap(self.env.step)(jax.random.split(step_key, self.size), env_states, actions)
+        if cut is not None:
+            step = step._replace(truncated=step.truncated | cut)
         new_states, new_observations = self.reset(reset_key)
         ended = step.terminated | step.truncated
         env_states = _where(ended, new_states, step.env_state)

@@ -3,6 +3,7 @@ agents at once."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -25,6 +26,7 @@ from rlgraph_jax.compiled.graph import PureGraph
 from rlgraph_jax.compiled.placement import Placement
 from rlgraph_jax.compiled.replay import ReplayLoop
 from rlgraph_jax.compiled.rollouts import RolloutLoop
+from rlgraph_jax.compiled.settings import FloatPath, float_differences, label
 
 #: The loop of each kind of plan.
 LOOPS = {RolloutPlan: RolloutLoop, ReplayPlan: ReplayLoop}
@@ -64,36 +66,96 @@ class CompiledExecutor(Executor):
         seed: int | None = None,
         episode_finish_callback: EpisodeCallback | None = None,
         population: int = 1,
+        member_configs: Sequence[Any] | None = None,
     ) -> None:
         super().__init__(environment_spec, agent_config, seed)
         check_positive_ints(num_environments=num_environments, population=population)
+        configs = [agent_config] * population if member_configs is None else list(member_configs)
+        if len(configs) != population:
+            raise SpecError(f"{len(configs)} member configs for a population of {population}", "population")
         self.episode_finish_callback = episode_finish_callback
+        self.clock = CompileClock("compiled training", "JAX", jax.config.jax_compilation_cache_dir or None)
         environment = _make_environment(environment_spec)
         try:
             functional = environment.functional()
             if functional is None:
                 raise SpecError(f"{environment!r} is not functional: {FUNCTIONAL_HINT}", "environment")
-            self._agent = build_agent(_on_jax(agent_config), environment, seed)
+            #: The agent of each distinct member config, the first member's first (the one that runs).
+            distinct = {_key(config): config for config in configs}
+            agents = {
+                key: build_agent(_on_jax(config), environment, seed) for key, config in distinct.items()
+            }
         finally:
             environment.terminate()
+        self._agent = agents[_key(configs[0])]
         self.env = functional
         self.plan = plan = self._agent.training_plan(num_environments)
         refuse_host_state(self._agent)
-        self.graph = PureGraph(self._agent)
+        others = [agent for key, agent in agents.items() if key != _key(configs[0])]
+        self.graph = PureGraph(self._agent, self._tunables(others, num_environments))
         self.loop = LOOPS[type(plan)](self.graph, functional, plan, num_environments)
         base = int(np.random.default_rng().integers(2**31)) if seed is None else int(seed)
         #: Each member's seed (member ``i``: the run's seed plus ``i``).
         self.member_seeds = [base + i for i in range(population)]
+        for other in others:
+            self._check_setting(other, base)
         loop = self.loop
         #: Where the members lie (split over the devices where there are several).
         self.placement = Placement(population)
-        self._place(loop.initial([loop.start(self.graph.seeded_state(s), s) for s in self.member_seeds]))
+        starts = [
+            loop.start(self.graph.seeded_state(s, agents[_key(c)]), s)
+            for s, c in zip(self.member_seeds, configs)
+        ]
+        self._place(loop.initial(starts))
         self._timesteps = self._updates = 0
         self._episodes = np.zeros(population, np.int64)
         self.update_seconds = 0.0
         self._programs: dict[Any, Any] = {}
         self._chunk: int | None = None
-        self.clock = CompileClock("compiled training", "JAX", jax.config.jax_compilation_cache_dir or None)
+
+    def _tunables(self, others: list[Any], num_environments: int) -> list[FloatPath]:
+        """The floats in which the other members' agents differ from the first's (a NotApplicableError naming
+        what else a setting changes)."""
+        paths: dict[FloatPath, None] = {}
+        for other in others:
+            try:
+                if other.training_plan(num_environments) != self.plan:
+                    raise NotApplicableError(
+                        "the setting changes the training loop's plan (its schedule or shapes)"
+                    )
+                paths.update(dict.fromkeys(float_differences(self._agent, other)))
+            except NotApplicableError as error:
+                raise NotApplicableError(
+                    f"members cannot differ in that setting within one program: {error}"
+                ) from None
+        return list(paths)
+
+    def _check_setting(self, other: Any, seed: int) -> None:
+        """Train one member with ``other``'s settings both ways, briefly: this program with the differing floats
+        carried as data, and ``other``'s own graph; a setting the floats do not carry (a value a component
+        captured elsewhere) would make them part ways."""
+        plan, env = self.plan, self.env
+        theirs_graph = PureGraph(other)
+        theirs = LOOPS[type(plan)](theirs_graph, env, plan, self.loop.envs.size)
+        length = 1
+        if isinstance(plan, ReplayPlan):  # up to the first updates
+            length = (plan.steps_before_update + 2 * plan.update_interval) // theirs.steps_per_iteration + 1
+        results = []
+        for loop, graph in ((self.loop, self.graph), (theirs, theirs_graph)):
+            state = loop.initial([loop.start(graph.seeded_state(seed, other), seed)])
+            self.clock.start()
+            try:
+                trained, _ = jax.jit(lambda s, loop=loop: loop.train(s, length))(state)
+            finally:
+                self.clock.stop()
+            results.append(jax.device_get(loop.graphs(trained)[: len(graph.variables)]))
+        for variable, mine, expected in zip(self.graph.variables, *results):
+            if not np.allclose(mine, expected, rtol=1e-4, atol=1e-5):
+                labels = ", ".join(label(self._agent, path) for path in self.graph.tunables)
+                raise NotApplicableError(
+                    f"members cannot differ in that setting within one program: with {labels} carried as data, "
+                    f"{variable.name} trains otherwise than in an agent built with it"
+                )
 
     # -- counts ---------------------------------------------------------------------------------------------------
     @property
@@ -128,6 +190,11 @@ class CompiledExecutor(Executor):
         """Train every member ``num_timesteps`` time steps (whole rollouts: rounded up to them). The result's
         ``members`` hold each member's episodes and loss; its other keys count every member."""
         workload = Workload.of(workload)
+        if workload.frameskip != 1:
+            raise NotApplicableError(
+                "the compiled executor steps every frame: give frameskip 1 (or use the local executor)"
+            )
+        self._cut_episodes(workload.max_timesteps_per_episode or None)
         steps = self.loop.steps_per_iteration
         iterations = math.ceil(workload.num_timesteps / steps)
         self._chunk = self._chunk or iterations
@@ -158,7 +225,31 @@ class CompiledExecutor(Executor):
             **self.evaluate(workload.evaluation_episodes, workload.max_timesteps_per_episode),
         }
 
-    def _run(self, name: str, length: int, *args: Any) -> Any:
+    def _cut_episodes(self, max_episode_steps: int | None) -> None:
+        """Cut training episodes after ``max_episode_steps`` (a constant of the programs: they compile again)."""
+        if max_episode_steps != self.loop.max_episode_steps:
+            self.loop.max_episode_steps = max_episode_steps
+            self._programs = {key: program for key, program in self._programs.items() if key[0] != "train"}
+
+    def evaluate(self, episodes: int, max_episode_steps: int | None = None) -> dict[str, Any]:
+        """Every member's greedy evaluation (in one program, seeded as a run's are); the ``evaluation_*`` keys
+        of the population's returns, and ``evaluation_member_means``."""
+        if not episodes:
+            return {}
+        from rlgraph.training.trainer import EVALUATION_SEED_OFFSET
+
+        seed = None if self.seed is None else self.seed + EVALUATION_SEED_OFFSET
+        results = self.evaluate_members(episodes, seed, max_episode_steps)
+        returns = [value for result in results for value in result.returns]
+        return {
+            "evaluation_mean_return": float(np.mean(returns)),
+            "evaluation_min_return": float(np.min(returns)),
+            "evaluation_max_return": float(np.max(returns)),
+            "evaluation_returns": returns,
+            "evaluation_member_means": [result.mean_return for result in results],
+        }
+
+    def _run(self, name: str, length: Any, *args: Any) -> Any:
         """Program ``name`` of ``length`` (compiled at its first call, timed apart) on ``args``."""
         key = (name, length)
         program = self._programs.get(key)
@@ -228,11 +319,12 @@ class CompiledExecutor(Executor):
     def load_member(self, index: int, path: str | os.PathLike) -> dict[str, Any]:
         """Load member ``index``'s state from its checkpoint; the checkpoint's metadata."""
         metadata = self._agent.load_model(path)
-        state = self.graph.state()
-        graphs = jax.tree_util.tree_map(
-            lambda stacked, value: stacked.at[index].set(value), self.loop.graphs(self.state), state
+        count = len(self.graph.variables)  # the member's tunables stay its own
+        graphs = self.loop.graphs(self.state)
+        loaded = jax.tree_util.tree_map(
+            lambda stacked, value: stacked.at[index].set(value), graphs[:count], self.graph.state()[:count]
         )
-        self._place(self.loop.with_graphs(self.state, graphs))
+        self._place(self.loop.with_graphs(self.state, (*loaded, *graphs[count:])))
         return metadata
 
     def get_state(self) -> dict[str, Any]:
@@ -254,6 +346,11 @@ class CompiledExecutor(Executor):
 
     def _place(self, state: Any) -> None:
         self.state = self.placement.put(state, self.loop.split(state))
+
+
+def _key(config: Any) -> str:
+    """A member config as text (members of one config share its agent)."""
+    return json.dumps(config, sort_keys=True, default=str)
 
 
 def _make_environment(environment_spec: Any) -> Any:

@@ -53,6 +53,8 @@ class Loop:
     ) -> None:
         self.graph, self.env, self.plan = graph, env, plan
         self.envs = EnvBatch(env, num_environments)
+        #: Steps after which a training episode is cut (truncated), or None: a program's constant.
+        self.max_episode_steps: int | None = None
 
     def act(
         self, graph_state: State, observations: Any, time_step: Any, explore: bool = True
@@ -79,7 +81,10 @@ class Loop:
         the act method's other outputs), and ``(ended, returns, lengths)`` of the episodes that ended."""
         outputs, graph_state = self.act(graph_state, episodes.observations, time_step)
         key, step_key = jax.random.split(episodes.key)
-        env_states, observations, step = self.envs.step(step_key, episodes.env_states, outputs["actions"])
+        cut = None if self.max_episode_steps is None else episodes.lengths + 1 >= self.max_episode_steps
+        env_states, observations, step = self.envs.step(
+            step_key, episodes.env_states, outputs["actions"], cut
+        )
         next_states, graph_state = self.graph.call(graph_state, "preprocess_states", step.observation)
         transition = {
             **{name: value for name, value in outputs.items() if name != "preprocessed_states"},
