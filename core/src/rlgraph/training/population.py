@@ -40,7 +40,6 @@ from rlgraph.training.trainer import (
     CHECKPOINT_DIR,
     PROGRESS_FILE,
     RUN_STATE,
-    STOP_CHECK_STEPS,
     SUMMARY_FILE,
     StopSignals,
     TrainingSummary,
@@ -49,6 +48,7 @@ from rlgraph.training.trainer import (
     _yaml,
     create_run_dir,
     evaluation_seed,
+    execute_until,
     make_executor,
     newest_checkpoint,
 )
@@ -272,22 +272,16 @@ class PopulationTrainer:
 
     def _execute_until(self, stop: int) -> list[dict[str, Any]]:
         """Train up to ``stop`` time steps (each member's), in pieces; each member's progress row."""
-        executor, steps, seconds = self.executor, 0, 0.0
+        executor = self.executor
         losses: list[list[float]] = [[] for _ in self.members]
-        piece = STOP_CHECK_STEPS * self.spec.num_environments
-        while executor.timesteps < stop and (self.stop.signal is None or steps == 0):
-            results = executor.execute_workload(
-                {
-                    "num_timesteps": min(piece, stop - executor.timesteps),
-                    "max_timesteps_per_episode": self.spec.max_episode_steps or 0,
-                }
-            )
-            steps += results["timesteps_executed"]
-            seconds += results["runtime"]
+
+        def count(results: dict[str, Any]) -> None:
             for member, result in zip(self.members, results["members"]):
                 member.recent_returns.extend(result["episode_rewards"])
                 member.episodes += len(result["episode_rewards"])
                 losses[member.index].append(result["loss"])
+
+        steps, seconds = execute_until(executor, self.spec, stop, self.stop, count)
         wall = self._training_seconds()
         return [
             {

@@ -414,17 +414,7 @@ class Trainer:
     def _execute_until(self, stop: int) -> dict[str, Any]:
         """Run workloads up to ``stop`` time steps, in pieces so that a request to stop is seen soon;
         the progress row of the steps run."""
-        executor, steps, seconds = self.executor, 0, 0.0
-        piece = STOP_CHECK_STEPS * self.spec.num_environments
-        while executor.timesteps < stop and (self.stop.signal is None or steps == 0):
-            results = executor.execute_workload(
-                {
-                    "num_timesteps": min(piece, stop - executor.timesteps),
-                    "max_timesteps_per_episode": self.spec.max_episode_steps or 0,
-                }
-            )
-            steps += results["timesteps_executed"]
-            seconds += results["runtime"]
+        steps, seconds = execute_until(self.executor, self.spec, stop, self.stop)
         return self._row(steps / seconds if seconds else 0.0)
 
     def _row(self, steps_per_second: float) -> dict[str, Any]:
@@ -572,6 +562,28 @@ class Trainer:
     def _release_lock(self) -> None:
         if self._lock is not None:
             self._lock.release()
+
+
+def execute_until(
+    executor: Any, spec: RunSpec, stop: int, signals: StopSignals, on_result: Any = None
+) -> tuple[int, float]:
+    """Run ``executor``'s workloads up to ``stop`` time steps, in pieces of at most
+    :data:`STOP_CHECK_STEPS` per environment so that a request to stop (``signals``) is seen soon; each
+    result to ``on_result``; the time steps run and their seconds."""
+    steps, seconds = 0, 0.0
+    piece = STOP_CHECK_STEPS * spec.num_environments
+    while executor.timesteps < stop and (signals.signal is None or steps == 0):
+        results = executor.execute_workload(
+            {
+                "num_timesteps": min(piece, stop - executor.timesteps),
+                "max_timesteps_per_episode": spec.max_episode_steps or 0,
+            }
+        )
+        steps += results["timesteps_executed"]
+        seconds += results["runtime"]
+        if on_result is not None:
+            on_result(results)
+    return steps, seconds
 
 
 def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callback: Any = None) -> Any:
