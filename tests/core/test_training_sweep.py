@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rlgraph.errors import SpecError
-from rlgraph.training.sweep import Trial, parse_grid, parse_seeds, plan_trials, summarize
+from rlgraph.training.spec import parse_grid
+from rlgraph.training.sweep import Trial, parse_seeds, plan_trials, summarize
 
 
 def test_seeds_are_ranges_and_lists():

@@ -53,12 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a line per finished run and a table per setting; 0 if every run finished."""
     from rlgraph import plugins
-    from rlgraph.training.spec import default_run_dir
+    from rlgraph.training.spec import default_run_dir, parse_grid
     from rlgraph.training.sweep import (
         SWEEPS_ROOT,
         Sweep,
         check_trials,
-        parse_grid,
         parse_seeds,
         plan_trials,
         summarize,

@@ -8,6 +8,7 @@ environment from the command line. Command-line settings override the file's.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -123,10 +124,6 @@ class RunSpec:
 
 def member_settings(spec: RunSpec) -> list[tuple[str, ...]]:
     """The combinations of a population's ``population_set`` (one empty one without it); errors name it."""
-    import itertools
-
-    from rlgraph.training.sweep import parse_grid
-
     try:
         grid = parse_grid(spec.population_set)
     except SpecError as error:
@@ -316,3 +313,38 @@ def default_run_dir(spec: RunSpec, root: str | os.PathLike = RUNS_ROOT, now: dat
 
 def _file_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+
+
+def parse_grid(assignments: Sequence[str]) -> list[list[str]]:
+    """Each ``"key.path=v1,v2"`` as its alternatives ``["key.path=v1", "key.path=v2"]`` (commas inside
+    brackets or braces belong to a value: ``"net=[64,64],[32]"`` has two)."""
+    grid = []
+    for assignment in assignments:
+        key, _ = parse_assignment(assignment)
+        raw = assignment.partition("=")[2]
+        values = _split_top_level(raw)
+        if not values or any(not v.strip() for v in values):
+            raise SpecError(f"--set {assignment!r}: empty value in the list")
+        grid.append([f"{'.'.join(key)}={value.strip()}" for value in values])
+    return grid
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at commas outside brackets, braces and quotes."""
+    parts, depth, quote, current = [], 0, "", []
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from rlgraph.errors import RLGraphError, SpecError
-from rlgraph.training.spec import RunSpec, load_run_spec, parse_assignment
+from rlgraph.training.spec import RunSpec, load_run_spec
 
 SWEEP_FILE = "sweep.yaml"
 RESULTS_FILE = "sweep.csv"
@@ -56,20 +56,6 @@ def parse_seeds(text: str) -> list[int]:
     if len(set(seeds)) != len(seeds):
         raise SpecError(f"--seeds names a seed twice: {text!r}")
     return seeds
-
-
-def parse_grid(assignments: Sequence[str]) -> list[list[str]]:
-    """Each ``"key.path=v1,v2"`` as its alternatives ``["key.path=v1", "key.path=v2"]`` (commas inside
-    brackets or braces belong to a value: ``"net=[64,64],[32]"`` has two)."""
-    grid = []
-    for assignment in assignments:
-        key, _ = parse_assignment(assignment)
-        raw = assignment.partition("=")[2]
-        values = _split_top_level(raw)
-        if not values or any(not v.strip() for v in values):
-            raise SpecError(f"--set {assignment!r}: empty value in the list")
-        grid.append([f"{'.'.join(key)}={value.strip()}" for value in values])
-    return grid
 
 
 def plan_trials(grid: Sequence[Sequence[str]], seeds: Sequence[int | None]) -> list[Trial]:
@@ -304,27 +290,6 @@ def _row(trial: Trial, status: str) -> dict[str, Any]:
         "seed": trial.seed,
         "status": status,
     }
-
-
-def _split_top_level(text: str) -> list[str]:
-    """``text`` split at commas outside brackets, braces and quotes."""
-    parts, depth, quote, current = [], 0, "", []
-    for char in text:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
-    return parts
 
 
 def _short(setting: str) -> str:
