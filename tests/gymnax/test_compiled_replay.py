@@ -109,3 +109,59 @@ def test_dqfd_says_why_it_trains_on_the_host() -> None:
 
     with pytest.raises(NotApplicableError, match="DQFDAgent cannot train compiled: its demonstrations"):
         DQFDAgent.training_plan(object.__new__(DQFDAgent), 1)
+
+
+def test_updates_wait_for_the_memory_as_the_worker_makes_them_wait() -> None:
+    """With 3-step returns the first transitions reach the memory two steps late; updates due before then
+    are skipped (and not counted) on the host and compiled alike."""
+    from rlgraph.executors.local import LocalExecutor
+
+    agent = yaml.safe_load((EXAMPLES / "dqn_gymnax_cartpole.yaml").read_text())["agent"]
+    agent = {**agent, "update_spec": {**agent["update_spec"], "update_interval": 1, "steps_before_update": 0}}
+    environment = {"type": "gymnax", "env_id": "CartPole-v1"}
+    local = LocalExecutor(environment, {**agent, "backend": "jax"}, num_environments=1, seed=1)
+    compiled = CompiledExecutor(environment, agent, num_environments=1, seed=1)
+    try:
+        for executor in (local, compiled):
+            executor.execute_workload({"num_timesteps": 6})
+        assert compiled.updates == local.updates == 4
+    finally:
+        local.terminate()
+        compiled.terminate()
+
+
+def test_a_workload_reports_only_the_losses_of_its_updates() -> None:
+    agent = yaml.safe_load((EXAMPLES / "dqn_gymnax_cartpole.yaml").read_text())["agent"]
+    executor = CompiledExecutor(
+        {"type": "gymnax", "env_id": "CartPole-v1"}, agent, num_environments=8, seed=3
+    )
+    try:
+        before = executor.execute_workload({"num_timesteps": 800})  # before steps_before_update: no update
+        assert before["updates_executed"] == 0 and before["members"][0]["loss"] is None
+        after = executor.execute_workload({"num_timesteps": 800})
+        assert after["updates_executed"] == 75 and after["members"][0]["loss"] > 0
+    finally:
+        executor.terminate()
+
+
+def test_a_resumed_replay_loop_keeps_its_schedule(tmp_path: Path) -> None:
+    """The clock (updates, gradient steps, the last target sync, a filled memory) goes on from the executor's
+    state: a resumed member syncs and updates on the schedule it left."""
+    agent = yaml.safe_load((EXAMPLES / "dqn_gymnax_cartpole.yaml").read_text())["agent"]
+    environment = {"type": "gymnax", "env_id": "CartPole-v1"}
+    first = CompiledExecutor(environment, agent, num_environments=8, seed=3)
+    try:
+        first.execute_workload({"num_timesteps": 1600})
+        saved, path = first.get_state(), first.store_member(0, tmp_path / "member.npz")
+    finally:
+        first.terminate()
+    second = CompiledExecutor(environment, agent, num_environments=8, seed=3)
+    try:
+        second.load_member(0, path)
+        second.set_state(saved)
+        assert second.loop.counters(second.state) == saved["loop"]
+        assert saved["loop"]["updates"] == 75 and saved["loop"]["observed"] == 1
+        result = second.execute_workload({"num_timesteps": 80})
+        assert result["updates_executed"] == 10 and second.updates == 85
+    finally:
+        second.terminate()

@@ -85,10 +85,16 @@ class ReplayPlan(ActingPlan):
     update_method: str = "update"
 
 
-def refuse_episode_updates(agent: Any, update_spec: Any) -> None:
-    """A NotApplicableError for an agent whose updates count episodes: a compiled loop counts time steps."""
+def check_update_spec(agent: Any, update_spec: Any) -> None:
+    """A NotApplicableError for an update spec a compiled loop cannot follow: updates counted in episodes
+    (a compiled loop counts time steps), or none at all (``do_updates`` false: nothing to compile)."""
+    name = type(agent).__name__
+    if not update_spec.do_updates:
+        raise NotApplicableError(
+            f"{name} cannot train compiled: update_spec.do_updates is false, and a compiled loop is one that learns"
+        )
     if update_spec.update_mode != "time_steps":
         raise NotApplicableError(
-            f"{type(agent).__name__} cannot train compiled: its updates count episodes (update_spec.update_mode "
+            f"{name} cannot train compiled: its updates count episodes (update_spec.update_mode "
             f"{update_spec.update_mode!r}); a compiled loop counts time steps (give update_mode time_steps)"
         )

@@ -152,6 +152,8 @@ class PopulationTrainer:
             raise SpecError(
                 "a population trains in one program on one device set: give num_learners 1", "num_learners"
             )
+        if spec.seed is None:  # the members' seeds name their folders: a resumed run must find them again
+            spec = attrs.evolve(spec, seed=int(np.random.default_rng().integers(2**31 - 2**16)))
         self.spec, self.resumed = spec, resume_from is not None
         self._lock = lock
         self.executor = make_executor(spec)

@@ -615,6 +615,12 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callb
             given["member_configs"] = [
                 member_spec(spec, index, spec.seed).agent_spec() for index in range(spec.population)
             ]
+    elif spec.population_set:
+        raise SpecError(
+            f"executor {name!r} trains one agent: members that differ in settings train in one program with "
+            "executor compiled (or sweep them: rlgraph sweep --set)",
+            "population_set",
+        )
     elif spec.population != 1:
         raise SpecError(
             f"executor {name!r} trains one agent: a population of {spec.population} trains in one program with "

@@ -9,7 +9,7 @@ import numpy as np
 from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
-from rlgraph.agents.plans import ReplayPlan, refuse_episode_updates
+from rlgraph.agents.plans import ReplayPlan, check_update_spec
 from rlgraph.agents.records import UpdateResult
 from rlgraph.agents.roles import Role
 from rlgraph.errors import CheckpointError
@@ -45,6 +45,8 @@ class ActorCriticQAgent(Agent):
     builder_class: ClassVar[type[Builder] | None] = ActorCriticQBuilder
     #: Gradient steps per policy step (TD3's delayed policy updates).
     policy_delay: int = 1
+    #: Whether ``get_actions`` takes the time step after the states (an exploration noise's decay).
+    acts_with_time_step: ClassVar[bool] = False
 
     def configure(self, config: ActorCriticQConfig) -> None:
         self.last_sync = {
@@ -116,9 +118,9 @@ class ActorCriticQAgent(Agent):
         """Transitions into the memory, ``update(time_step, update_policy, sync_targets)`` as the worker
         schedules it and :meth:`_steps` flags it; the targets first copied by ``reset_targets``."""
         spec = self.update_spec
-        refuse_episode_updates(self, spec)
+        check_update_spec(self, spec)
         return ReplayPlan(
-            act_time_step=len(self.action_inputs(None, None)) > 1,
+            act_time_step=self.acts_with_time_step,
             update_interval=spec.update_interval,
             steps_before_update=spec.steps_before_update,
             gradient_steps=spec.num_iterations,
@@ -126,8 +128,7 @@ class ActorCriticQAgent(Agent):
             sync_interval=spec.sync_interval,
             update_takes_flags=True,
             start_method="reset_targets",
-            discount=self.discount,
-        )
+        )  # one-step transitions: the loss discounts them itself
 
     def get_q_values(self, preprocessed_states: Any, actions: Any) -> tuple[np.ndarray, ...]:
         """Every critic's ``Q(s, a)`` for a batch of preprocessed states and actions."""
@@ -209,6 +210,8 @@ class TD3Agent(ActorCriticQAgent):
     def configure(self, config: TD3Config) -> None:
         super().configure(config)
         self.policy_delay = config.policy_delay
+
+    acts_with_time_step: ClassVar[bool] = True
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         return [states, self.timesteps]

@@ -11,7 +11,7 @@ from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
-from rlgraph.agents.plans import ReplayPlan, refuse_episode_updates
+from rlgraph.agents.plans import ReplayPlan, check_update_spec
 from rlgraph.agents.records import UpdateResult
 from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
@@ -129,7 +129,7 @@ class DQNAgent(Agent):
                 "environment's frames on the host"
             )
         spec = self.update_spec
-        refuse_episode_updates(self, spec)
+        check_update_spec(self, spec)
         return ReplayPlan(
             act_time_step=True,
             update_interval=spec.update_interval,

@@ -248,6 +248,16 @@ class PolicyGradientAgent(Agent):
                 f"= batch_size in time steps (got update_mode {spec.update_mode!r}, update_interval "
                 f"{spec.update_interval}, batch_size {spec.batch_size})"
             )
+        elif spec.steps_before_update or not spec.do_updates:
+            refusal = (
+                "a compiled rollout loop updates on every rollout: give update_spec.steps_before_update 0 and "
+                "do_updates true"
+            )
+        elif self.rollouts.capacity < spec.batch_size:
+            refusal = (
+                f"memory_spec.capacity ({self.rollouts.capacity}) holds fewer steps than update_spec.batch_size "
+                f"({spec.batch_size}), so the host would learn from fewer: give capacity >= batch_size"
+            )
         elif spec.batch_size % num_environments:
             refusal = (
                 f"update_spec.batch_size ({spec.batch_size}) must split evenly over the {num_environments} "

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rlgraph.agents.plans import ReplayPlan, RolloutPlan
-from rlgraph.errors import NotApplicableError, SpecError
+from rlgraph.errors import NonFiniteError, NotApplicableError, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.graph.compiling import CompileClock
@@ -146,6 +146,12 @@ class CompiledExecutor(Executor):
             self.clock.start()
             try:
                 trained, _ = jax.jit(lambda s, loop=loop: loop.train(s, length))(state)
+            except jax.errors.JAXTypeError as error:  # a tunable in Python's control flow, say
+                labels = ", ".join(label(self._agent, path) for path in self.graph.tunables)
+                raise NotApplicableError(
+                    f"members cannot differ in that setting within one program: {labels} cannot be carried as "
+                    f"data ({type(error).__name__}: {str(error).splitlines()[0]})"
+                ) from None
             finally:
                 self.clock.stop()
             results.append(jax.device_get(loop.graphs(trained)[: len(graph.variables)]))
@@ -187,20 +193,27 @@ class CompiledExecutor(Executor):
 
     # -- training -----------------------------------------------------------------------------------------------
     def execute_workload(self, workload: Workload | Mapping[str, Any]) -> dict[str, Any]:
-        """Train every member ``num_timesteps`` time steps (whole rollouts: rounded up to them). The result's
-        ``members`` hold each member's episodes and loss; its other keys count every member."""
+        """Train every member ``num_timesteps`` time steps (whole iterations: rounded up to them). The result's
+        ``members`` hold each member's episodes and mean loss (None without an update); ``timesteps_executed``
+        and ``updates_executed`` are each member's, the episodes, frames and rewards every member's. A member
+        whose loss was not finite stops training (:class:`~rlgraph.errors.NonFiniteError`)."""
         workload = Workload.of(workload)
         if workload.frameskip != 1:
             raise NotApplicableError(
                 "the compiled executor steps every frame: give frameskip 1 (or use the local executor)"
             )
+        if workload.report_interval is not None:
+            raise NotApplicableError(
+                "the compiled executor reports once per workload: give no report_interval (the population's "
+                "trainer writes each member's progress rows)"
+            )
         self._cut_episodes(workload.max_timesteps_per_episode or None)
         steps = self.loop.steps_per_iteration
         iterations = math.ceil(workload.num_timesteps / steps)
         self._chunk = self._chunk or iterations
-        start, compiling = time.perf_counter(), self.clock.seconds
+        start, compiling, updates = time.perf_counter(), self.clock.seconds, self._updates
         reports = []
-        for length in [self._chunk] * (iterations // self._chunk) + [1] * (iterations % self._chunk):
+        for length in _lengths(iterations, self._chunk):
             self.state, report = self._run("train", length, self.state)
             reports.append(report)
         reports = jax.device_get(reports)
@@ -209,18 +222,25 @@ class CompiledExecutor(Executor):
         self._timesteps += iterations * steps
         self._updates = self.loop.counters(self.state).get("updates", self._updates + iterations)
         members = [_member_result(reports, index) for index in range(self.population)]
+        _refuse_non_finite(members, self.member_seeds)
         self._announce(members)
         rewards = [r for member in members for r in member["episode_rewards"]]
         frames = iterations * steps * self.population
+        losses = [member["loss"] for member in members if member["loss"] is not None]
         return {
             "timesteps_executed": iterations * steps,
             "episodes_executed": sum(len(member["episode_rewards"]) for member in members),
-            "updates_executed": iterations,
+            "updates_executed": self._updates - updates,
             "runtime": runtime,
+            "update_seconds": runtime,  # acting and learning are one program
             "env_frames": frames,
             "env_frames_per_second": frames / runtime if runtime else 0.0,
             "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
+            "max_episode_reward": float(np.max(rewards)) if rewards else None,
+            "min_episode_reward": float(np.min(rewards)) if rewards else None,
             "episode_rewards": rewards,
+            "episode_timesteps": [n for member in members for n in member["episode_timesteps"]],
+            "final_loss": float(np.mean(losses)) if losses else None,
             "members": members,
             **self.evaluate(workload.evaluation_episodes, workload.max_timesteps_per_episode),
         }
@@ -389,17 +409,47 @@ def refuse_host_state(agent: Any) -> None:
 
 
 def _member_result(reports: Sequence[Any], index: int) -> dict[str, Any]:
-    """Member ``index``'s episodes (in the order they ended) and mean loss over the reports of a workload."""
+    """Member ``index``'s episodes (in the order they ended) and mean loss (over the iterations that updated)
+    over the reports of a workload."""
     rewards: list[float] = []
     lengths: list[int] = []
-    losses = []
+    losses: list[float] = []
     for report in reports:
-        ended = report.ended[index]  # (iterations, T, B)
+        ended = report.ended[index]  # (iterations, T, B) or (iterations, B)
         rewards += report.returns[index][ended].tolist()
         lengths += report.lengths[index][ended].tolist()
-        losses.append(report.loss[index])
+        loss = np.ravel(report.loss[index])
+        losses += (loss if report.updated is None else loss[np.ravel(report.updated[index])]).tolist()
     return {
         "episode_rewards": rewards,
         "episode_timesteps": lengths,
-        "loss": float(np.mean(np.concatenate(losses))),
+        "loss": float(np.mean(losses)) if losses else None,
     }
+
+
+def _lengths(iterations: int, chunk: int) -> list[int]:
+    """The program lengths that run ``iterations``: ``chunk`` as often as it fits, then powers of two (few
+    programs compile, and few calls run)."""
+    lengths = [chunk] * (iterations // chunk)
+    rest = iterations % chunk
+    power = 1 << max(rest.bit_length() - 1, 0)
+    while rest:
+        if power <= rest:
+            lengths.append(power)
+            rest -= power
+        power //= 2
+    return lengths
+
+
+def _refuse_non_finite(members: list[dict[str, Any]], seeds: list[int]) -> None:
+    """A NonFiniteError naming the members whose loss was not finite (their optimizers skipped those steps)."""
+    bad = [
+        seed
+        for member, seed in zip(members, seeds)
+        if member["loss"] is not None and not np.isfinite(member["loss"])
+    ]
+    if bad:
+        raise NonFiniteError(
+            f"the loss of the members with seeds {bad} was not finite: their optimizers skipped those steps; lower "
+            "the learning rate or clip the gradients (clip_grad_norm)"
+        )

@@ -16,13 +16,14 @@ from rlgraph_jax.compiled.graph import PureGraph, State
 
 class Report(NamedTuple):
     """What a chunk of training reports, each with the members first: where an episode ended (``(members,
-    ...)`` in the order the steps ran), with the return and length it ended with; the losses
-    (``(members, ...)``)."""
+    ...)`` in the order the steps ran), with the return and length it ended with; the losses (``(members,
+    iterations)``) and, where not every iteration updates, which did (None: all)."""
 
     ended: Any
     returns: Any
     lengths: Any
     loss: Any
+    updated: Any = None
 
 
 class Episodes(NamedTuple):

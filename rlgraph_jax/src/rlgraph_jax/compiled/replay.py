@@ -31,13 +31,15 @@ class Member(NamedTuple):
 class Clock(NamedTuple):
     """What the schedule counts, the same for every member (kept outside ``vmap``, so that the schedule's
     branches stay branches): time steps, updates and gradient steps done, the time step of the last target
-    sync, and the steps in the n-step window since (re)starting."""
+    sync, the steps in the n-step window since (re)starting, and whether the memory holds records yet (updates
+    due before then are skipped, as the worker skips them)."""
 
     timesteps: Any
     updates: Any
     gradient_steps: Any
     last_sync: Any
     window_steps: Any
+    observed: Any
 
 
 class LoopState(NamedTuple):
@@ -107,6 +109,7 @@ class ReplayLoop(Loop):
             jnp.int64(counters.get("gradient_steps", 0)),
             jnp.int64(counters.get("last_sync", 0)),
             jnp.int64(0),
+            jnp.int64(counters.get("observed", 0)),
         )
         return LoopState(members, clock)
 
@@ -116,13 +119,17 @@ class ReplayLoop(Loop):
             "updates": int(clock.updates),
             "gradient_steps": int(clock.gradient_steps),
             "last_sync": int(clock.last_sync),
+            "observed": int(clock.observed),
         }
 
     # -- training --------------------------------------------------------------------------------------------------
     def train(self, state: LoopState, length: int) -> tuple[LoopState, Report]:
-        state, (ended, returns, lengths, loss) = jax.lax.scan(self.iteration, state, None, length=length)
+        state, (ended, returns, lengths, loss, updated) = jax.lax.scan(
+            self.iteration, state, None, length=length
+        )
         first = functools.partial(jnp.moveaxis, source=1, destination=0)  # (members, steps, ...)
-        return state, Report(first(ended), first(returns), first(lengths), first(loss))
+        updated = jnp.broadcast_to(updated, loss.shape)
+        return state, Report(first(ended), first(returns), first(lengths), first(loss), first(updated))
 
     def iteration(self, state: LoopState, _: Any = None) -> tuple[LoopState, tuple]:
         members, clock = state
@@ -131,12 +138,14 @@ class ReplayLoop(Loop):
             members, clock.timesteps, ready
         )
         before, after = clock.timesteps, clock.timesteps + self.steps_per_iteration
-        clock = clock._replace(timesteps=after, window_steps=clock.window_steps + 1)
+        observed = clock.observed | ready.astype(jnp.int64)
+        clock = clock._replace(timesteps=after, window_steps=clock.window_steps + 1, observed=observed)
         plan = self.plan
         interval = plan.update_interval
         due = jnp.maximum(0, after // interval - jnp.maximum(before, plan.steps_before_update) // interval)
+        due = jnp.where(observed > 0, due, 0)
         members, clock = jax.lax.fori_loop(0, due, self._update, (members, clock))
-        return LoopState(members, clock), (*ended, members.loss)
+        return LoopState(members, clock), (*ended, members.loss, (due > 0)[None])
 
     # -- acting and observing ----------------------------------------------------------------------------------
     def _act_and_observe(self, member: Member, time_step: Any, ready: Any) -> tuple[Member, tuple]:
@@ -167,18 +176,21 @@ class ReplayLoop(Loop):
     # -- learning --------------------------------------------------------------------------------------------------
     def _update(self, _: Any, carry: tuple[Member, Clock]) -> tuple[Member, Clock]:
         """One update: the plan's gradient steps, each updating the policy and syncing the targets when due."""
-        members, clock = carry
         plan = self.plan
         branches = _Branches(self)
-        for _ in range(plan.gradient_steps):
+
+        def gradient_step(_: Any, carry: tuple[Member, Clock]) -> tuple[Member, Clock]:
+            members, clock = carry
             step = clock.gradient_steps + 1
             policy = step % plan.policy_delay == 0
             sync = policy & (clock.timesteps - clock.last_sync >= plan.sync_interval)
-            index = branches.index_of(policy, sync)
-            members = jax.lax.switch(index, branches.functions(clock.timesteps), members)
-            clock = clock._replace(
-                gradient_steps=step, last_sync=jnp.where(sync, clock.timesteps, clock.last_sync)
+            members = jax.lax.switch(
+                branches.index_of(policy, sync), branches.functions(clock.timesteps), members
             )
+            last_sync = jnp.where(sync, clock.timesteps, clock.last_sync)
+            return members, clock._replace(gradient_steps=step, last_sync=last_sync)
+
+        members, clock = jax.lax.fori_loop(0, plan.gradient_steps, gradient_step, carry)
         return members, clock._replace(updates=clock.updates + 1)
 
     def _gradient_step(self, member: Member, time_step: Any, policy: bool, sync: bool) -> Member:

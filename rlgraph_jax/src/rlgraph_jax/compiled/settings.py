@@ -11,6 +11,8 @@ one program and is refused by name.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,9 +79,10 @@ def _child(target: Any, step: Any) -> Any:
 
 def _differing(a: Any, b: Any, path: FloatPath, depth: int) -> Iterator[tuple[FloatPath, Any, Any]]:
     """``(path, a's value, b's value)`` where two attribute trees differ: sub-components, variables and
-    functions are skipped (sub-components are compared on their own; variables are the state)."""
-    if isinstance(a, Component) or callable(a) and not isinstance(a, type) and not hasattr(a, "__dict__"):
-        return
+    functions are skipped (sub-components are compared on their own; variables are the state; a float a
+    function captured is found by :meth:`~rlgraph_jax.compiled.executor.CompiledExecutor`'s check)."""
+    if isinstance(a, Component | functools.partial) or inspect.isroutine(a) or isinstance(a, type):
+        return  # sub-components are compared on their own; functions are code, not settings
     if type(a) is not type(b):
         yield path, a, b
     elif isinstance(a, dict):
@@ -89,7 +92,13 @@ def _differing(a: Any, b: Any, path: FloatPath, depth: int) -> Iterator[tuple[Fl
         for key in a:
             if depth:
                 yield from _differing(a[key], b[key], (*path, key), depth - 1)
-    elif isinstance(a, list | tuple):
+    elif isinstance(a, tuple):  # a tuple cannot take a traced value in place: the whole tuple differs
+        inner = len(a) != len(b) or any(
+            next(_differing(x, y, (*path, i), depth - 1), None) for i, (x, y) in enumerate(zip(a, b))
+        )
+        if inner and depth:
+            yield path, a, b
+    elif isinstance(a, list):
         if len(a) != len(b):
             yield path, a, b
             return
