@@ -59,9 +59,11 @@ class ReplayPlan(ActingPlan):
     ``rewards`` (clipped to ``[-clip_rewards, clip_rewards]`` where that is above 0), ``terminals`` (a
     truncated episode's last step bootstraps) and ``next_states``, as ``n_step`` returns (a step's next
     ``n_step`` rewards discounted by ``discount``, cut where its episode ends), with their ``discounts``
-    (``discount ** k`` for k steps) where ``record_discounts``. Updates are due as the local executor's
-    worker makes them: every ``update_interval`` time steps (over all environments) once
-    ``steps_before_update`` passed. Each makes ``gradient_steps`` steps; gradient step ``g`` (counted over
+    (``discount ** k`` for k steps) where ``record_discounts``. (A compiled loop passes each n-step transition
+    on once its ``n_step`` steps have run, also where its episode ended sooner: the host's buffer passes an
+    ended episode's at once. The transitions are the same.) Updates are due as the local executor's worker
+    makes them: every ``update_interval`` time steps (over all environments) once ``steps_before_update``
+    passed and the memory holds records. Each makes ``gradient_steps`` steps; gradient step ``g`` (counted over
     the run, from 1) updates the policy where ``g % policy_delay == 0``, and syncs the targets where it does
     and ``sync_interval`` time steps passed since the last sync (0: at every such step). With
     ``update_takes_flags`` a step is ``update_method(time_step, update_policy, sync_targets)``; else
