@@ -46,10 +46,12 @@ class CompiledExecutor(Executor):
 
     The environment must be functional (:meth:`~rlgraph.environments.Environment.functional`: gymnax's); the
     agent is built once on JAX, and its root API methods, unchanged, run inside the program as its
-    :meth:`~rlgraph.agents.Agent.training_plan` describes (:mod:`rlgraph_jax.compiled.rollouts`). The
-    members are the same graph with a state each, mapped over with ``jax.vmap``; member ``i`` starts as the
-    agent built with seed ``seed + i`` would. Its counts (:attr:`timesteps`, :attr:`updates`) are every
-    member's; :attr:`episodes` sums them. :meth:`evaluate_members` plays greedy episodes inside a program
+    :meth:`~rlgraph.agents.Agent.training_plan` describes (:mod:`rlgraph_jax.compiled.rollouts`,
+    :mod:`rlgraph_jax.compiled.replay`). The members are the same graph with a state each, mapped over with
+    ``jax.vmap`` and split over the devices; member ``i`` starts as the agent built with seed ``seed + i``
+    would. ``member_configs``: each member's agent config, where members differ in settings (the floats
+    those change ride in each member's state: :mod:`rlgraph_jax.compiled.settings`). Its counts
+    (:attr:`timesteps`, :attr:`updates`) are each member's; :attr:`episodes` sums them. :meth:`evaluate_members` plays greedy episodes inside a program
     too; :meth:`store_member` writes one member's ordinary checkpoint.
 
     Programs compile at their first call (their seconds: :attr:`compile_seconds`) and are kept in JAX's
