@@ -27,7 +27,6 @@ from rlgraph.training.evaluation import EvaluationResult
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
 from rlgraph.training.spec import (
-    RUN_SPEC_FILE,
     RunSpec,
     agent_label,
     environment_label,
@@ -45,12 +44,13 @@ from rlgraph.training.trainer import (
     TrainingSummary,
     _checkpoint_timesteps,
     _next_multiple,
-    _yaml,
     create_run_dir,
     evaluation_seed,
     execute_until,
+    executor_class_of,
     make_executor,
     newest_checkpoint,
+    write_run_spec,
 )
 
 MEMBERS_DIR = "members"
@@ -68,11 +68,8 @@ def member_folder(spec: RunSpec, index: int, seed: int) -> str:
 
 def trains_population(spec: RunSpec) -> bool:
     """Whether the run's executor trains a population (it is then run by a :class:`PopulationTrainer`)."""
-    from rlgraph import plugins
-
-    name = spec.executor if isinstance(spec.executor, str) else spec.executor.get("type", "local")
     try:
-        executor_class = plugins.load("rlgraph.executors", name)
+        executor_class = executor_class_of(spec)
     except RLGraphError:
         return False  # make_executor says which package to install
     return bool(getattr(executor_class, "trains_population", False))
@@ -85,9 +82,9 @@ class MemberRun:
         self.index, self.seed, self.folder = index, seed, folder
         folder.mkdir(parents=True, exist_ok=True)
         self.spec = member_spec(spec, index, seed)
-        stored = self.spec.to_dict()
-        stored["evaluation"]["seed"] = evaluation_seed(spec)  # every member plays the same evaluations
-        (folder / RUN_SPEC_FILE).write_text(_yaml({**stored, "backend": "jax"}))
+        write_run_spec(
+            folder, self.spec, "jax", evaluation_seed(spec)
+        )  # every member plays the same evaluations
         self.log: ProgressLog | None = None
         self.checkpoint_dir = folder / CHECKPOINT_DIR
         self.recent_returns: deque[float] = deque(maxlen=RECENT_EPISODES)
@@ -162,9 +159,7 @@ class PopulationTrainer:
             if lock is None:
                 self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
             self.run_dir = Path(run_dir)
-            stored = {**spec.to_dict(), "backend": "jax"}
-            stored["evaluation"]["seed"] = evaluation_seed(spec)
-            (self.run_dir / RUN_SPEC_FILE).write_text(_yaml(stored))
+            write_run_spec(self.run_dir, spec, "jax", evaluation_seed(spec))
             self.members = [
                 MemberRun(i, seed, self.run_dir / MEMBERS_DIR / member_folder(spec, i, seed), spec)
                 for i, seed in enumerate(self.executor.member_seeds)

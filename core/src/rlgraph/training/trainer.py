@@ -255,11 +255,8 @@ class Trainer:
         self.run_dir = run_dir
         saved = self._restore(Path(resume_from)) if resume_from else {}
         self.checkpoint_dir = run_dir / CHECKPOINT_DIR
-        stored = spec.to_dict()  # with what was chosen: the backend, the evaluations' seed
-        stored["evaluation"]["seed"] = evaluation_seed(spec)
         #: The run spec as ``run.yaml`` holds it (``before_run`` observers get a copy).
-        self.stored_spec = {**stored, "backend": self.agent.backend}
-        (run_dir / RUN_SPEC_FILE).write_text(_yaml(self.stored_spec))
+        self.stored_spec = write_run_spec(run_dir, spec, self.agent.backend, evaluation_seed(spec))
         self.tensorboard = TensorBoardWriter(run_dir)
         self.log = ProgressLog(
             run_dir / PROGRESS_FILE,
@@ -586,20 +583,38 @@ def execute_until(
     return steps, seconds
 
 
+def write_run_spec(run_dir: Path, spec: RunSpec, backend: str, evaluation_seed: int | None) -> dict[str, Any]:
+    """Write ``run_dir/run.yaml``: ``spec`` with what was chosen (the backend, the evaluations' seed); its data."""
+    stored = spec.to_dict()
+    stored["evaluation"]["seed"] = evaluation_seed
+    stored["backend"] = backend
+    (run_dir / RUN_SPEC_FILE).write_text(_yaml(stored))
+    return stored
+
+
+def executor_class_of(spec: RunSpec) -> type:
+    """The class of the run's executor (its ``executor`` key); an error naming ``executor.type`` and the package
+    to install where no plugin has that name."""
+    from rlgraph import plugins
+    from rlgraph.errors import PluginNotFoundError
+    from rlgraph.specs.validation import rebase
+
+    name = spec.executor if isinstance(spec.executor, str) else spec.executor.get("type", "local")
+    try:
+        return plugins.load("rlgraph.executors", name)
+    except PluginNotFoundError as error:
+        raise rebase(error, "executor.type") from None
+
+
 def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callback: Any = None) -> Any:
     """The executor of a run spec (its ``executor`` key: a name or a spec dict), with the run's
     environments and agent; errors name their key paths (``executor``, ``environment``, ``agent``).
     ``step_callback`` goes to executors that take one (``after_step`` observers need it)."""
-    from rlgraph import plugins
-    from rlgraph.errors import PluginNotFoundError
-    from rlgraph.specs.validation import rebase, validate
+    from rlgraph.specs.validation import validate
 
     options = {"type": spec.executor} if isinstance(spec.executor, str) else dict(spec.executor)
     name = options.pop("type", "local")
-    try:
-        executor_class = plugins.load("rlgraph.executors", name)
-    except PluginNotFoundError as error:
-        raise rebase(error, "executor.type") from None
+    executor_class = executor_class_of(spec)
     given = {
         "environment_spec": spec.environment,
         "agent_config": spec.agent_spec(),

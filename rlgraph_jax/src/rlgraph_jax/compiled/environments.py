@@ -47,14 +47,16 @@ def _where(rows: Any, chosen: Any, other: Any) -> Any:
     return jax.tree_util.tree_map(pick, chosen, other)
 
 
-class Episodes(NamedTuple):
+class GreedyEpisodes(NamedTuple):
     """Greedy episodes' returns and lengths (each ``(episodes,)``)."""
 
     returns: Any
     lengths: Any
 
 
-def greedy_episodes(env: FunctionalEnvironment, act: Any, key: Any, episodes: int, steps: int) -> Episodes:
+def greedy_episodes(
+    env: FunctionalEnvironment, act: Any, key: Any, episodes: int, steps: int
+) -> GreedyEpisodes:
     """Play ``episodes`` episodes at once with ``act(observations)`` (the policy's greedy actions: a dict with
     ``actions``), each until it ends or for ``steps`` steps."""
     batch = EnvBatch(env, episodes)
@@ -78,4 +80,4 @@ def greedy_episodes(env: FunctionalEnvironment, act: Any, key: Any, episodes: in
     )
     keys = jax.random.split(jax.random.fold_in(key, 1), steps)
     (_, _, _, returns, lengths), _ = jax.lax.scan(one_step, start, keys)
-    return Episodes(returns, lengths)
+    return GreedyEpisodes(returns, lengths)

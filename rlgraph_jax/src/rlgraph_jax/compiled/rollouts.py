@@ -38,8 +38,7 @@ class RolloutLoop(Loop):
 
     # -- the loop's state ---------------------------------------------------------------------------------------
     def start(self, graph_state: State, seed: int) -> Member:
-        key = jax.random.fold_in(jax.random.PRNGKey(seed), 11)
-        return Member(graph_state, self.new_episodes(seed), key, jnp.int64(0))
+        return Member(graph_state, self.new_episodes(seed), _update_key(seed), jnp.int64(0))
 
     def initial(self, members: list[Member]) -> Member:
         return stacked(members)
@@ -57,7 +56,7 @@ class RolloutLoop(Loop):
     def restart(self, state: Member, seeds: list[int], timesteps: int, counters: dict[str, int]) -> Member:
         """New episodes for every member (seeded by ``seeds``), at ``timesteps`` time steps done."""
         episodes = stacked([self.new_episodes(seed) for seed in seeds])
-        keys = stacked([jax.random.fold_in(jax.random.PRNGKey(seed), 11) for seed in seeds])
+        keys = stacked([_update_key(seed) for seed in seeds])
         return state._replace(episodes=episodes, key=keys, timesteps=jnp.full(len(seeds), timesteps))
 
     def counters(self, state: Member) -> dict[str, int]:
@@ -122,6 +121,11 @@ class RolloutLoop(Loop):
         rows = minibatches(key, self.steps_per_iteration, plan)
         graph_state, losses = jax.lax.scan(gradient_step, graph_state, rows)
         return graph_state, losses.mean()
+
+
+def _update_key(seed: int) -> Any:
+    """The key of a member's minibatch orders (apart from its environments' and its graph's)."""
+    return jax.random.fold_in(jax.random.PRNGKey(seed), 11)
 
 
 def minibatches(key: Any, count: int, plan: RolloutPlan) -> Any:
