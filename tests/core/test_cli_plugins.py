@@ -61,7 +61,7 @@ def holds_distributions(entry: str) -> bool:
 @pytest.fixture
 def site(tmp_path, monkeypatch):
     """Only the test distributions are visible on sys.path; modules imported before stay usable."""
-    for needed in ("numpy", "stevedore.named", "packaging.specifiers"):  # by plugins and by loading
+    for needed in ("numpy", "packaging.requirements"):  # by plugins and by loading
         importlib.import_module(needed)
     root = tmp_path / "site"
     root.mkdir()

@@ -1,8 +1,9 @@
 """The plugin registry: entry points found in distribution metadata, their status, lazy loading.
 
-Discovery reads metadata only, once per process, on first use. A plugin's module is imported
-when the plugin is first loaded, through stevedore. Failures are remembered per plugin, so one
-broken plugin is reported while the others keep working.
+Discovery reads metadata only, once per process, on first use (``importlib.metadata``). A plugin's
+module is imported when the plugin is first loaded, by its entry point's ``load()``. Failures are
+remembered per plugin, so one broken plugin is reported while the others keep working; conflicts
+(one name in two distributions) and disabled plugins are resolved before anything is imported.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+from packaging.requirements import InvalidRequirement, Requirement
 
 from rlgraph import __version__
 from rlgraph.errors import PluginConflictError, PluginError, PluginLoadError, PluginNotFoundError
@@ -377,33 +379,12 @@ def _load_entry(entry: _Entry) -> Any:
         error = _state.failed[entry.key]
         raise PluginLoadError(f"{entry.label} failed to load: {_error_text(error)}") from error
     try:
-        obj = _load_with_stevedore(entry)
+        obj = entry.entry_point.load()
     except Exception as error:
         _state.failed[entry.key] = error
         raise PluginLoadError(f"{entry.label} failed to load: {_error_text(error)}") from error
     _state.loaded[entry.key] = obj
     return obj
-
-
-def _load_with_stevedore(entry: _Entry) -> Any:
-    """Import ``entry`` through stevedore, from the entry points already discovered (no on-disk cache)."""
-    from stevedore.extension import ExtensionManager
-    from stevedore.named import NamedExtensionManager
-
-    rules = _disable_rules()
-    ExtensionManager.ENTRY_POINT_CACHE[entry.group] = [
-        e.entry_point for e in _installed()[entry.group] if not _is_disabled(e, rules)
-    ]
-    errors: list[Exception] = []
-    manager = NamedExtensionManager(
-        namespace=entry.group,
-        names=[entry.name],
-        on_load_failure_callback=lambda _manager, _entry_point, error: errors.append(error),
-        on_missing_entrypoints_callback=None,
-    )
-    if errors:
-        raise errors[0]
-    return manager[entry.name].plugin
 
 
 def _import_all(group: str | None) -> None:
@@ -510,79 +491,14 @@ def _module_names(tree: ast.Module) -> set[str] | None:
 
 
 def _incompatibility(requires: Iterable[str]) -> str | None:
-    """Why a distribution's Requires-Dist on rlgraph excludes the installed version, or None."""
-    for requirement in requires:
-        specifier = _core_specifier(requirement)
-        if specifier and not _allows(specifier, __version__):
-            return f"requires rlgraph {specifier}, but rlgraph {__version__} is installed"
-    return None
-
-
-_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^)]*)\)?\s*")
-
-
-def _core_specifier(requirement: str) -> str | None:
-    """The version specifier of a Requires-Dist line on rlgraph (not an extra's), or None."""
-    text, _, marker = requirement.partition(";")
-    match = _REQUIREMENT.fullmatch(text)
-    if match is None or "extra" in marker or normalize_distribution(match[1]) != "rlgraph":
-        return None
-    return match[2].strip() or None
-
-
-def _allows(specifier: str, version: str) -> bool:
-    """Whether ``version`` satisfies ``specifier`` (packaging's rules where packaging is installed)."""
-    try:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    except ImportError:
-        return _simple_allows(specifier, version)
-    try:
-        return SpecifierSet(specifier).contains(version, prereleases=True)
-    except InvalidSpecifier:
-        return True
-
-
-_CLAUSE = re.compile(r"(~=|===|==|!=|<=|>=|<|>)\s*(\d[\w.!+-]*?)(\.\*)?")
-
-
-def _simple_allows(specifier: str, version: str) -> bool:
-    """``_allows`` for plain release numbers (``>=0.1,<0.2``, ``~=1.2``, ``==1.*``), without packaging."""
-    have = _release(version)
-    for clause in filter(None, (c.strip() for c in specifier.split(","))):
-        match = _CLAUSE.fullmatch(clause)
-        if match is None:
+    """Why a distribution's Requires-Dist on rlgraph (not an extra's) excludes the installed version, or None."""
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
             continue
-        operator, wanted, wildcard = match[1], _release(match[2]), match[3]
-        if wildcard:
-            same = _padded(have, len(wanted))[: len(wanted)] == wanted
-            ok = same if operator == "==" else not same
-        else:
-            ok = _compare(operator, have, wanted)
-        if not ok:
-            return False
-    return True
-
-
-def _compare(operator: str, have: tuple[int, ...], wanted: tuple[int, ...]) -> bool:
-    width = max(len(have), len(wanted))
-    left, right = _padded(have, width), _padded(wanted, width)
-    if operator == "~=":
-        return left >= right and left[: len(wanted) - 1] == right[: len(wanted) - 1]
-    return {
-        "==": left == right,
-        "===": left == right,
-        "!=": left != right,
-        "<=": left <= right,
-        ">=": left >= right,
-        "<": left < right,
-        ">": left > right,
-    }[operator]
-
-
-def _release(version: str) -> tuple[int, ...]:
-    match = re.match(r"\d+(?:\.\d+)*", version)
-    return tuple(int(part) for part in match[0].split(".")) if match else (0,)
-
-
-def _padded(release: tuple[int, ...], width: int) -> tuple[int, ...]:
-    return release + (0,) * (width - len(release))
+        if normalize_distribution(requirement.name) != "rlgraph" or "extra" in str(requirement.marker or ""):
+            continue
+        if not requirement.specifier.contains(__version__, prereleases=True):
+            return f"requires rlgraph {requirement.specifier}, but rlgraph {__version__} is installed"
+    return None
