@@ -9,16 +9,19 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from rlgraph.graph.composites import complete_ops
 from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import (
     CASES,
     check_case,
+    check_override,
     check_random_bernoulli,
     check_random_state,
     discounted_cumsum_gradients,
+    override_cases,
 )
-from rlgraph_tf.ops import OPS, create_ops, numpy_dtype, tf_dtype
+from rlgraph_tf.ops import create_ops, numpy_dtype, tf_dtype
 
 CASE_IDS = [case[0] for case in CASES]
 CASE_ARGS = [case[1:] for case in CASES]
@@ -40,8 +43,20 @@ def compiled(function, arrays: list[np.ndarray], spec=batch_free_spec):
     return traced(*arrays)
 
 
+#: The backend's own ops (its primitives and overrides), and the namespace graph functions see.
+OWN = create_ops(0)
+OPS = complete_ops(create_ops(0))
+
+
 def test_every_contract_op_is_provided():
-    assert missing_ops(OPS) == []
+    assert missing_ops(OWN) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"), [c[1:] for c in override_cases(OWN)], ids=[c[0] for c in override_cases(OWN)]
+)
+def test_override_matches_the_core_version(name, args, kwargs):
+    check_override(OPS, tf.convert_to_tensor, to_numpy, name, args, kwargs)
 
 
 def test_dtype_conversion_both_ways():

@@ -6,21 +6,35 @@ import numpy as np
 import pytest
 import torch
 
+from rlgraph.graph.composites import complete_ops
 from rlgraph.graph.ops import missing_ops
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 from rlgraph.testing.ops_contract import (
     CASES,
     check_case,
+    check_override,
     check_random_bernoulli,
     check_random_state,
     discounted_cumsum_gradients,
+    override_cases,
 )
 from rlgraph_torch.backend import to_numpy as backend_to_numpy
-from rlgraph_torch.ops import OPS, create_ops
+from rlgraph_torch.ops import create_ops
+
+#: The backend's own ops (its primitives and overrides), and the namespace graph functions see.
+OWN = create_ops(0)
+OPS = complete_ops(create_ops(0))
 
 
 def test_every_contract_op_is_provided():
-    assert missing_ops(OPS) == []
+    assert missing_ops(OWN) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"), [c[1:] for c in override_cases(OWN)], ids=[c[0] for c in override_cases(OWN)]
+)
+def test_override_matches_the_core_version(name, args, kwargs):
+    check_override(OPS, torch.from_numpy, to_numpy, name, args, kwargs)
 
 
 @pytest.mark.parametrize(("name", "args", "kwargs"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])

@@ -13,7 +13,6 @@ import functools
 import math
 import os
 import types
-from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -190,20 +189,15 @@ def cumsum(x: Any, axis: int = 0, reverse: bool = False) -> Array:
     return lax.cumsum(x, axis=axis % x.ndim, reverse=reverse)
 
 
-def discounted_cumsum(x: Any, discounts: Any, axis: int = 0, reverse: bool = False) -> Array:
-    """``y[t] = x[t] + discounts[t] * y[t - 1]`` along ``axis`` (``reverse``: ``y[t + 1]``): a parallel
-    associative scan (log2 T steps) of the linear recurrence, differentiable in both arguments."""
-    x = _a(x)
-    factors = jnp.broadcast_to(_a(discounts).astype(x.dtype), x.shape)
-    if x.shape[axis] == 0:
-        return x
+def scan(step: Any, initial: Any, xs: Any, reverse: bool = False) -> Any:
+    """The carries of ``step`` over axis 0 of ``xs``, stacked: one ``lax.scan``."""
 
-    def combine(earlier: tuple[Array, Array], later: tuple[Array, Array]) -> tuple[Array, Array]:
-        (a_first, b_first), (a_second, b_second) = earlier, later
-        return a_first * a_second, b_second + a_second * b_first
+    def body(carry: Any, x: Any) -> tuple[Any, Any]:
+        carry = step(carry, x)
+        return carry, carry
 
-    _, sums = lax.associative_scan(combine, (factors, x), reverse=reverse, axis=axis % x.ndim)
-    return sums
+    _, carries = lax.scan(body, jax.tree.map(_a, initial), jax.tree.map(_a, xs), reverse=reverse)
+    return carries
 
 
 # -- elementwise ------------------------------------------------------------------------------------
@@ -256,11 +250,6 @@ def matmul(x: Any, y: Any) -> Array:
     return jnp.matmul(_a(x), _a(y))
 
 
-def linear(x: Any, kernel: Any, bias: Any = None) -> Array:
-    out = jnp.matmul(_a(x), _a(kernel))
-    return out if bias is None else out + _a(bias)
-
-
 def einsum(subscripts: str, *operands: Any) -> Array:
     return jnp.einsum(subscripts, *(_a(o) for o in operands))
 
@@ -299,31 +288,6 @@ def resize_images(x: Any, size: Any, method: str = "bilinear") -> Array:
     return jax.image.resize(x, shape, method=method, antialias=False)
 
 
-def lstm(
-    x: Any, initial_state: Any, kernel: Any, recurrent_kernel: Any, bias: Any, resets: Any = None
-) -> tuple[Array, tuple[Array, Array]]:
-    """One LSTM layer over axis 1 of x as a ``lax.scan`` over time; each state is zeroed before a
-    step where ``resets`` is true."""
-    x, kernel, recurrent_kernel, bias = _a(x), _a(kernel), _a(recurrent_kernel), _a(bias)
-    h, c = (_a(s) for s in initial_state)
-    projected = jnp.swapaxes(jnp.matmul(x, kernel) + bias, 0, 1)  # (time, batch, 4 units)
-    if resets is None:
-        keep = jnp.ones(projected.shape[:2] + (1,), x.dtype)
-    else:
-        keep = jnp.swapaxes(jnp.logical_not(_a(resets)), 0, 1).astype(x.dtype)[..., None]
-
-    def step(state: tuple[Array, Array], inputs: tuple[Array, Array]) -> tuple[tuple[Array, Array], Array]:
-        (h, c), (gates_in, kept) = state, inputs
-        h, c = h * kept, c * kept
-        i, f, g, o = jnp.split(gates_in + jnp.matmul(h, recurrent_kernel), 4, axis=-1)
-        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-        h = jax.nn.sigmoid(o) * jnp.tanh(c)
-        return (h, c), h
-
-    (h, c), outputs = lax.scan(step, (h, c), (projected, keep))
-    return jnp.swapaxes(outputs, 0, 1), (h, c)
-
-
 # -- random: each graph draws from a key of its own ---------------------------------------------------
 #: The name of the variable that holds a graph's random key.
 RANDOM_KEY = "random-key"
@@ -358,9 +322,6 @@ def random_ops(key: Variable) -> dict[str, Any]:
     def random_int(shape: Any, low: Any, high: Any, dtype: Any = "int64") -> Array:
         return jax.random.randint(draw(), _shape(shape), unwrap(low), unwrap(high), jax_dtype(dtype))
 
-    def random_bernoulli(shape: Any, p: Any) -> Array:
-        return jax.random.uniform(draw(), _shape(shape), jnp.float32) < unwrap(p)
-
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Array:
         alpha = _a(alpha).astype(jax_dtype(dtype))
         return jax.random.gamma(draw(), alpha, dtype=alpha.dtype)
@@ -378,7 +339,6 @@ def random_ops(key: Variable) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
-        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": reseed,
         "random_state": random_state,
@@ -406,16 +366,6 @@ def assign(variable: Variable, value: Any) -> Array:
 def assign_add(variable: Variable, value: Any) -> Array:
     variable.value = _as_value_of(variable, variable.value + unwrap(value))
     return variable._value
-
-
-def assign_lerp(variables: Sequence[Variable], values: Sequence[Any], weight: Any) -> None:
-    weight = unwrap(weight)
-    for variable, value in zip(variables, values):
-        if type(weight) in _NUMBERS and weight == 1.0:
-            variable.value = _as_value_of(variable, value)
-        else:
-            current = variable.value
-            variable.value = _as_value_of(variable, current + weight * (unwrap(value) - current))
 
 
 def scatter_update(variable: Variable, indices: Any, updates: Any) -> None:
@@ -479,7 +429,6 @@ OPS = types.SimpleNamespace(
     min=_reduce(jnp.min, "min"),
     prod=_reduce(jnp.prod, "prod"),
     cumsum=cumsum,
-    discounted_cumsum=discounted_cumsum,
     logsumexp=_reduce(jax.nn.logsumexp, "logsumexp"),
     any=_any_all(jnp.any, "any"),
     all=_any_all(jnp.all, "all"),
@@ -510,17 +459,15 @@ OPS = types.SimpleNamespace(
     logical_not=lambda x: jnp.logical_not(_a(x)),
     isfinite=lambda x: jnp.isfinite(_a(x)),
     matmul=matmul,
-    linear=linear,
     einsum=einsum,
     split=split,
     conv2d=conv2d,
     max_pool2d=max_pool2d,
     resize_images=resize_images,
-    lstm=lstm,
+    scan=scan,
     stop_gradient=lambda x: lax.stop_gradient(_a(x)),
     assign=assign,
     assign_add=assign_add,
-    assign_lerp=assign_lerp,
     scatter_update=scatter_update,
     read=read,
     **random_ops(Variable(_seed_key(None), name=RANDOM_KEY)),

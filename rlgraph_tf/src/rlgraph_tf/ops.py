@@ -457,19 +457,6 @@ def matmul(x: Any, y: Any) -> Tensor:
     return out
 
 
-def linear(x: Any, kernel: Any, bias: Any = None) -> Tensor:
-    """``x @ kernel + bias`` for any leading ranks of x, as one matrix product."""
-    x = _t(x)
-    kernel = _t(kernel, x.dtype)
-    if x.shape.rank == 2:
-        out = tf.linalg.matmul(x, kernel)
-    else:
-        dims = shape(x)
-        out = tf.linalg.matmul(tf.reshape(x, [-1, dims[-1]]), kernel)
-        out = tf.reshape(out, _shape_arg(dims[:-1] + (kernel.shape[-1],)))
-    return out if bias is None else tf.nn.bias_add(out, _t(bias, x.dtype))
-
-
 def einsum(subscripts: str, *operands: Any) -> Tensor:
     return tf.einsum(subscripts, *_promote(*operands))
 
@@ -515,29 +502,9 @@ def resize_images(x: Any, size: Any, method: str = "bilinear") -> Tensor:
 
 
 # -- recurrence -----------------------------------------------------------------------------------------------
-def lstm(
-    x: Any, initial_state: Any, kernel: Any, recurrent_kernel: Any, bias: Any, resets: Any = None
-) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """One LSTM layer over axis 1 of x (its length may be unknown): gates i, f, g, o; the state is
-    zeroed before the steps where ``resets`` is true."""
-    x = _t(x)
-    h, c = (_t(state, x.dtype) for state in initial_state)
-    recurrent_kernel = _t(recurrent_kernel, x.dtype)
-    inputs = tf.transpose(linear(x, kernel, bias), (1, 0, 2))  # time-major input projections
-    if resets is None:
-        keeps = tf.ones_like(inputs[:, :, :1])
-    else:
-        keeps = tf.transpose(tf.cast(tf.logical_not(_t(resets, tf.bool)), x.dtype))[:, :, None]
-
-    def step(state: tuple[Tensor, Tensor], step_inputs: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
-        projected, keep = step_inputs
-        h, c = state[0] * keep, state[1] * keep
-        i, f, g, o = tf.split(projected + tf.linalg.matmul(h, recurrent_kernel), 4, axis=-1)
-        c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
-        return tf.sigmoid(o) * tf.tanh(c), c
-
-    hs, cs = tf.scan(step, (inputs, keeps), initializer=(h, c))
-    return tf.transpose(hs, (1, 0, 2)), (hs[-1], cs[-1])
+def scan(step: Any, initial: Any, xs: Any, reverse: bool = False) -> Any:
+    """The carries of ``step`` over axis 0 of ``xs``, stacked: one ``tf.scan`` (T may be unknown)."""
+    return tf.scan(step, xs, initializer=initial, reverse=reverse)
 
 
 # -- random: each graph draws from a stream of its own ---------------------------------------------------------
@@ -605,10 +572,6 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         uniform = stream.generator.uniform(_shape_arg(shape), dtype=tf.float64)
         return tf.cast(tf.floor(uniform * (_t(high, tf.float64) - low) + low), dtype)
 
-    def random_bernoulli(shape: Any, p: Any) -> Tensor:
-        values = stream.generator.uniform(_shape_arg(shape), dtype=tf.float32)
-        return values < (_t(p, tf.float32) if _is_tensor(p) else p)
-
     def random_gamma(alpha: Any, dtype: Any = "float32") -> Tensor:
         alpha = _t(alpha, tf_dtype(dtype))
         seed = stream.generator.make_seeds(1)[:, 0]
@@ -618,7 +581,6 @@ def random_ops(stream: RandomStream) -> dict[str, Any]:
         "random_uniform": random_uniform,
         "random_normal": random_normal,
         "random_int": random_int,
-        "random_bernoulli": random_bernoulli,
         "random_gamma": random_gamma,
         "reseed": stream.reseed,
         "random_state": stream.state,
@@ -735,13 +697,12 @@ OPS = types.SimpleNamespace(
     logical_not=lambda x: tf.logical_not(_t(x, tf.bool)),
     isfinite=isfinite,
     matmul=matmul,
-    linear=linear,
     einsum=einsum,
     split=split,
     conv2d=conv2d,
     max_pool2d=max_pool2d,
     resize_images=resize_images,
-    lstm=lstm,
+    scan=scan,
     stop_gradient=tf.stop_gradient,
     **random_ops(RandomStream(None)),
     assign=assign,

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from rlgraph.graph import composites
+from rlgraph.graph.composites import eager_scan
 from rlgraph_torch.devices import current_device
 
 Tensor = torch.Tensor
@@ -321,13 +323,6 @@ def sqrt(x: Any) -> Tensor:
 
 
 # -- linear algebra and images ----------------------------------------------------------------------------
-def linear(x: Tensor, kernel: Tensor, bias: Tensor | None = None) -> Tensor:
-    if x.dim() == 2 and bias is not None:
-        return torch.addmm(bias, x, kernel)
-    out = torch.matmul(x, kernel)
-    return out if bias is None else out + bias
-
-
 def _pair(value: Any) -> tuple[int, int]:
     return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
 
@@ -383,41 +378,19 @@ def lstm(
     bias: Tensor,
     resets: Any = None,
 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """One LSTM layer over axis 1 of x: fused (``torch.lstm``) unless a state is reset after the first
-    step, then step by step."""
+    """One LSTM layer over axis 1 of x: fused (``torch.lstm``), 3 to 5 times the core's version
+    (benchmarks/bench_overrides.py), unless a state is reset after the first step: then the core's."""
     h, c = initial_state
     if resets is not None:
         keep = torch.logical_not(_t(resets)).to(x.dtype).unsqueeze(-1)  # (batch, time, 1)
         h, c = h * keep[:, 0], c * keep[:, 0]
         if x.shape[1] > 1 and not bool(keep[:, 1:].all()):
-            return _lstm_steps(x, (h, c), kernel, recurrent_kernel, bias, keep)
+            return composites.lstm(_COMPLETE, x, (h, c), kernel, recurrent_kernel, bias, resets)
     weights = [kernel.t().contiguous(), recurrent_kernel.t().contiguous(), bias, torch.zeros_like(bias)]
     outputs, h_n, c_n = torch.lstm(
         x, (h.unsqueeze(0), c.unsqueeze(0)), weights, True, 1, 0.0, False, False, True
     )
     return outputs, (h_n.squeeze(0), c_n.squeeze(0))
-
-
-def _lstm_steps(
-    x: Tensor,
-    state: tuple[Tensor, Tensor],
-    kernel: Tensor,
-    recurrent_kernel: Tensor,
-    bias: Tensor,
-    keep: Tensor,
-) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """The LSTM one step at a time, each state multiplied by ``keep[:, t]`` before step t."""
-    h, c = state
-    projected = torch.matmul(x, kernel) + bias
-    outputs = []
-    for t in range(x.shape[1]):
-        if t:
-            h, c = h * keep[:, t], c * keep[:, t]
-        i, f, g, o = (projected[:, t] + torch.matmul(h, recurrent_kernel)).chunk(4, dim=-1)
-        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        h = torch.sigmoid(o) * torch.tanh(c)
-        outputs.append(h)
-    return torch.stack(outputs, dim=1), (h, c)
 
 
 # -- random: each graph draws from streams of its own ------------------------------------------------------
@@ -652,7 +625,6 @@ OPS = types.SimpleNamespace(
     logical_not=lambda x: torch.logical_not(_t(x)),
     isfinite=lambda x: torch.isfinite(_t(x)),
     matmul=torch.matmul,
-    linear=linear,
     einsum=torch.einsum,
     split=split,
     conv2d=conv2d,
@@ -667,6 +639,9 @@ OPS = types.SimpleNamespace(
     scatter_update=scatter_update,
     read=read,
 )
+OPS.scan = functools.partial(eager_scan, OPS)
+#: The ops with the core's composites, for the overrides that fall back on them.
+_COMPLETE = composites.complete_ops(types.SimpleNamespace(**vars(OPS)))
 
 
 def create_ops(seed: int | None) -> types.SimpleNamespace:

@@ -9,7 +9,8 @@ import pluggy
 
 from rlgraph.errors import BackendError
 from rlgraph.graph.collectives import CollectiveTraits, LearnerShare, join_graph
-from rlgraph.graph.ops import with_derived_ops
+from rlgraph.graph.composites import complete_ops
+from rlgraph.graph.ops import Ops
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
 
@@ -34,10 +35,11 @@ class Backend:
         #: ``steps_optimizer`` of an API method (a learner group runs it on every learner).
         self.optimizer_steps = 0
 
-    def create_ops(self, seed: int | None = None) -> Any:
+    def create_ops(self, seed: int | None = None) -> Ops:
         """The ops namespace of one graph (``self.ops`` of its components), its random streams seeded
-        with ``seed``; ops the contract gained after the backend was written are derived from its others."""
-        return with_derived_ops(self._require("create_ops", seed=seed))
+        with ``seed``: the backend's primitives, and the core's version of each optional op it does not
+        override (:mod:`rlgraph.graph.composites`)."""
+        return complete_ops(self._require("create_ops", seed=seed))
 
     def _require(self, hook: str, **kwargs: Any) -> Any:
         result = getattr(self.hook, hook)(**kwargs)

@@ -8,6 +8,7 @@ entry point: :func:`register` adds it to the registry of the current process as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.errors import BackendError
+from rlgraph.graph.composites import eager_scan
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.utils.random_state import generator_state, set_generator_state
 
@@ -290,6 +292,7 @@ OPS = types.SimpleNamespace(
     scatter_update=_scatter_update,
     read=lambda variable: np.array(variable),
 )
+OPS.scan = functools.partial(eager_scan, OPS)
 
 
 def _convert(value: Any, space: Any) -> Any:

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.graph.composites import complete_ops, shared_version
+from rlgraph.graph.ops import OPTIONAL_OPS
 from rlgraph.testing.numpy_backend import OPS as REFERENCE
 
 _rng = np.random.default_rng(3)
@@ -53,6 +55,16 @@ def _lstm_args(batch: int, time: int, inputs: int, units: int) -> tuple:
 _LSTM_RESETS = np.array([[0, 0, 1, 0, 0, 1], [1, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0]], bool)
 _LSTM_FIRST_RESETS = np.array([[1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]], bool)
 _TIES = np.array([[2, 0, 2, 1, 0, 2, 1, 1, 0], [5, 5, 5, 5, 5, 5, 5, 5, 5], [1, 3, 1, 3, 2, 2, 1, 3, 2]])
+
+
+def _decaying_sum(carry: Any, x: Any) -> Any:
+    return 0.5 * carry + x
+
+
+def _pair_step(carry: tuple[Any, Any], x: tuple[Any, Any]) -> tuple[Any, Any]:
+    total, product = carry
+    return total + x[0] * product, product * x[1]
+
 
 #: (case id, op name, args, kwargs). Arrays in args become backend tensors (lists of arrays: lists of tensors).
 CASES: list[tuple[str, str, tuple, dict]] = [
@@ -199,6 +211,17 @@ CASES: list[tuple[str, str, tuple, dict]] = [
     ("argsort-float-ties-axis0", "argsort", (np.round(_f(8, 3)),), {"axis": 0}),
     ("argsort-float-ties-descending-3d", "argsort", (np.round(_CUBE),), {"axis": 1, "descending": True}),
     ("argsort-bool-descending", "argsort", (_X > 0,), {"descending": True}),
+    # scan: a carry, nested carries and steps, reversed, and no steps at all
+    ("scan", "scan", (_decaying_sum, _f(3), _f(5, 3)), {}),
+    ("scan-reverse", "scan", (_decaying_sum, _f(3), _f(5, 3)), {"reverse": True}),
+    ("scan-nested", "scan", (_pair_step, (_f(2), _pos(2)), (_f(4, 2), _pos(4, 2))), {}),
+    (
+        "scan-nested-reverse",
+        "scan",
+        (_pair_step, (_f(2), _pos(2)), (_f(4, 2), _pos(4, 2))),
+        {"reverse": True},
+    ),
+    ("scan-no-steps", "scan", (_decaying_sum, _f(3), _f(0, 3)), {}),
     # LSTM state resets where episodes start: inside the sequence, at its first step only, and nowhere
     ("lstm-resets", "lstm", (*_lstm_args(3, 6, 2, 4), _LSTM_RESETS), {}),
     ("lstm-resets-first-step", "lstm", (*_lstm_args(3, 6, 2, 4), _LSTM_FIRST_RESETS), {}),
@@ -220,6 +243,28 @@ def check_case(
     expected = getattr(REFERENCE, name)(*args, **kwargs)
     actual = getattr(ops, name)(*_convert(args, to_backend), **kwargs)
     _compare(_convert_back(actual, to_numpy), expected, rtol, atol, name)
+
+
+def override_cases(namespace: Any) -> list[tuple[str, str, tuple, dict]]:
+    """The cases of the optional ops ``namespace`` (a backend's own ops) overrides."""
+    return [case for case in CASES if case[1] in OPTIONAL_OPS and callable(vars(namespace).get(case[1]))]
+
+
+def check_override(
+    ops: Any,
+    to_backend: Callable[[np.ndarray], Any],
+    to_numpy: Callable[[Any], np.ndarray],
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+) -> None:
+    """Assert that a backend's override of the optional op ``name`` equals the core's version
+    (:mod:`rlgraph.graph.composites`) run on the same backend's primitives."""
+    expected = shared_version(ops, name)(*_convert(args, to_backend), **kwargs)
+    actual = getattr(ops, name)(*_convert(args, to_backend), **kwargs)
+    _compare(_convert_back(actual, to_numpy), _convert_back(expected, to_numpy), rtol, atol, name)
 
 
 def discounted_cumsum_gradients(
@@ -294,14 +339,14 @@ def check_random_state(
             to_numpy(ops.random_bernoulli((6,), 0.5)),
         ]
 
-    ops = create_ops(11)
+    ops = complete_ops(create_ops(11))
     draws(ops)  # a stream under way, not a fresh one
     saved = ops.random_state()
     assert all(isinstance(value, np.ndarray) for value in saved.values()), "random_state() gives arrays"
     expected = draws(ops)
     draws(ops)
     ops.set_random_state(saved)
-    other = create_ops(12)
+    other = complete_ops(create_ops(12))
     other.set_random_state(saved)
     for restored in (draws(ops), draws(other)):
         for got, want in zip(restored, expected, strict=True):
@@ -314,7 +359,7 @@ def check_random_bernoulli(
     """Assert ``random_bernoulli``'s contract: bools of the shape asked for, each True with probability p (a
     number, a scalar tensor or one broadcastable to the shape), always where p >= 1 and never where p <= 0
     (as a uniform draw in [0, 1) compared with p), drawn from the graph's seeded streams."""
-    ops, n = create_ops(5), 20000
+    ops, n = complete_ops(create_ops(5)), 20000
     for p in (1.0, 1.5, 1):
         assert to_numpy(ops.random_bernoulli((n,), p)).all(), p
     for p in (0.0, -0.5, 0):
@@ -327,5 +372,5 @@ def check_random_bernoulli(
         assert abs(rate - 0.3) < within, (p, rate)
     per_column = to_numpy(ops.random_bernoulli((n, 2), ops.constant(np.array([0.1, 0.9], np.float32))))
     np.testing.assert_allclose(per_column.mean(axis=0), [0.1, 0.9], atol=5 * np.sqrt(0.09 / n))
-    first, again = (to_numpy(create_ops(9).random_bernoulli((64,), 0.5)) for _ in range(2))
+    first, again = (to_numpy(complete_ops(create_ops(9)).random_bernoulli((64,), 0.5)) for _ in range(2))
     np.testing.assert_array_equal(first, again)
