@@ -46,7 +46,6 @@ from rlgraph_jax.collectives import (  # noqa: F401 - hook implementations
 from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod
 from rlgraph_jax.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_jax.ops import create_ops as ops_for_graph
-from rlgraph_jax.optimizers import JaxOptimizer
 from rlgraph_jax.variables import Variable, tracking
 
 RLGRAPH_PLUGIN_API = "2.7"
@@ -203,19 +202,3 @@ def compute_gradients(loss_fn: Any, variables: list[Variable]) -> tuple[Any, Any
     # As the other backends: no gradient (None) for a variable the loss never reads.
     gradients = [g if id(v) in seen["read"] else None for v, g in zip(variables, gradients)]
     return loss, extras, gradients
-
-
-@hookimpl
-def create_optimizer(
-    kind: str, variables: list[Variable], hyperparameters: dict[str, Any], slots: dict[str, list]
-) -> JaxOptimizer:
-    return JaxOptimizer(kind, variables, hyperparameters, slots)
-
-
-@hookimpl
-def apply_gradients(
-    optimizer: JaxOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any, loss: Any = None
-) -> Any:
-    if loss is None:
-        return optimizer.step(gradients, learning_rate)
-    return optimizer.step_if_finite(loss, gradients, learning_rate)

@@ -31,7 +31,6 @@ from rlgraph_tf.collectives import (  # noqa: F401 - hook implementations
 from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
 from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
-from rlgraph_tf.optimizers import TFOptimizer
 
 RLGRAPH_PLUGIN_API = "2.7"
 
@@ -132,22 +131,6 @@ def compute_gradients(loss_fn: Any, variables: list[tf.Variable]) -> tuple[Any, 
     if loss.shape.rank != 0:
         raise ValueError(f"compute_gradients needs a scalar loss, got shape {loss.shape}.")
     return loss, extras, list(tape.gradient(loss, variables))
-
-
-@hookimpl
-def create_optimizer(
-    kind: str, variables: list[tf.Variable], hyperparameters: dict[str, Any], slots: dict[str, list]
-) -> TFOptimizer:
-    return TFOptimizer(kind, variables, hyperparameters, slots)
-
-
-@hookimpl
-def apply_gradients(
-    optimizer: TFOptimizer, gradients: list[Any], variables: list[Any], learning_rate: Any, loss: Any = None
-) -> Any:
-    if loss is None:
-        return optimizer.step(gradients, learning_rate)
-    return optimizer.step_if_finite(loss, gradients, learning_rate)
 
 
 class CompiledAPIMethod:

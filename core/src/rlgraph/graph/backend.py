@@ -11,6 +11,7 @@ from rlgraph.errors import BackendError
 from rlgraph.graph.collectives import CollectiveTraits, LearnerShare, join_graph
 from rlgraph.graph.composites import complete_ops
 from rlgraph.graph.ops import Ops
+from rlgraph.graph.optimizers import RuleOptimizer
 from rlgraph.plugins.hookspecs import PROJECT_NAME, BackendHooks, EventHooks
 
 
@@ -120,10 +121,16 @@ class Backend:
         variables: list[Any],
         hyperparameters: dict[str, Any],
         slots: dict[str, list[Any]],
+        ops: Ops,
     ) -> Any:
-        return self._require(
-            "create_optimizer", kind=kind, variables=variables, hyperparameters=hyperparameters, slots=slots
-        )
+        """An optimizer of ``kind`` over ``variables``, its state in ``slots``: the backend's own where it
+        has a ``create_optimizer`` hook, else the core's :class:`~rlgraph.graph.optimizers.RuleOptimizer` on
+        the graph's ``ops``."""
+        if self.hook.create_optimizer.get_hookimpls():
+            return self.hook.create_optimizer(
+                kind=kind, variables=variables, hyperparameters=hyperparameters, slots=slots
+            )
+        return RuleOptimizer(ops, kind, variables, hyperparameters, slots)
 
     def apply_gradients(
         self,
@@ -133,7 +140,10 @@ class Backend:
         learning_rate: Any = None,
         loss: Any = None,
     ) -> Any:
+        """One step of ``optimizer`` (see :meth:`create_optimizer`); a non-finite ``loss`` changes nothing."""
         self.optimizer_steps += 1
+        if isinstance(optimizer, RuleOptimizer):
+            return optimizer.step(gradients, learning_rate, loss)
         return self.hook.apply_gradients(
             optimizer=optimizer,
             gradients=gradients,

@@ -1,10 +1,10 @@
-"""The optimizers every backend provides: their hyperparameters, state slots and update rules.
+"""The optimizers: their hyperparameters, state slots and update rules, written once against the ops contract.
 
 An optimizer component creates the slots as variables (so optimizer state is checkpointed, reset
-after the build and moves between backends) and hands them to the backend's
-``create_optimizer`` hook; the backend updates them in place with its own (fused) kernels.
-:func:`reference_step` is each rule written once in NumPy: the definition backends are tested
-against.
+after the build and moves between backends). :func:`update_rule` is each rule, once, as a pure function
+of the ops; :class:`RuleOptimizer` steps the variables and slots by it on every backend without an
+optimizer of its own (a ``create_optimizer`` hook: torch's fused kernels). :func:`reference_step` runs
+the rule in NumPy, the definition overrides are tested against.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from typing import Any
 
 import attrs
 import numpy as np
+
+from rlgraph.graph.ops import Ops, Tensor, TensorLike, Variable
+from rlgraph.testing.numpy_backend import OPS as NUMPY_OPS
 
 
 @attrs.frozen
@@ -77,6 +80,92 @@ def clip_by_global_norm(
     return [g * scale for g in gradients], norm
 
 
+def update_rule(
+    ops: Ops,
+    kind: str,
+    h: dict[str, Any],
+    value: TensorLike,
+    gradient: TensorLike,
+    slots: dict[str, TensorLike],
+    learning_rate: TensorLike,
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """One step of ``kind`` (hyperparameters ``h`` resolved) on one variable's ``value``: its new value and
+    new slots, as a pure function against the ops contract. Adam's bias corrections are computed in
+    float64: in float32, ``1 - 0.999 ** t`` cancels to a relative error of about 1e-5."""
+    g, s, lr = gradient, dict(slots), learning_rate
+    if kind == "adam":
+        s["step"] = s["step"] + 1.0
+        s["m"] = h["beta1"] * s["m"] + (1.0 - h["beta1"]) * g
+        s["v"] = h["beta2"] * s["v"] + (1.0 - h["beta2"]) * g * g
+        steps, dtype = ops.cast(s["step"], "float64"), value.dtype
+        m_hat = s["m"] / ops.cast(1.0 - ops.pow(ops.constant(h["beta1"], "float64"), steps), dtype)
+        v_hat = s["v"] / ops.cast(1.0 - ops.pow(ops.constant(h["beta2"], "float64"), steps), dtype)
+        return value - lr * m_hat / (ops.sqrt(v_hat) + h["epsilon"]), s
+    if kind == "sgd":
+        if not h["momentum"]:
+            return value - lr * g, s
+        s["momentum"] = h["momentum"] * s["momentum"] + g
+        step = g + h["momentum"] * s["momentum"] if h["nesterov"] else s["momentum"]
+        return value - lr * step, s
+    if kind == "rmsprop":
+        s["square_avg"] = h["decay"] * s["square_avg"] + (1.0 - h["decay"]) * g * g
+        average = s["square_avg"]
+        if h["centered"]:
+            s["grad_avg"] = h["decay"] * s["grad_avg"] + (1.0 - h["decay"]) * g
+            average = average - s["grad_avg"] * s["grad_avg"]
+        update = g / (ops.sqrt(average) + h["epsilon"])
+        if h["momentum"]:
+            s["momentum"] = h["momentum"] * s["momentum"] + update
+            update = s["momentum"]
+        return value - lr * update, s
+    if kind == "adagrad":
+        s["sum"] = s["sum"] + g * g
+        return value - lr * g / (ops.sqrt(s["sum"]) + h["epsilon"]), s
+    raise KeyError(kind)
+
+
+class RuleOptimizer:
+    """One optimizer kind over ``variables``, stepping by :func:`update_rule` with a graph's ``ops``: the
+    optimizer of every backend without a ``create_optimizer`` hook of its own. Its state lives in the slot
+    variables it is given (slot name -> one variable per entry of ``variables``)."""
+
+    def __init__(
+        self,
+        ops: Ops,
+        kind: str,
+        variables: list[Variable],
+        hyperparameters: dict[str, Any],
+        slots: dict[str, list[Variable]],
+    ) -> None:
+        self.ops, self.kind = ops, kind
+        self.h, self.clip_grad_norm = resolve_hyperparameters(kind, hyperparameters)
+        self.variables = list(variables)
+        self.slots = slots
+
+    def step(
+        self, gradients: list[TensorLike | None], learning_rate: TensorLike = None, loss: TensorLike = None
+    ) -> Tensor | None:
+        """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
+        optimizer's own). Where ``loss`` is given and not finite, nothing changes: every new value is
+        selected against the old one. Returns the gradients' global norm before clipping where clipping is on."""
+        ops = self.ops
+        lr = self.h["learning_rate"] if learning_rate is None else learning_rate
+        used = [i for i, g in enumerate(gradients) if g is not None]
+        grads = [gradients[i] for i in used]
+        norm = None
+        if self.clip_grad_norm is not None and grads:
+            norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))
+            scale = ops.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
+            grads = [g * ops.cast(scale, g.dtype) for g in grads]
+        finite = None if loss is None else ops.isfinite(loss)
+        for i, gradient in zip(used, grads, strict=True):
+            slots = {name: variables[i] for name, variables in self.slots.items()}
+            value, new_slots = update_rule(ops, self.kind, self.h, self.variables[i], gradient, slots, lr)
+            for target, new in ((self.variables[i], value), *((slots[n], new_slots[n]) for n in slots)):
+                ops.assign(target, new if finite is None else ops.where(finite, new, target))
+        return norm
+
+
 def reference_step(
     kind: str,
     hyperparameters: dict[str, Any],
@@ -84,35 +173,9 @@ def reference_step(
     gradient: np.ndarray,
     slots: dict[str, np.ndarray],
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """One step of ``kind`` on one variable, in NumPy: the new variable value and slots (clipping,
-    which needs all gradients, is :func:`clip_by_global_norm`'s)."""
+    """One step of ``kind`` on one variable in NumPy (:func:`update_rule` on the NumPy reference backend's
+    ops): the new variable value and slots (clipping, which needs all gradients, is
+    :func:`clip_by_global_norm`'s)."""
     h, _ = resolve_hyperparameters(kind, hyperparameters)
-    lr, g, s = h["learning_rate"], gradient, dict(slots)
-    if kind == "adam":
-        s["step"] = s["step"] + 1
-        s["m"] = h["beta1"] * s["m"] + (1 - h["beta1"]) * g
-        s["v"] = h["beta2"] * s["v"] + (1 - h["beta2"]) * g * g
-        m_hat = s["m"] / (1 - h["beta1"] ** s["step"])
-        v_hat = s["v"] / (1 - h["beta2"] ** s["step"])
-        return variable - lr * m_hat / (np.sqrt(v_hat) + h["epsilon"]), s
-    if kind == "sgd":
-        if not h["momentum"]:
-            return variable - lr * g, s
-        s["momentum"] = h["momentum"] * s["momentum"] + g
-        step = g + h["momentum"] * s["momentum"] if h["nesterov"] else s["momentum"]
-        return variable - lr * step, s
-    if kind == "rmsprop":
-        s["square_avg"] = h["decay"] * s["square_avg"] + (1 - h["decay"]) * g * g
-        average = s["square_avg"]
-        if h["centered"]:
-            s["grad_avg"] = h["decay"] * s["grad_avg"] + (1 - h["decay"]) * g
-            average = average - s["grad_avg"] ** 2
-        update = g / (np.sqrt(average) + h["epsilon"])
-        if h["momentum"]:
-            s["momentum"] = h["momentum"] * s["momentum"] + update
-            update = s["momentum"]
-        return variable - lr * update, s
-    if kind == "adagrad":
-        s["sum"] = s["sum"] + g * g
-        return variable - lr * g / (np.sqrt(s["sum"]) + h["epsilon"]), s
-    raise KeyError(kind)
+    value, new_slots = update_rule(NUMPY_OPS, kind, h, variable, gradient, slots, h["learning_rate"])
+    return value, {name: np.asarray(slot) for name, slot in new_slots.items()}

@@ -1,8 +1,12 @@
 """A minimal NumPy backend: the reference the core's own tests (and plugin authors') build on.
 
-It runs graph functions eagerly on NumPy arrays; variables are arrays written in place. It has
-no automatic differentiation, so gradient and optimizer hooks raise. It is not installed as an
-entry point: :func:`register` adds it to the registry of the current process as ``"numpy"``.
+It runs graph functions eagerly on NumPy arrays; variables are arrays written in place. It gives
+the primitives of the ops contract (and, as the reference the core's composites are tested against,
+the optional ops too); its optimizers are the core's (steps on given gradients: an optimizer's
+``apply``). It has no automatic differentiation, so ``compute_gradients`` raises: differentiating
+would mean writing a tape of every op's derivative here, a second autograd that no backend needs.
+It is not installed as an entry point: :func:`register` adds it to the registry of the current
+process as ``"numpy"``.
 """
 
 from __future__ import annotations
@@ -356,11 +360,6 @@ def compile_api_method(
 @hookimpl
 def compute_gradients(loss_fn: Any, variables: list[Any]) -> Any:
     raise BackendError("The NumPy reference backend has no automatic differentiation; use torch or tf.")
-
-
-@hookimpl
-def create_optimizer(kind: str, variables: list[Any], hyperparameters: dict[str, Any]) -> Any:
-    raise BackendError("The NumPy reference backend has no optimizers; use torch or tf.")
 
 
 def register() -> str:

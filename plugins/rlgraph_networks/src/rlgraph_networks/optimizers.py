@@ -109,7 +109,7 @@ class Optimizer(Component):
             )
         }
         self._optimizer = self.backend.create_optimizer(
-            self.kind, self._variables, self.hyperparameters, slots
+            self.kind, self._variables, self.hyperparameters, slots, self.ops
         )
 
     def _slot(self, slot: str, name: str, variable: Any) -> Any:
