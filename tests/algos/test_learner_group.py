@@ -252,11 +252,11 @@ def memory_names(executor) -> list[str]:
 
 
 def test_a_backend_without_collectives_refuses_a_group(rlgraph_backend, monkeypatch):
-    """The NumPy reference backend has no collective hooks: it refuses to join a group. (It has no optimizers
+    """The NumPy reference backend has no collectives: it refuses to join a group. (It cannot differentiate
     either, so no agent to group: an agent's refusal is checked with a backend made to say it has none.)"""
     with (
         numpy_backend.registered() as name,
-        pytest.raises(BackendError, match="backend 'numpy' has no collectives .*join_learner_group hook"),
+        pytest.raises(BackendError, match="backend .numpy. has no collectives .*Backend.open_collective"),
     ):
         load_backend(name).join_collective(0, 2, ["127.0.0.1:1", "127.0.0.1:2"])
     if rlgraph_backend == "numpy":

@@ -3,7 +3,6 @@ device placement of graph functions, and spec key aliases."""
 
 from __future__ import annotations
 
-import types
 from typing import ClassVar
 
 import numpy as np
@@ -12,8 +11,7 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.graph.backend import Backend
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.graph.backend import make_backend
 from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest, numpy_backend
 
@@ -94,20 +92,15 @@ def test_set_trainable_false_makes_variables_non_trainable(rlgraph_backend):
 def test_graph_functions_of_components_on_other_devices_are_placed():
     placed = []
 
-    @hookimpl
-    def place_graph_fn(function, device):
-        def run(*args, **kwargs):
-            placed.append(device)
-            return function(*args, **kwargs)
+    class Placing(numpy_backend.NumpyBackend):
+        def place_graph_fn(self, function, device):
+            def run(*args, **kwargs):
+                placed.append(device)
+                return function(*args, **kwargs)
 
-        return run
+            return run
 
-    hooks = {
-        name: getattr(numpy_backend, name)
-        for name in dir(numpy_backend)
-        if hasattr(getattr(numpy_backend, name), "rlgraph_impl")
-    }
-    backend = Backend("numpy-placing", types.SimpleNamespace(**hooks, place_graph_fn=place_graph_fn))
+    backend = make_backend("numpy-placing", Placing)
     root = Root(depend=False)
     test = ComponentTest(root, X, backend=backend, device_map={"root/weights": "elsewhere"})
     placed.clear()

@@ -10,8 +10,8 @@ from test_build import SPACE, Buffer, BufferRoot, Outer, Scale
 
 import rlgraph
 from rlgraph import plugins
-from rlgraph.errors import APICallError, NotApplicableError, PluginLoadError
-from rlgraph.graph.backend import Backend, load_backend
+from rlgraph.errors import APICallError, BackendError, NotApplicableError, PluginLoadError
+from rlgraph.graph.backend import Backend, load_backend, make_backend
 from rlgraph.graph.executor import GraphExecutor
 from rlgraph.graph.ops import OPS, OPTIONAL_OPS, PRIMITIVE_OPS, missing_ops
 from rlgraph.spaces import FloatBox, IntBox
@@ -56,18 +56,17 @@ def test_numpy_reference_backend_implements_every_op():
     assert set(OPS) == set(PRIMITIVE_OPS) | OPTIONAL_OPS and not OPTIONAL_OPS & set(PRIMITIVE_OPS)
 
 
-def test_an_op_the_contract_gained_later_is_derived_for_a_backend_without_it():
-    """A backend written before random_bernoulli joined the contract still serves it: the core draws
+def test_an_optional_op_a_backend_leaves_out_is_the_core_s():
+    """A backend without random_bernoulli (an optional op) still serves it: the core draws
     random_uniform(shape) < p with the backend's own ops."""
 
-    class EarlierBackend:
-        @rlgraph.hookimpl
-        def create_ops(self, seed):
+    class WithoutBernoulli(numpy_backend.NumpyBackend):
+        def make_ops(self, seed):
             ops = numpy_backend.create_ops(seed)
             del ops.random_bernoulli
             return ops
 
-    ops = Backend("earlier", EarlierBackend()).create_ops(3)
+    ops = make_backend("without-bernoulli", WithoutBernoulli).create_ops(3)
     draws = ops.random_bernoulli((4000,), 0.25)
     assert draws.dtype == np.bool_ and draws.shape == (4000,)
     assert abs(draws.mean() - 0.25) < 5 * np.sqrt(0.25 * 0.75 / 4000)
@@ -76,19 +75,16 @@ def test_an_op_the_contract_gained_later_is_derived_for_a_backend_without_it():
 
 
 def fake_backend(api_version):
-    module = types.ModuleType("fake_backend")
-    if api_version is not None:
-        module.RLGRAPH_PLUGIN_API = api_version
-    return module
+    attributes = {} if api_version is None else {"RLGRAPH_PLUGIN_API": api_version}
+    return type("FakeBackend", (numpy_backend.NumpyBackend,), attributes)
 
 
 @pytest.mark.parametrize(
     ("declared", "message"),
     [
-        (None, "does not declare the plugin API"),
-        ("3.0", "written for plugin API 3.0"),
-        ("2.9", "plugin API 2.9"),
-        ("1.0", "written for plugin API 1.0"),
+        ("4.0", "written for plugin API 4.0"),
+        ("3.9", "plugin API 3.9"),
+        ("2.7", "written for plugin API 2.7"),
     ],
 )
 def test_backends_for_another_plugin_api_are_refused(declared, message):
@@ -98,6 +94,29 @@ def test_backends_for_another_plugin_api_are_refused(declared, message):
             load_backend("fake")
     finally:
         plugins.unregister("rlgraph.backends", "fake")
+
+
+def test_a_backend_plugin_must_be_a_complete_backend_class():
+    """A 2.x backend (a module of hooks) and a class missing a primitive are refused by name."""
+    module = types.ModuleType("hooks_backend")
+    module.RLGRAPH_PLUGIN_API = "3.0"
+
+    class Partial(Backend):
+        RLGRAPH_PLUGIN_API = "3.0"
+
+        def make_ops(self, seed):
+            return numpy_backend.create_ops(seed)
+
+    for name, plugin, message in [
+        ("hooks", module, "not a subclass of rlgraph.graph.backend.Backend"),
+        ("partial", Partial, "does not implement assign_variables, compile_api_method, create_variable"),
+    ]:
+        plugins.register("rlgraph.backends", name, plugin)
+        try:
+            with pytest.raises(BackendError, match=message):
+                load_backend(name)
+        finally:
+            plugins.unregister("rlgraph.backends", name)
 
 
 def test_device_map_places_components_and_is_inherited():

@@ -33,7 +33,7 @@ from rlgraph.plugins import (
 )
 
 AGENTS = "rlgraph.agents"
-RLGRAPH_PLUGIN_API = "2.0"  # this module declares the plugin API, for check_plugin_api's tests
+RLGRAPH_PLUGIN_API = "3.0"  # this module declares the plugin API, for check_plugin_api's tests
 
 
 def install(root, distribution, entry_points, modules=None, version="1.0", requires=()):
@@ -494,18 +494,12 @@ def test_registered_plugin_conflicts_with_an_installed_one(site):
 
 
 class Declares:
-    RLGRAPH_PLUGIN_API = "2.0"
+    RLGRAPH_PLUGIN_API = "3.0"
 
 
 def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
-    assert PLUGIN_API_VERSION == (2, 7)
-    check_plugin_api(Declares, "rlgraph-x")  # 2.0: an older minor version
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.1"}), "rlgraph-y")
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.2"}), "rlgraph-z")
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.3"}), "rlgraph-w")
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.4"}), "rlgraph-v")
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.5"}), "rlgraph-u")
-    check_plugin_api(type("Plugin", (), {"RLGRAPH_PLUGIN_API": "2.7"}), "rlgraph-t")
+    assert PLUGIN_API_VERSION == (3, 0)
+    check_plugin_api(Declares, "rlgraph-x")
     check_plugin_api(sys.modules[__name__], "this module")  # a module declaring it
     check_plugin_api(Scale, "Scale")  # a class whose module declares it
 
@@ -513,9 +507,9 @@ def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
 @pytest.mark.parametrize(
     ("declared", "match"),
     [
-        ("3.0", "written for plugin API 3.0.*provides plugin API 2.7"),
-        ("2.8", "written for plugin API 2.8.*provides plugin API 2.7"),
-        ("1.0", "written for plugin API 1.0.*provides plugin API 2.7"),
+        ("4.0", "written for plugin API 4.0.*provides plugin API 3.0"),
+        ("3.1", "written for plugin API 3.1.*provides plugin API 3.0"),
+        ("2.7", "written for plugin API 2.7.*provides plugin API 3.0"),
         ("1", "must be a 'MAJOR.MINOR' string"),
         (1.0, "must be a 'MAJOR.MINOR' string"),
     ],
@@ -527,5 +521,5 @@ def test_check_plugin_api_refuses_other_versions(declared, match):
 
 
 def test_check_plugin_api_refuses_an_undeclared_plugin():
-    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "2.7"'):
+    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "3.0"'):
         check_plugin_api(object(), "rlgraph-x")

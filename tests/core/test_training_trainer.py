@@ -508,7 +508,7 @@ def test_before_run_of_a_resumed_run_says_so_and_where_it_goes_on(tabular):
 
 
 class WrittenForALaterCore:
-    RLGRAPH_PLUGIN_API = "2.99"
+    RLGRAPH_PLUGIN_API = "3.99"
 
     @hookimpl
     def after_run(self, summary):
@@ -516,14 +516,14 @@ class WrittenForALaterCore:
 
 
 class WrittenForThisCore(WrittenForALaterCore):
-    RLGRAPH_PLUGIN_API = "2.5"
+    RLGRAPH_PLUGIN_API = "3.0"
 
 
 def test_a_callback_declaring_a_newer_plugin_api_is_refused_before_anything_runs(tabular):
     from rlgraph.errors import SpecError
 
     reference = "test_training_trainer:WrittenForALaterCore"
-    with pytest.raises(SpecError, match=rf"^callbacks.0: '{reference}' was written for plugin API 2.99"):
+    with pytest.raises(SpecError, match=rf"^callbacks.0: '{reference}' was written for plugin API 3.99"):
         train(tabular / "run", callbacks=[reference])
     assert not (tabular / "run").exists()
     _, summary = train(tabular / "run", callbacks=["test_training_trainer:WrittenForThisCore"])

@@ -8,9 +8,10 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import BuildError, SpecError
-from rlgraph.graph.optimizers import clip_by_global_norm, reference_step
+from rlgraph.graph.optimizers import clip_by_global_norm
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
+from rlgraph.testing.numpy_backend import reference_step
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
 from rlgraph_networks.synchronizer import Synchronizer
 

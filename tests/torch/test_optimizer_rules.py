@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from rlgraph.graph.optimizers import OPTIMIZERS, reference_step, resolve_hyperparameters
+from rlgraph.graph.optimizers import OPTIMIZERS, resolve_hyperparameters
+from rlgraph.testing.numpy_backend import reference_step
 
 CASES = [
     (

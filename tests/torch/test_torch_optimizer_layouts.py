@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlgraph.graph.optimizers import reference_step
-from rlgraph_torch.backend import create_variable
+from rlgraph.testing.numpy_backend import reference_step
+from rlgraph_torch.backend import TorchBackend
 from rlgraph_torch.optimizers import TorchOptimizer
 
 torch = pytest.importorskip("torch")
@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 def test_transposed_variables_and_gradients_take_the_rule_s_step(kind):
     rng = np.random.default_rng(0)
     initial = rng.normal(size=(6, 4)).astype(np.float32).T  # Fortran order, as Q.T of a QR is
-    variable = create_variable("v", initial, True, None)
+    variable = TorchBackend().create_variable("v", initial, True, None)
     assert variable.is_contiguous()
     gradient = torch.from_numpy(rng.normal(size=(6, 4)).astype(np.float32)).t()  # a transposed view
     hyperparameters = {"learning_rate": 0.1}

@@ -35,20 +35,13 @@ _use_compilation_cache()
 import jax.numpy as jnp
 import numpy as np
 
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.graph.backend import Backend
 from rlgraph_jax import collectives
-from rlgraph_jax.collectives import (  # noqa: F401 - hook implementations
-    all_reduce_sum,
-    collective_traits,
-    join_learner_group,
-    leave_learner_group,
-)
+from rlgraph_jax.collectives import JaxCollectives
 from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod
-from rlgraph_jax.export import export_formats, export_policy  # noqa: F401 - hook implementations
+from rlgraph_jax.export import JaxExport
 from rlgraph_jax.ops import create_ops as ops_for_graph
 from rlgraph_jax.variables import Variable, tracking
-
-RLGRAPH_PLUGIN_API = "2.7"
 
 
 def resolve_device(device: str | None) -> Any:
@@ -78,127 +71,120 @@ _single_threaded = {"set": False}
 _EIGEN_FLAG = "--xla_cpu_multi_thread_eigen"
 
 
-@hookimpl
-def configure_threads(intra_op: int | None, inter_op: int | None) -> dict[str, int]:
-    """XLA's CPU runtime reads ``XLA_FLAGS`` when it starts (the first array): it runs on one thread
-    (``--xla_cpu_multi_thread_eigen=false``) or on a pool over every core (its default, reported as 0);
-    no other count can be set, and none once it has started. A program's ops run one after another, so
-    the inter-op count is 1."""
-    from jax._src import xla_bridge
-
-    if intra_op == 1 and not xla_bridge.backends_are_initialized():
-        flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(_EIGEN_FLAG)]
-        os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_EIGEN_FLAG}=false"])
-        _single_threaded["set"] = True
-    return {"intra_op": 1 if _single_threaded["set"] else 0, "inter_op": 1}
-
-
-@hookimpl
-def create_ops(seed: int | None) -> Any:
-    return ops_for_graph(seed)
-
-
-@hookimpl
-def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> Variable:
-    with jax.ensure_compile_time_eval():  # a concrete array, also inside the build's abstract trace
-        value = jax.device_put(np.array(initial_value, copy=True), resolve_device(device))
-    return Variable(value, name=name, trainable=trainable)
-
-
-@hookimpl
-def trace_build_call(function: Any) -> Any:
-    """The build's dry run as an abstract trace (``jax.eval_shape``): no op runs or compiles; the
-    outputs are tracers, of which the build reads shapes and dtypes. Variables the run writes get
-    their values back afterwards. A method whose shapes depend on values runs concretely."""
-    outputs: list[Any] = []
-    with tracking() as access:
-        try:
-            jax.eval_shape(lambda: outputs.append(function()))
-        except VALUE_DEPENDENT:
-            outputs.clear()
-        finally:
-            access.restore()
-    return outputs[0] if outputs else function()
-
-
-@hookimpl
-def read_variables(variables: dict[str, Variable]) -> dict[str, np.ndarray]:
-    return {name: np.array(variable._value) for name, variable in variables.items()}
-
-
-@hookimpl
-def assign_variables(variables: dict[str, Variable], values: dict[str, Any]) -> None:
-    for name, value in values.items():
-        variable = variables[name]
-        value = np.asarray(value, dtype=variable.dtype)
-        if value.shape != variable.shape:
-            raise ValueError(f"variable {name!r} has shape {variable.shape}, the value {value.shape}")
-        variable._value = jax.device_put(np.array(value, copy=True), _device_of(variable._value))
-
-
 def _device_of(value: Any) -> Any:
     devices = getattr(value, "devices", None)
     return next(iter(devices())) if devices is not None else None
 
 
-@hookimpl
-def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    target = resolve_device(device)
+class JaxBackend(JaxCollectives, JaxExport, Backend):
+    """RLgraph's JAX backend (entry point ``rlgraph.backends: jax``)."""
 
-    def leaf(space: Any) -> Any:
-        sample = np.asarray(space.sample(space.rank_sizes(batch_size, time_size) or None), dtype=space.dtype)
-        if sample.dtype.kind in "USO":
-            return sample  # text stays NumPy: JAX arrays hold numbers only
-        return jax.device_put(sample, target)
+    RLGRAPH_PLUGIN_API = "3.0"
 
-    return space.map_leaf_values(leaf)
+    def configure_threads(self, intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+        """XLA's CPU runtime reads ``XLA_FLAGS`` when it starts (the first array): it runs on one thread
+        (``--xla_cpu_multi_thread_eigen=false``) or on a pool over every core (its default, reported as 0);
+        no other count can be set, and none once it has started. A program's ops run one after another, so
+        the inter-op count is 1."""
+        from jax._src import xla_bridge
 
+        if intra_op == 1 and not xla_bridge.backends_are_initialized():
+            flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(_EIGEN_FLAG)]
+            os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_EIGEN_FLAG}=false"])
+            _single_threaded["set"] = True
+        return {"intra_op": 1 if _single_threaded["set"] else 0, "inter_op": 1}
 
-@hookimpl
-def describe_value(value: Any) -> tuple[tuple, Any] | None:
-    if isinstance(value, jax.Array | jax.core.Tracer | Variable):
-        return tuple(value.shape), np.dtype(value.dtype)
-    return None  # NumPy and Python values are described by the core
+    def make_ops(self, seed: int | None) -> Any:
+        return ops_for_graph(seed)
 
+    def create_variable(self, name: str, initial_value: Any, trainable: bool, device: str | None) -> Variable:
+        with jax.ensure_compile_time_eval():  # a concrete array, also inside the build's abstract trace
+            value = jax.device_put(np.array(initial_value, copy=True), resolve_device(device))
+        return Variable(value, name=name, trainable=trainable)
 
-@hookimpl
-def device_scope(device: str | None) -> Any:
-    target = resolve_device(device)
-    return contextlib.nullcontext() if target is None else jax.default_device(target)
-
-
-@hookimpl
-def compile_api_method(name: str, function: Any, input_spaces: dict[str, Any], device: str | None) -> Any:
-    return CompiledAPIMethod(name, function, list(input_spaces.values()), resolve_device(device))
-
-
-@hookimpl
-def compute_gradients(loss_fn: Any, variables: list[Variable]) -> tuple[Any, Any, list[Any]]:
-    originals = [variable._value for variable in variables]
-    seen: dict[str, Any] = {}
-
-    def loss_of(values: list[Any]) -> tuple[Any, Any]:
-        for variable, value in zip(variables, values):
-            variable._value = value
+    def trace_build_call(self, function: Any) -> Any:
+        """The build's dry run as an abstract trace (``jax.eval_shape``): no op runs or compiles; the
+        outputs are tracers, of which the build reads shapes and dtypes. Variables the run writes get
+        their values back afterwards. A method whose shapes depend on values runs concretely."""
+        outputs: list[Any] = []
         with tracking() as access:
-            loss, extras = loss_fn()
-        # State the loss function changed (a random key drawn for reparameterized samples) leaves
-        # through the auxiliary outputs, as plain values, and is written back after differentiation.
-        written = [v for key, v in access.touched.items() if key in access.originals]
-        new_values = [variable._value for variable in written]
-        access.restore()
-        seen.update(read=set(access.read), written=written)
-        return loss, (extras, new_values)
+            try:
+                jax.eval_shape(lambda: outputs.append(function()))
+            except VALUE_DEPENDENT:
+                outputs.clear()
+            finally:
+                access.restore()
+        return outputs[0] if outputs else function()
 
-    try:
-        (loss, (extras, new_values)), gradients = jax.value_and_grad(loss_of, has_aux=True)(originals)
-    finally:
-        for variable, value in zip(variables, originals):
-            variable._value = value
-    for variable, value in zip(seen["written"], new_values):
-        variable.value = value
-    if jnp.ndim(loss) != 0:
-        raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(jnp.shape(loss))}.")
-    # As the other backends: no gradient (None) for a variable the loss never reads.
-    gradients = [g if id(v) in seen["read"] else None for v, g in zip(variables, gradients)]
-    return loss, extras, gradients
+    def read_variables(self, variables: dict[str, Variable]) -> dict[str, np.ndarray]:
+        return {name: np.array(variable._value) for name, variable in variables.items()}
+
+    def assign_variables(self, variables: dict[str, Variable], values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            variable = variables[name]
+            value = np.asarray(value, dtype=variable.dtype)
+            if value.shape != variable.shape:
+                raise ValueError(f"variable {name!r} has shape {variable.shape}, the value {value.shape}")
+            variable._value = jax.device_put(np.array(value, copy=True), _device_of(variable._value))
+
+    def placeholder_from_space(self, space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+        target = resolve_device(device)
+
+        def leaf(space: Any) -> Any:
+            sample = np.asarray(
+                space.sample(space.rank_sizes(batch_size, time_size) or None), dtype=space.dtype
+            )
+            if sample.dtype.kind in "USO":
+                return sample  # text stays NumPy: JAX arrays hold numbers only
+            return jax.device_put(sample, target)
+
+        return space.map_leaf_values(leaf)
+
+    def describe_tensor(self, value: Any) -> tuple[tuple, Any] | None:
+        if isinstance(value, jax.Array | jax.core.Tracer | Variable):
+            return tuple(value.shape), np.dtype(value.dtype)
+        return None  # NumPy and Python values are described by the core
+
+    def device_scope(self, device: str | None) -> Any:
+        target = resolve_device(device)
+        return contextlib.nullcontext() if target is None else jax.default_device(target)
+
+    def compile_api_method(
+        self,
+        name: str,
+        function: Any,
+        input_spaces: dict[str, Any],
+        needs_gradients: bool,
+        device: str | None,
+    ) -> Any:
+        return CompiledAPIMethod(name, function, list(input_spaces.values()), resolve_device(device))
+
+    def differentiate(self, loss_fn: Any, variables: list[Variable]) -> tuple[Any, Any, list[Any]]:
+        originals = [variable._value for variable in variables]
+        seen: dict[str, Any] = {}
+
+        def loss_of(values: list[Any]) -> tuple[Any, Any]:
+            for variable, value in zip(variables, values):
+                variable._value = value
+            with tracking() as access:
+                loss, extras = loss_fn()
+            # State the loss function changed (a random key drawn for reparameterized samples) leaves
+            # through the auxiliary outputs, as plain values, and is written back after differentiation.
+            written = [v for key, v in access.touched.items() if key in access.originals]
+            new_values = [variable._value for variable in written]
+            access.restore()
+            seen.update(read=set(access.read), written=written)
+            return loss, (extras, new_values)
+
+        try:
+            (loss, (extras, new_values)), gradients = jax.value_and_grad(loss_of, has_aux=True)(originals)
+        finally:
+            for variable, value in zip(variables, originals):
+                variable._value = value
+        for variable, value in zip(seen["written"], new_values):
+            variable.value = value
+        if jnp.ndim(loss) != 0:
+            raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(jnp.shape(loss))}.")
+        # As the other backends: no gradient (None) for a variable the loss never reads.
+        gradients = [g if id(v) in seen["read"] else None for v, g in zip(variables, gradients)]
+        return loss, extras, gradients

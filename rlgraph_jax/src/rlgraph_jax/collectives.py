@@ -20,7 +20,6 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from rlgraph.graph.collectives import CollectiveTraits, RowWindow, draw_rows
-from rlgraph.plugins.hookspecs import hookimpl
 
 AXIS = "learners"
 INITIALIZATION_SECONDS = 600
@@ -101,50 +100,49 @@ def _drop_learner_axis(tree: Any) -> Any:
 GROUP: JaxGroup | None = None
 
 
-@hookimpl
-def collective_traits() -> CollectiveTraits:
-    return CollectiveTraits(joins_before_build=True, even_rows=True)
+class JaxCollectives:
+    """The learner-group collective's part of the backend."""
 
+    collective_traits = CollectiveTraits(joins_before_build=True, even_rows=True)
 
-@hookimpl
-def join_learner_group(rank: int, size: int, address: str, device: str | None) -> JaxGroup:
-    global GROUP
-    if GROUP is not None:
-        raise RuntimeError("this process has joined a JAX learner group already")
-    kind, _, index = (device or "cpu").lower().partition(":")
-    platform = "gpu" if kind in ("cuda", "gpu") else "cpu"
-    if platform == "cpu":
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    else:  # a learner takes the memory it uses: the leading process may act on the same GPU
-        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    jax.distributed.initialize(
-        coordinator_address=address,
-        coordinator_bind_address=address,  # (learner 0's service: on the address given, not every interface)
-        num_processes=size,
-        process_id=rank,
-        local_device_ids=[int(index or 0)] if platform == "gpu" else None,
-        initialization_timeout=INITIALIZATION_SECONDS,
-    )
-    first = {}
-    for found in jax.devices(platform):  # the first device of each learner's process, in rank order
-        first.setdefault(found.process_index, found)
-    mesh = Mesh(np.array([first[process] for process in range(size)]), (AXIS,))
-    GROUP = JaxGroup(rank, size, mesh, first[jax.process_index()])
-    return GROUP
+    def open_collective(
+        self, rank: int, size: int, address: str, addresses: list[str], device: str | None
+    ) -> JaxGroup:
+        global GROUP
+        if GROUP is not None:
+            raise RuntimeError("this process has joined a JAX learner group already")
+        kind, _, index = (device or "cpu").lower().partition(":")
+        platform = "gpu" if kind in ("cuda", "gpu") else "cpu"
+        if platform == "cpu":
+            jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        else:  # a learner takes the memory it uses: the leading process may act on the same GPU
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        jax.distributed.initialize(
+            coordinator_address=address,
+            coordinator_bind_address=address,  # (learner 0's service: on the address given, not every interface)
+            num_processes=size,
+            process_id=rank,
+            local_device_ids=[int(index or 0)] if platform == "gpu" else None,
+            initialization_timeout=INITIALIZATION_SECONDS,
+        )
+        first = {}
+        for found in jax.devices(platform):  # the first device of each learner's process, in rank order
+            first.setdefault(found.process_index, found)
+        mesh = Mesh(np.array([first[process] for process in range(size)]), (AXIS,))
+        GROUP = JaxGroup(rank, size, mesh, first[jax.process_index()])
+        return GROUP
 
+    def all_reduce_sum(self, group: JaxGroup, values: list[Any]) -> list[Any]:
+        if group.tracing:
+            return list(jax.lax.psum(list(values), AXIS))
+        if not all(
+            isinstance(value, jax.core.Tracer) for value in values
+        ):  # values: a step outside the program
+            raise RuntimeError("a learner group's gradients are summed inside its program only")
+        return list(values)  # an abstract trace (shapes only): the sum has the values' shapes
 
-@hookimpl
-def all_reduce_sum(group: JaxGroup, values: list[Any]) -> list[Any]:
-    if group.tracing:
-        return list(jax.lax.psum(list(values), AXIS))
-    if not all(isinstance(value, jax.core.Tracer) for value in values):  # values: a step outside the program
-        raise RuntimeError("a learner group's gradients are summed inside its program only")
-    return list(values)  # an abstract trace (shapes only): the sum has the values' shapes
-
-
-@hookimpl
-def leave_learner_group(group: JaxGroup) -> None:
-    global GROUP
-    if GROUP is group:
-        GROUP = None
-        jax.distributed.shutdown()
+    def close_collective(self, group: JaxGroup) -> None:
+        global GROUP
+        if GROUP is group:
+            GROUP = None
+            jax.distributed.shutdown()

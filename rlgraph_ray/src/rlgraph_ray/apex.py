@@ -18,7 +18,7 @@ from rlgraph_ray.actors import RayWorker, ReplayShard
 from rlgraph_ray.cluster import wait_ready
 from rlgraph_ray.distributed import DistributedExecutor
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 
 def worker_epsilon(index: int, num_workers: int, base: float = 0.4, alpha: float = 7.0) -> float:

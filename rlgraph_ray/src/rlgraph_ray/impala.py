@@ -14,7 +14,7 @@ from rlgraph.utils import nested
 from rlgraph_ray.actors import RayWorker
 from rlgraph_ray.distributed import DistributedExecutor
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 
 class IMPALAExecutor(DistributedExecutor):

@@ -15,7 +15,7 @@ from rlgraph.workers.single_threaded import update_schedule
 from rlgraph_ray.actors import RayWorker
 from rlgraph_ray.distributed import DistributedExecutor
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 
 class SyncBatchExecutor(DistributedExecutor):

@@ -11,7 +11,7 @@ from ray import tune
 import rlgraph
 from rlgraph_ray.cluster import connect
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 TUNE_FOLDER = "tune"
 """Tune's own records (its result files and experiment state), inside the sweep folder."""
 

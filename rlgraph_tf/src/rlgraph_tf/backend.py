@@ -18,21 +18,14 @@ from typing import Any
 import numpy as np
 import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.py)
 
+from rlgraph.graph.backend import Backend
 from rlgraph.graph.compiling import CompileClock
-from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.spaces import ContainerSpace
 from rlgraph_tf import collectives
-from rlgraph_tf.collectives import (  # noqa: F401 - hook implementations
-    all_reduce_sum,
-    collective_traits,
-    join_learner_group,
-    leave_learner_group,
-)
-from rlgraph_tf.export import export_formats, export_policy  # noqa: F401 - hook implementations
+from rlgraph_tf.collectives import TFCollectives
+from rlgraph_tf.export import TFExport
 from rlgraph_tf.ops import create_ops as ops_for_graph
 from rlgraph_tf.ops import numpy_dtype, tf_dtype
-
-RLGRAPH_PLUGIN_API = "2.7"
 
 tf.get_logger().setLevel("ERROR")
 
@@ -44,93 +37,6 @@ def device_name(device: str | None) -> str | None:
     kind, _, index = device.lower().partition(":")
     kind = {"cuda": "GPU", "gpu": "GPU", "cpu": "CPU"}.get(kind, kind.upper())
     return f"/{kind}:{index or 0}"
-
-
-@hookimpl
-def create_ops(seed: int | None) -> Any:
-    return ops_for_graph(seed)
-
-
-@hookimpl
-def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> tf.Variable:
-    with _on(device):
-        return tf.Variable(np.asarray(initial_value), trainable=trainable, name=name.replace("/", "."))
-
-
-@hookimpl
-def read_variables(variables: dict[str, tf.Variable]) -> dict[str, np.ndarray]:
-    return {name: np.array(variable.numpy()) for name, variable in variables.items()}
-
-
-@hookimpl
-def assign_variables(variables: dict[str, tf.Variable], values: dict[str, Any]) -> None:
-    for name, value in values.items():
-        variable = variables[name]
-        variable.assign(np.asarray(value, dtype=variable.dtype.as_numpy_dtype))
-
-
-@hookimpl
-def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    def leaf(space: Any) -> Any:
-        sample = space.sample(space.rank_sizes(batch_size, time_size) or None)
-        return tf.constant(sample, dtype=tf_dtype(space.dtype))
-
-    with _on(device):
-        return space.map_leaf_values(leaf)
-
-
-@hookimpl
-def describe_value(value: Any) -> tuple[tuple, Any] | None:
-    if isinstance(value, tf.Tensor | tf.Variable):
-        return tuple(value.shape.as_list()), numpy_dtype(value.dtype)
-    return None  # NumPy and Python values are described by the core
-
-
-@hookimpl
-def device_scope(device: str | None) -> Any:
-    return _on(device)
-
-
-@hookimpl
-def place_graph_fn(function: Any, device: str) -> Any:
-    def placed(*args: Any, **kwargs: Any) -> Any:
-        with tf.device(device_name(device)):
-            return function(*args, **kwargs)
-
-    return placed
-
-
-@hookimpl
-def compile_api_method(
-    name: str, function: Any, input_spaces: dict[str, Any], device: str | None
-) -> Callable[..., Any]:
-    return CompiledAPIMethod(name, function, list(input_spaces.values()), device)
-
-
-@hookimpl
-def configure_threads(intra_op: int | None, inter_op: int | None) -> dict[str, int]:
-    threading = tf.config.threading
-    # TensorFlow fixes its pools when its runtime starts (the first op): then they stay (the core compares).
-    if intra_op is not None and threading.get_intra_op_parallelism_threads() != intra_op:
-        with contextlib.suppress(RuntimeError):
-            threading.set_intra_op_parallelism_threads(intra_op)
-    if inter_op is not None and threading.get_inter_op_parallelism_threads() != inter_op:
-        with contextlib.suppress(RuntimeError):
-            threading.set_inter_op_parallelism_threads(inter_op)
-    return {
-        "intra_op": threading.get_intra_op_parallelism_threads(),
-        "inter_op": threading.get_inter_op_parallelism_threads(),
-    }
-
-
-@hookimpl
-def compute_gradients(loss_fn: Any, variables: list[tf.Variable]) -> tuple[Any, Any, list[Any]]:
-    with tf.GradientTape(watch_accessed_variables=False) as tape:
-        tape.watch(variables)
-        loss, extras = loss_fn()
-    if loss.shape.rank != 0:
-        raise ValueError(f"compute_gradients needs a scalar loss, got shape {loss.shape}.")
-    return loss, extras, list(tape.gradient(loss, variables))
 
 
 class CompiledAPIMethod:
@@ -316,3 +222,81 @@ def _convert(value: Any, space: Any) -> Any:
         if isinstance(value, tuple | list):
             return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     return np.asarray(value, dtype=space.dtype)
+
+
+class TFBackend(TFCollectives, TFExport, Backend):
+    """RLgraph's TensorFlow backend (entry point ``rlgraph.backends: tf``)."""
+
+    RLGRAPH_PLUGIN_API = "3.0"
+
+    def make_ops(self, seed: int | None) -> Any:
+        return ops_for_graph(seed)
+
+    def create_variable(
+        self, name: str, initial_value: Any, trainable: bool, device: str | None
+    ) -> tf.Variable:
+        with _on(device):
+            return tf.Variable(np.asarray(initial_value), trainable=trainable, name=name.replace("/", "."))
+
+    def read_variables(self, variables: dict[str, tf.Variable]) -> dict[str, np.ndarray]:
+        return {name: np.array(variable.numpy()) for name, variable in variables.items()}
+
+    def assign_variables(self, variables: dict[str, tf.Variable], values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            variable = variables[name]
+            variable.assign(np.asarray(value, dtype=variable.dtype.as_numpy_dtype))
+
+    def placeholder_from_space(self, space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+        def leaf(space: Any) -> Any:
+            sample = space.sample(space.rank_sizes(batch_size, time_size) or None)
+            return tf.constant(sample, dtype=tf_dtype(space.dtype))
+
+        with _on(device):
+            return space.map_leaf_values(leaf)
+
+    def describe_tensor(self, value: Any) -> tuple[tuple, Any] | None:
+        if isinstance(value, tf.Tensor | tf.Variable):
+            return tuple(value.shape.as_list()), numpy_dtype(value.dtype)
+        return None  # NumPy and Python values are described by the core
+
+    def device_scope(self, device: str | None) -> Any:
+        return _on(device)
+
+    def place_graph_fn(self, function: Any, device: str) -> Any:
+        def placed(*args: Any, **kwargs: Any) -> Any:
+            with tf.device(device_name(device)):
+                return function(*args, **kwargs)
+
+        return placed
+
+    def compile_api_method(
+        self,
+        name: str,
+        function: Any,
+        input_spaces: dict[str, Any],
+        needs_gradients: bool,
+        device: str | None,
+    ) -> Callable[..., Any]:
+        return CompiledAPIMethod(name, function, list(input_spaces.values()), device)
+
+    def configure_threads(self, intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+        threading = tf.config.threading
+        # TensorFlow fixes its pools when its runtime starts (the first op): then they stay (the core compares).
+        if intra_op is not None and threading.get_intra_op_parallelism_threads() != intra_op:
+            with contextlib.suppress(RuntimeError):
+                threading.set_intra_op_parallelism_threads(intra_op)
+        if inter_op is not None and threading.get_inter_op_parallelism_threads() != inter_op:
+            with contextlib.suppress(RuntimeError):
+                threading.set_inter_op_parallelism_threads(inter_op)
+        return {
+            "intra_op": threading.get_intra_op_parallelism_threads(),
+            "inter_op": threading.get_inter_op_parallelism_threads(),
+        }
+
+    def differentiate(self, loss_fn: Any, variables: list[tf.Variable]) -> tuple[Any, Any, list[Any]]:
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(variables)
+            loss, extras = loss_fn()
+        if loss.shape.rank != 0:
+            raise ValueError(f"compute_gradients needs a scalar loss, got shape {loss.shape}.")
+        return loss, extras, list(tape.gradient(loss, variables))

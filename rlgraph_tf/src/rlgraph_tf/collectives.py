@@ -22,7 +22,6 @@ from tensorflow.python.eager import context
 from tensorflow.python.ops import collective_ops
 
 from rlgraph.graph.collectives import CollectiveTraits, RowWindow, draw_rows
-from rlgraph.plugins.hookspecs import hookimpl
 
 JOB = "worker"
 LEADER = f"/job:{JOB}/replica:0/task:0"
@@ -75,63 +74,62 @@ class TfGroup:
         )
 
 
-@hookimpl
-def collective_traits() -> CollectiveTraits:
-    return CollectiveTraits(joins_before_build=True)
-
-
 #: The group this process joined (one at most: TensorFlow keeps a process's cluster for its life).
 GROUP: TfGroup | None = None
 
 
-@hookimpl
-def join_learner_group(rank: int, size: int, addresses: list[str], device: str | None) -> TfGroup:
-    global GROUP
-    if GROUP is not None:
-        raise RuntimeError("this process has joined a TensorFlow learner group already")
-    runtime = context.context()
-    runtime.configure_collective_ops(collective_leader=LEADER, device_filters=(f"/job:{JOB}/task:{rank}",))
-    runtime.configure_coordination_service(
-        service_type="standalone",
-        service_leader=LEADER,
-        coordinated_jobs=[coordination_config_pb2.CoordinatedJob(name=JOB, num_tasks=size)],
-    )
-    cluster = tf.train.ClusterSpec({JOB: list(addresses)})
-    server = tensorflow_server_pb2.ServerDef(
-        cluster=cluster.as_cluster_def(),
-        default_session_config=copy.deepcopy(runtime.config),
-        job_name=JOB,
-        task_index=rank,
-        protocol="grpc",
-    )
-    runtime.enable_collective_ops(server)  # returns once every learner's server answers
-    runtime.ensure_initialized()
-    GROUP = TfGroup(rank, size)
-    return GROUP
+class TFCollectives:
+    """The learner-group collective's part of the backend."""
 
+    collective_traits = CollectiveTraits(joins_before_build=True)
 
-@hookimpl
-def all_reduce_sum(group: TfGroup, values: list[tf.Tensor]) -> list[tf.Tensor]:
-    # One collective per dtype: the values flattened into one buffer.
-    sums: list[Any] = [None] * len(values)
-    for dtype in dict.fromkeys(value.dtype for value in values):  # the same order in every learner
-        chosen = [index for index, value in enumerate(values) if value.dtype == dtype]
-        flat = tf.concat([tf.reshape(values[index], [-1]) for index in chosen], axis=0)
-        summed = collective_ops.all_reduce_v2(
-            flat,
-            group_size=group.size,
-            group_key=GROUP_KEY,
-            instance_key=group.instance_key(),
-            merge_op="Add",
-            final_op="Id",
-            timeout=TIMEOUT_SECONDS,
+    def open_collective(
+        self, rank: int, size: int, address: str, addresses: list[str], device: str | None
+    ) -> TfGroup:
+        global GROUP
+        if GROUP is not None:
+            raise RuntimeError("this process has joined a TensorFlow learner group already")
+        runtime = context.context()
+        runtime.configure_collective_ops(
+            collective_leader=LEADER, device_filters=(f"/job:{JOB}/task:{rank}",)
         )
-        sizes = [values[index].shape.num_elements() for index in chosen]  # (gradients: static shapes)
-        for index, part in zip(chosen, tf.split(summed, sizes), strict=True):
-            sums[index] = tf.reshape(part, tf.shape(values[index]))
-    return sums
+        runtime.configure_coordination_service(
+            service_type="standalone",
+            service_leader=LEADER,
+            coordinated_jobs=[coordination_config_pb2.CoordinatedJob(name=JOB, num_tasks=size)],
+        )
+        cluster = tf.train.ClusterSpec({JOB: list(addresses)})
+        server = tensorflow_server_pb2.ServerDef(
+            cluster=cluster.as_cluster_def(),
+            default_session_config=copy.deepcopy(runtime.config),
+            job_name=JOB,
+            task_index=rank,
+            protocol="grpc",
+        )
+        runtime.enable_collective_ops(server)  # returns once every learner's server answers
+        runtime.ensure_initialized()
+        GROUP = TfGroup(rank, size)
+        return GROUP
 
+    def all_reduce_sum(self, group: TfGroup, values: list[tf.Tensor]) -> list[tf.Tensor]:
+        # One collective per dtype: the values flattened into one buffer.
+        sums: list[Any] = [None] * len(values)
+        for dtype in dict.fromkeys(value.dtype for value in values):  # the same order in every learner
+            chosen = [index for index, value in enumerate(values) if value.dtype == dtype]
+            flat = tf.concat([tf.reshape(values[index], [-1]) for index in chosen], axis=0)
+            summed = collective_ops.all_reduce_v2(
+                flat,
+                group_size=group.size,
+                group_key=GROUP_KEY,
+                instance_key=group.instance_key(),
+                merge_op="Add",
+                final_op="Id",
+                timeout=TIMEOUT_SECONDS,
+            )
+            sizes = [values[index].shape.num_elements() for index in chosen]  # (gradients: static shapes)
+            for index, part in zip(chosen, tf.split(summed, sizes), strict=True):
+                sums[index] = tf.reshape(part, tf.shape(values[index]))
+        return sums
 
-@hookimpl
-def leave_learner_group(group: TfGroup) -> None:
-    """TensorFlow keeps a process's cluster for its life: the process leaves the group as it ends."""
+    def close_collective(self, group: TfGroup) -> None:
+        """TensorFlow keeps a process's cluster for its life: the process leaves the group as it ends."""

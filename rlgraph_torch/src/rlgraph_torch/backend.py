@@ -15,119 +15,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.graph.backend import Backend
 from rlgraph_torch import devices
-from rlgraph_torch.collectives import all_reduce_sum, join_learner_group, leave_learner_group  # noqa: F401 - hooks
-from rlgraph_torch.export import export_formats, export_policy  # noqa: F401 - hook implementations
+from rlgraph_torch.collectives import TorchCollectives
+from rlgraph_torch.export import TorchExport
 from rlgraph_torch.ops import create_ops as ops_for_graph
 from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
-RLGRAPH_PLUGIN_API = "2.7"
-
 Converter = Callable[[Any], Any]
-
-
-@hookimpl
-def create_ops(seed: int | None) -> Any:
-    return ops_for_graph(seed)
-
-
-@hookimpl
-def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> torch.Tensor:
-    target = devices.resolve(device) or devices.current_device()
-    # C order: torch.tensor keeps a NumPy array's strides (an orthogonal initializer's transposed ones, say),
-    # and the fused optimizer kernels read a variable's memory in C order.
-    variable = torch.tensor(np.asarray(initial_value, order="C"), device=target)
-    return variable.requires_grad_(True) if trainable else variable
-
-
-@hookimpl
-def read_variables(variables: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
-    return {name: variable.detach().cpu().numpy().copy() for name, variable in variables.items()}
-
-
-@hookimpl
-def assign_variables(variables: dict[str, torch.Tensor], values: dict[str, Any]) -> None:
-    with torch.no_grad():
-        for name, value in values.items():
-            variable = variables[name]
-            value = np.asarray(value)
-            if not value.flags.writeable:  # torch warns about read-only buffers (Ray's zero-copy arrays)
-                value = value.copy()
-            variable.copy_(torch.as_tensor(value, dtype=variable.dtype))
-
-
-@hookimpl
-def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    target = devices.resolve(device)
-
-    def leaf(space: Any) -> Any:
-        return converter_for(space, target)(space.sample(space.rank_sizes(batch_size, time_size) or None))
-
-    return space.map_leaf_values(leaf)
-
-
-@hookimpl
-def describe_value(value: Any) -> tuple[tuple, Any] | None:
-    if isinstance(value, torch.Tensor):
-        return tuple(value.shape), numpy_dtype(value.dtype)
-    return None  # NumPy and Python values are described by the core
-
-
-@hookimpl
-def device_scope(device: str | None) -> Any:
-    return devices.on_device(device)
-
-
-@hookimpl
-def place_graph_fn(function: Any, device: str) -> Any:
-    return devices.placed(function, device)
-
-
-@hookimpl
-def compile_api_method(
-    name: str, function: Any, input_spaces: dict[str, Any], device: str | None
-) -> Callable[..., Any]:
-    target = devices.resolve(device)
-    converters = [None if space is None else converter_for(space, target) for space in input_spaces.values()]
-    if target is not None:
-        function = devices.placed(function, target)
-    set_grad = torch._C._set_grad_enabled  # the cheapest switch; restored after every call
-
-    def run(*args: Any) -> Any:
-        inputs = [arg if convert is None else convert(arg) for arg, convert in zip(args, converters)]
-        previous = torch.is_grad_enabled()
-        set_grad(False)  # autograd records only inside compute_gradients, around a loss function
-        try:
-            outputs = function(*inputs)
-        finally:
-            set_grad(previous)
-        return to_numpy(outputs, inputs, args)
-
-    run.__name__ = name
-    return run
-
-
-@hookimpl
-def configure_threads(intra_op: int | None, inter_op: int | None) -> dict[str, int]:
-    if intra_op is not None and torch.get_num_threads() != intra_op:
-        torch.set_num_threads(intra_op)
-    if inter_op is not None and torch.get_num_interop_threads() != inter_op:
-        # torch fixes the inter-op pool at its first parallel work: then it stays (the core compares).
-        with contextlib.suppress(RuntimeError):
-            torch.set_num_interop_threads(inter_op)
-    return {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
-
-
-@hookimpl
-def compute_gradients(loss_fn: Any, variables: list[torch.Tensor]) -> tuple[Any, Any, list[Any]]:
-    with torch.enable_grad():
-        loss, extras = loss_fn()
-    if loss.dim() != 0:
-        raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(loss.shape)}.")
-    gradients = list(torch.autograd.grad(loss, variables, allow_unused=True))
-    return loss.detach(), _detached(extras), gradients
 
 
 def _detached(value: Any) -> Any:
@@ -138,28 +34,6 @@ def _detached(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return type(value)(_detached(item) for item in value)
     return value
-
-
-@hookimpl
-def create_optimizer(
-    kind: str, variables: list[torch.Tensor], hyperparameters: dict[str, Any], slots: dict[str, list]
-) -> TorchOptimizer:
-    return TorchOptimizer(kind, variables, hyperparameters, slots)
-
-
-@hookimpl
-def apply_gradients(
-    optimizer: TorchOptimizer,
-    gradients: list[Any],
-    variables: list[Any],
-    learning_rate: Any,
-    loss: Any = None,
-) -> Any:
-    # One host sync per step (the agent reads an update's loss anyway; SAC's three steps make three):
-    # torch's fused kernels' found_inf argument would skip on the device without one.
-    if loss is not None and not bool(torch.isfinite(loss)):
-        return None
-    return optimizer.step(gradients, learning_rate)
 
 
 # -- conversion between NumPy and torch --------------------------------------------------------------
@@ -240,3 +114,109 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
     if isinstance(value, tuple | list):
         return type(value)(to_numpy(item, inputs, arrays) for item in value)
     return value
+
+
+class TorchBackend(TorchCollectives, TorchExport, Backend):
+    """RLgraph's Torch backend (entry point ``rlgraph.backends: torch``)."""
+
+    RLGRAPH_PLUGIN_API = "3.0"
+
+    def make_ops(self, seed: int | None) -> Any:
+        return ops_for_graph(seed)
+
+    def create_variable(
+        self, name: str, initial_value: Any, trainable: bool, device: str | None
+    ) -> torch.Tensor:
+        target = devices.resolve(device) or devices.current_device()
+        # C order: torch.tensor keeps a NumPy array's strides (an orthogonal initializer's transposed ones, say),
+        # and the fused optimizer kernels read a variable's memory in C order.
+        variable = torch.tensor(np.asarray(initial_value, order="C"), device=target)
+        return variable.requires_grad_(True) if trainable else variable
+
+    def read_variables(self, variables: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+        return {name: variable.detach().cpu().numpy().copy() for name, variable in variables.items()}
+
+    def assign_variables(self, variables: dict[str, torch.Tensor], values: dict[str, Any]) -> None:
+        with torch.no_grad():
+            for name, value in values.items():
+                variable = variables[name]
+                value = np.asarray(value)
+                if not value.flags.writeable:  # torch warns about read-only buffers (Ray's zero-copy arrays)
+                    value = value.copy()
+                variable.copy_(torch.as_tensor(value, dtype=variable.dtype))
+
+    def placeholder_from_space(self, space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
+        target = devices.resolve(device)
+
+        def leaf(space: Any) -> Any:
+            return converter_for(space, target)(space.sample(space.rank_sizes(batch_size, time_size) or None))
+
+        return space.map_leaf_values(leaf)
+
+    def describe_tensor(self, value: Any) -> tuple[tuple, Any] | None:
+        if isinstance(value, torch.Tensor):
+            return tuple(value.shape), numpy_dtype(value.dtype)
+        return None  # NumPy and Python values are described by the core
+
+    def device_scope(self, device: str | None) -> Any:
+        return devices.on_device(device)
+
+    def place_graph_fn(self, function: Any, device: str) -> Any:
+        return devices.placed(function, device)
+
+    def compile_api_method(
+        self,
+        name: str,
+        function: Any,
+        input_spaces: dict[str, Any],
+        needs_gradients: bool,
+        device: str | None,
+    ) -> Callable[..., Any]:
+        target = devices.resolve(device)
+        converters = [
+            None if space is None else converter_for(space, target) for space in input_spaces.values()
+        ]
+        if target is not None:
+            function = devices.placed(function, target)
+        set_grad = torch._C._set_grad_enabled  # the cheapest switch; restored after every call
+
+        def run(*args: Any) -> Any:
+            inputs = [arg if convert is None else convert(arg) for arg, convert in zip(args, converters)]
+            previous = torch.is_grad_enabled()
+            set_grad(False)  # autograd records only inside compute_gradients, around a loss function
+            try:
+                outputs = function(*inputs)
+            finally:
+                set_grad(previous)
+            return to_numpy(outputs, inputs, args)
+
+        run.__name__ = name
+        return run
+
+    def configure_threads(self, intra_op: int | None, inter_op: int | None) -> dict[str, int]:
+        if intra_op is not None and torch.get_num_threads() != intra_op:
+            torch.set_num_threads(intra_op)
+        if inter_op is not None and torch.get_num_interop_threads() != inter_op:
+            # torch fixes the inter-op pool at its first parallel work: then it stays (the core compares).
+            with contextlib.suppress(RuntimeError):
+                torch.set_num_interop_threads(inter_op)
+        return {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()}
+
+    def differentiate(self, loss_fn: Any, variables: list[torch.Tensor]) -> tuple[Any, Any, list[Any]]:
+        with torch.enable_grad():
+            loss, extras = loss_fn()
+        if loss.dim() != 0:
+            raise ValueError(f"compute_gradients needs a scalar loss, got shape {tuple(loss.shape)}.")
+        gradients = list(torch.autograd.grad(loss, variables, allow_unused=True))
+        return loss.detach(), _detached(extras), gradients
+
+    def create_optimizer(
+        self,
+        kind: str,
+        variables: list[torch.Tensor],
+        hyperparameters: dict[str, Any],
+        slots: dict[str, list],
+        ops: Any,
+    ) -> TorchOptimizer:
+        """torch's fused kernels (``benchmarks/bench_overrides.py`` gives their gain over the core's rules)."""
+        return TorchOptimizer(kind, variables, hyperparameters, slots)

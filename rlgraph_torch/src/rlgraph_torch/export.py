@@ -13,18 +13,12 @@ import numpy as np
 import torch
 
 from rlgraph.errors import RLGraphError
-from rlgraph.plugins.hookspecs import hookimpl, named_inputs
+from rlgraph.graph.backend import named_inputs
 
 FORMATS = {
     "torchscript": "torch.jit.load(path)(states)",
     "onnx": "onnxruntime.InferenceSession(path).run(None, {'states': states})[0]",
 }
-
-
-@hookimpl
-def export_formats() -> dict[str, str]:
-    """The formats this backend exports, with how each is loaded."""
-    return FORMATS
 
 
 class _Policy(torch.nn.Module):
@@ -36,24 +30,6 @@ class _Policy(torch.nn.Module):
 
     def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
         return self.policy(*inputs)
-
-
-@hookimpl
-def export_policy(
-    policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
-) -> Path:
-    """Write ``policy`` as TorchScript (traced) or ONNX (through ``torch.export``), its variables'
-    values held as constants of the program; inputs of any batch size."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    examples = {name: torch.as_tensor(value) for name, value in named_inputs(example_states).items()}
-    module = _Policy(policy).eval()
-    with _frozen(variables.values()), torch.no_grad(), _quiet():
-        if format == "torchscript":
-            traced = torch.jit.trace(module, tuple(examples.values()), check_trace=False)
-            traced.save(str(path))
-        else:
-            _onnx(module, examples, path)
-    return path
 
 
 def _onnx(module: torch.nn.Module, examples: dict[str, torch.Tensor], path: Path) -> None:
@@ -109,3 +85,27 @@ def _frozen(variables: Any) -> Iterator[None]:
     finally:
         for variable, flag in zip(variables, flags, strict=True):
             variable.requires_grad_(flag)
+
+
+class TorchExport:
+    """The deployable formats' part of the backend."""
+
+    def export_formats(self) -> dict[str, str]:
+        """The formats this backend exports, with how each is loaded."""
+        return FORMATS
+
+    def write_policy(
+        self, policy: Any, example_states: np.ndarray, variables: dict[str, Any], path: Path, format: str
+    ) -> Path:
+        """Write ``policy`` as TorchScript (traced) or ONNX (through ``torch.export``), its variables'
+        values held as constants of the program; inputs of any batch size."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        examples = {name: torch.as_tensor(value) for name, value in named_inputs(example_states).items()}
+        module = _Policy(policy).eval()
+        with _frozen(variables.values()), torch.no_grad(), _quiet():
+            if format == "torchscript":
+                traced = torch.jit.trace(module, tuple(examples.values()), check_trace=False)
+                traced.save(str(path))
+            else:
+                _onnx(module, examples, path)
+        return path

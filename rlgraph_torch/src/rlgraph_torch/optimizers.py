@@ -36,9 +36,16 @@ class TorchOptimizer:
         ]
         self._apply = getattr(self, f"_{kind}")
 
-    def step(self, gradients: list[torch.Tensor | None], learning_rate: Any = None) -> torch.Tensor | None:
+    def step(
+        self, gradients: list[torch.Tensor | None], learning_rate: Any = None, loss: Any = None
+    ) -> torch.Tensor | None:
         """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
-        optimizer's own); returns the gradients' global norm before clipping when clipping is on."""
+        optimizer's own), none where ``loss`` is given and not finite; returns the gradients' global norm
+        before clipping when clipping is on."""
+        # One host sync per step (the agent reads an update's loss anyway; SAC's three steps make three):
+        # the fused kernels' found_inf argument would skip on the device without one.
+        if loss is not None and not bool(torch.isfinite(loss)):
+            return None
         lr = self.h["learning_rate"] if learning_rate is None else float(learning_rate)
         with torch.no_grad():
             used = [i for i, g in enumerate(gradients) if g is not None]

@@ -171,7 +171,7 @@ class GroupLearner:
             return outputs
         changed = changed_values(before, self.executor.get_weights())
         ops = self.executor.ops
-        return outputs, changed, ops.random_state() if hasattr(ops, "random_state") else None
+        return outputs, changed, ops.random_state()
 
     def leave(self) -> None:
         if self.share is not None:

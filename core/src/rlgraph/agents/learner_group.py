@@ -168,7 +168,7 @@ class LearnerGroup:
     ) -> list[Any]:
         """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
         ops = self.executor.ops
-        random_state = ops.random_state() if hasattr(ops, "random_state") else None
+        random_state = ops.random_state()
         rows = windows or [None] * self.size
         if self.mirror is not None:
             # Learner 0 runs elsewhere: it gets what changed here, and gives back what it changes.

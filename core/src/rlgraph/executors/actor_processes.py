@@ -20,7 +20,7 @@ from rlgraph.executors.rollout_queue import RolloutQueue
 from rlgraph.utils import nested
 from rlgraph.workers.sampling import SamplingWorker, worker_seed
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 
 def run_actor(

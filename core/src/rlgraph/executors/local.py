@@ -13,7 +13,7 @@ from rlgraph.environments.vector_env import VectorEnv, make_environments
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, resume_seed
 from rlgraph.workers.single_threaded import SingleThreadedWorker, StepCallback
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 
 class LocalExecutor(Executor):

@@ -285,8 +285,7 @@ class GraphExecutor:
         """Write every variable and the graph's random streams to a backend-neutral checkpoint file
         (atomically); ``random_state`` adds the caller's own random states (as arrays) by name."""
         arrays = self.get_weights()
-        if hasattr(self.ops, "random_state"):  # optional before plugin API 2.2
-            arrays.update(checkpoint.random_arrays(GRAPH_RANDOM, self.ops.random_state()))
+        arrays.update(checkpoint.random_arrays(GRAPH_RANDOM, self.ops.random_state()))
         arrays.update(checkpoint.random_arrays("", random_state or {}))
         return checkpoint.save_weights(path, arrays, {"backend": self.backend.name, **(metadata or {})})
 
@@ -312,11 +311,7 @@ class GraphExecutor:
             if name.startswith(GRAPH_RANDOM)
         }
         self.set_weights(weights, skip_extra=skip_extra, may_miss=may_miss)
-        if (
-            graph_random
-            and metadata.get("backend") == self.backend.name
-            and hasattr(self.ops, "set_random_state")
-        ):
+        if graph_random and metadata.get("backend") == self.backend.name:
             self.ops.set_random_state(graph_random)
         metadata["random_state"] = {
             name: value for name, value in random_state.items() if not name.startswith(GRAPH_RANDOM)

@@ -3,8 +3,8 @@
 An optimizer component creates the slots as variables (so optimizer state is checkpointed, reset
 after the build and moves between backends). :func:`update_rule` is each rule, once, as a pure function
 of the ops; :class:`RuleOptimizer` steps the variables and slots by it on every backend without an
-optimizer of its own (a ``create_optimizer`` hook: torch's fused kernels). :func:`reference_step` runs
-the rule in NumPy, the definition overrides are tested against.
+optimizer of its own (:meth:`~rlgraph.graph.backend.Backend.create_optimizer`: torch's fused kernels).
+:func:`rlgraph.testing.numpy_backend.reference_step` runs the rule in NumPy.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import attrs
 import numpy as np
 
 from rlgraph.graph.ops import Ops, Tensor, TensorLike, Variable
-from rlgraph.testing.numpy_backend import OPS as NUMPY_OPS
 
 
 @attrs.frozen
@@ -164,18 +163,3 @@ class RuleOptimizer:
             for target, new in ((self.variables[i], value), *((slots[n], new_slots[n]) for n in slots)):
                 ops.assign(target, new if finite is None else ops.where(finite, new, target))
         return norm
-
-
-def reference_step(
-    kind: str,
-    hyperparameters: dict[str, Any],
-    variable: np.ndarray,
-    gradient: np.ndarray,
-    slots: dict[str, np.ndarray],
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """One step of ``kind`` on one variable in NumPy (:func:`update_rule` on the NumPy reference backend's
-    ops): the new variable value and slots (clipping, which needs all gradients, is
-    :func:`clip_by_global_norm`'s)."""
-    h, _ = resolve_hyperparameters(kind, hyperparameters)
-    value, new_slots = update_rule(NUMPY_OPS, kind, h, variable, gradient, slots, h["learning_rate"])
-    return value, {name: np.asarray(slot) for name, slot in new_slots.items()}

@@ -14,17 +14,19 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from rlgraph.errors import BackendError
+from rlgraph.graph.backend import Backend
 from rlgraph.graph.composites import eager_scan
-from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.graph.optimizers import resolve_hyperparameters, update_rule
+from rlgraph.spaces.space import Space
 from rlgraph.utils.random_state import generator_state, set_generator_state
 
-RLGRAPH_PLUGIN_API = "2.0"
 NAME = "numpy"
 
 
@@ -307,69 +309,86 @@ def _convert(value: Any, space: Any) -> Any:
     return np.asarray(value, dtype=space.dtype)
 
 
-@hookimpl
-def create_ops(seed: int | None) -> Any:
+def create_ops(seed: int | None) -> types.SimpleNamespace:
+    """The ops of one graph: :data:`OPS` with random ops drawing from the graph's own generator."""
     return types.SimpleNamespace(**{**vars(OPS), **_random_ops(np.random.default_rng(seed))})
 
 
-@hookimpl
-def create_variable(name: str, initial_value: Any, trainable: bool, device: str | None) -> np.ndarray:
-    return np.array(initial_value)
+class NumpyBackend(Backend):
+    """The NumPy reference backend (registered as ``"numpy"`` by :func:`register`): the smallest backend,
+    and the example of the backend authors' guide (docs/backends.md)."""
+
+    RLGRAPH_PLUGIN_API = "3.0"
+
+    def make_ops(self, seed: int | None) -> types.SimpleNamespace:
+        return create_ops(seed)
+
+    def create_variable(
+        self, name: str, initial_value: np.ndarray, trainable: bool, device: str | None
+    ) -> np.ndarray:
+        return np.array(initial_value)  # a copy, written in place by the ops
+
+    def read_variables(self, variables: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {name: np.array(variable) for name, variable in variables.items()}
+
+    def assign_variables(self, variables: Mapping[str, np.ndarray], values: Mapping[str, Any]) -> None:
+        for name, value in values.items():
+            variables[name][...] = value
+
+    def placeholder_from_space(
+        self, space: Space, batch_size: int, time_size: int, device: str | None
+    ) -> Any:
+        return space.map_leaf_values(lambda leaf: leaf.sample(leaf.rank_sizes(batch_size, time_size) or None))
+
+    def describe_tensor(self, value: Any) -> None:
+        return None  # its tensors are NumPy arrays, which the core describes
+
+    def device_scope(self, device: str | None) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # device names are only labels here
+
+    def compile_api_method(
+        self,
+        name: str,
+        function: Callable[..., Any],
+        input_spaces: dict[str, Space | None],
+        needs_gradients: bool,
+        device: str | None,
+    ) -> Callable[..., Any]:
+        spaces = list(input_spaces.values())
+
+        def run(*args: Any) -> Any:
+            return function(*[a if s is None else _convert(a, s) for a, s in zip(args, spaces, strict=False)])
+
+        return run
+
+    def differentiate(self, loss_fn: Callable[[], Any], variables: list[Any]) -> tuple[Any, Any, list[Any]]:
+        raise BackendError(
+            "The NumPy reference backend has no automatic differentiation (its optimizers step on given "
+            "gradients); use torch, tf or jax."
+        )
 
 
-@hookimpl
-def read_variables(variables: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {name: np.array(variable) for name, variable in variables.items()}
-
-
-@hookimpl
-def assign_variables(variables: dict[str, np.ndarray], values: dict[str, Any]) -> None:
-    for name, value in values.items():
-        variables[name][...] = value
-
-
-@hookimpl
-def placeholder_from_space(space: Any, batch_size: int, time_size: int, device: str | None) -> Any:
-    from rlgraph.spaces import ContainerSpace, Dict
-
-    if isinstance(space, ContainerSpace):
-        items = space.items() if isinstance(space, Dict) else enumerate(space)
-        nested = {key: placeholder_from_space(sub, batch_size, time_size, device) for key, sub in items}
-        return nested if isinstance(space, Dict) else tuple(nested[i] for i in range(len(space)))
-    size = space.rank_sizes(batch_size, time_size)
-    return space.sample(size or None)
-
-
-@hookimpl
-def device_scope(device: str | None) -> Any:
-    return contextlib.nullcontext()
-
-
-@hookimpl
-def compile_api_method(
-    name: str, function: Any, input_spaces: dict[str, Any]
-) -> Any:  # needs no gradient flag
-    spaces = list(input_spaces.values())
-
-    def run(*args: Any) -> Any:
-        return function(*[a if s is None else _convert(a, s) for a, s in zip(args, spaces)])
-
-    return run
-
-
-@hookimpl
-def compute_gradients(loss_fn: Any, variables: list[Any]) -> Any:
-    raise BackendError("The NumPy reference backend has no automatic differentiation; use torch or tf.")
+def reference_step(
+    kind: str,
+    hyperparameters: dict[str, Any],
+    variable: np.ndarray,
+    gradient: np.ndarray,
+    slots: dict[str, np.ndarray],
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """One step of ``kind`` on one variable in NumPy (:func:`update_rule` on the NumPy reference backend's
+    ops): the new variable value and slots (clipping, which needs all gradients, is
+    :func:`clip_by_global_norm`'s)."""
+    h, _ = resolve_hyperparameters(kind, hyperparameters)
+    value, new_slots = update_rule(OPS, kind, h, variable, gradient, slots, h["learning_rate"])
+    return value, {name: np.asarray(slot) for name, slot in new_slots.items()}
 
 
 def register() -> str:
     """Add this backend to the current process's registry as ``"numpy"`` (idempotent)."""
-    import sys
-
     from rlgraph import plugins
 
     if NAME not in plugins.names("rlgraph.backends"):
-        plugins.register("rlgraph.backends", NAME, sys.modules[__name__], distribution="rlgraph (testing)")
+        plugins.register("rlgraph.backends", NAME, NumpyBackend, distribution="rlgraph (testing)")
     return NAME
 
 

@@ -17,7 +17,7 @@ from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox, Space
 from rlgraph.utils.naming import suggestion_text
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 #: The ids this plugin is tested with (every id of ``gymnax.registered_envs`` is made).
 TESTED_IDS = (

@@ -160,7 +160,7 @@ class Optimizer(Component):
         )
         # A step of a non-finite loss changes nothing (the backend skips it): the update that met a NaN
         # fails with the weights and optimizer state as they were.
-        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate, loss)
+        self.backend.apply_gradients(self._optimizer, gradients, learning_rate, loss)
         return loss, extras
 
     @rlgraph.graph_fn
@@ -175,7 +175,7 @@ class Optimizer(Component):
         gradients, _ = self.backend.sum_over_learners(
             gradients, None, getattr(self.ops, "learner_share", None)
         )
-        self.backend.apply_gradients(self._optimizer, gradients, self._variables, learning_rate)
+        self.backend.apply_gradients(self._optimizer, gradients, learning_rate)
 
 
 #: Why the agreement on drawn inputs does not apply to the optimizers (their parity cases' own inputs

@@ -15,7 +15,7 @@ import numpy as np
 from rlgraph.errors import RLGraphError
 
 #: The plugin API these callbacks were written for: 2.5 added the ``before_run`` event.
-RLGRAPH_PLUGIN_API = "2.5"
+RLGRAPH_PLUGIN_API = "3.0"
 SUMMARY_PREFIX = "summary/"
 """The final summary's numbers are logged under ``summary/<field>`` (``summary/best_eval_mean_return``):
 some fields share a progress column's name with another meaning (``steps_per_second``: the whole run's)."""

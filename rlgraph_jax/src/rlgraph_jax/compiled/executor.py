@@ -31,7 +31,7 @@ from rlgraph_jax.compiled.settings import FloatPath, float_differences, label
 #: The loop of each kind of plan.
 LOOPS = {RolloutPlan: RolloutLoop, ReplayPlan: ReplayLoop}
 
-RLGRAPH_PLUGIN_API = "2.0"
+RLGRAPH_PLUGIN_API = "3.0"
 
 FUNCTIONAL_HINT = (
     "the compiled executor steps the environment inside its program, so it needs one written as pure functions "
