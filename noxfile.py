@@ -40,6 +40,7 @@ nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "lint",
+    "types",
     "core",
     "plugin_authoring",
     "torch",
@@ -69,6 +70,7 @@ TRACKER_TESTS = ("tests/trackers",)
 GYMNAX_PACKAGES = ("./plugins/rlgraph_gymnax",)
 GYMNAX_TESTS = ("tests/gymnax",)
 RUFF = "ruff==0.17.6"
+MYPY = "mypy==2.4.1"
 #: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
 PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
 
@@ -120,6 +122,14 @@ def lint(session: nox.Session) -> None:
     session.install(RUFF)
     session.run("ruff", "check", "--output-format=concise", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def types(session: nox.Session) -> None:
+    """mypy over the core and the three backends (pyproject.toml's [tool.mypy]), with the frameworks installed
+    so that the backends are checked against their types, and each backend against the Backend contract."""
+    session.install(*CONSTRAINTS, MYPY, "./core", "./rlgraph_torch", "./rlgraph_tf[cpu]", "./rlgraph_jax")
+    session.run("mypy")
 
 
 @nox.session(python=PYTHON)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import jax
+
+from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod, compilation_cache_dir
 
 jax.config.update("jax_enable_x64", True)
 
@@ -23,7 +26,7 @@ def _use_compilation_cache() -> None:
     """Keep XLA's compiled programs on disk (``$XDG_CACHE_HOME/rlgraph/jax``), so a run compiles only
     what no earlier run compiled: compiling dominates short runs on the CPU. JAX's own setting
     (``JAX_COMPILATION_CACHE_DIR``) wins; ``RLGRAPH_JAX_CACHE=0`` turns it off."""
-    if os.environ.get("RLGRAPH_JAX_CACHE", "1") == "0" or jax.config.jax_compilation_cache_dir:
+    if os.environ.get("RLGRAPH_JAX_CACHE", "1") == "0" or compilation_cache_dir():
         return
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     jax.config.update("jax_compilation_cache_dir", os.path.join(base, "rlgraph", "jax"))
@@ -38,7 +41,6 @@ import numpy as np
 from rlgraph.graph.backend import Backend
 from rlgraph_jax import collectives
 from rlgraph_jax.collectives import JaxCollectives
-from rlgraph_jax.compile import VALUE_DEPENDENT, CompiledAPIMethod
 from rlgraph_jax.export import JaxExport
 from rlgraph_jax.ops import create_ops as ops_for_graph
 from rlgraph_jax.variables import Variable, tracking
@@ -116,10 +118,10 @@ class JaxBackend(JaxCollectives, JaxExport, Backend):
                 access.restore()
         return outputs[0] if outputs else function()
 
-    def read_variables(self, variables: dict[str, Variable]) -> dict[str, np.ndarray]:
+    def read_variables(self, variables: Mapping[str, Variable]) -> dict[str, np.ndarray]:
         return {name: np.array(variable._value) for name, variable in variables.items()}
 
-    def assign_variables(self, variables: dict[str, Variable], values: dict[str, Any]) -> None:
+    def assign_variables(self, variables: Mapping[str, Variable], values: Mapping[str, Any]) -> None:
         for name, value in values.items():
             variable = variables[name]
             value = np.asarray(value, dtype=variable.dtype)

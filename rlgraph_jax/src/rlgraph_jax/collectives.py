@@ -125,7 +125,7 @@ class JaxCollectives:
             local_device_ids=[int(index or 0)] if platform == "gpu" else None,
             initialization_timeout=INITIALIZATION_SECONDS,
         )
-        first = {}
+        first: dict[int, Any] = {}
         for found in jax.devices(platform):  # the first device of each learner's process, in rank order
             first.setdefault(found.process_index, found)
         mesh = Mesh(np.array([first[process] for process in range(size)]), (AXIS,))

@@ -44,6 +44,11 @@ VALUE_DEPENDENT = (
 )
 
 
+def compilation_cache_dir() -> str | None:
+    """Where JAX keeps compiled programs on disk (its persistent compilation cache), or None."""
+    return getattr(jax.config, "jax_compilation_cache_dir", None) or None
+
+
 class CompiledAPIMethod:
     """One root API method: a compiled program per combination of its Python-constant arguments."""
 
@@ -59,7 +64,7 @@ class CompiledAPIMethod:
         self.programs: dict[tuple, _Program] = {}
         #: The time spent compiling: from a program's first (abstract) trace for new constants or
         #: shapes to the return of the call that compiled it (or loaded it from the compilation cache).
-        self.clock = CompileClock(name, "JAX", jax.config.jax_compilation_cache_dir or None)
+        self.clock = CompileClock(name, "JAX", compilation_cache_dir())
 
     def __call__(self, *args: Any) -> Any:
         spaces = self.spaces
@@ -93,7 +98,9 @@ class _Program:
     def __init__(self, method: CompiledAPIMethod, constants: dict[int, Any], count: int) -> None:
         self.method, self.constants, self.count = method, constants, count
         self.positions = [i for i in range(count) if i not in constants]
-        self.written: list[Variable] | None = None
+        #: The variables the method writes and reads, known after its first (abstract) trace.
+        self.discovered = False
+        self.written: list[Variable] = []
         self.read_only: list[Variable] = []
         self.eager = False
         self.layout = _OutputLayout()
@@ -105,7 +112,7 @@ class _Program:
 
     def __call__(self, tensors: list[Any]) -> Any:
         clock = self.clock
-        if self.written is None:
+        if not self.discovered:
             clock.start()
             self._discover(tensors)
         if self.eager:
@@ -145,8 +152,9 @@ class _Program:
 
     def _discover(self, tensors: list[Any]) -> None:
         """Trace abstractly once: the variables read and written, or that the method needs values."""
+        self.discovered = True
         if any(_is_text(leaf) for leaf in jax.tree_util.tree_leaves(tensors)):
-            self.eager, self.written = True, []  # strings cannot enter an XLA program
+            self.eager = True  # strings cannot enter an XLA program
             return
         with tracking() as access:
             try:
@@ -259,15 +267,15 @@ def _unflatten(structure: Any, leaves: Any) -> Any:
 
 def convert(value: Any, space: Any, device: Any = None) -> Any:
     """NumPy (nested as the space) as arrays of the space's dtypes, on ``device`` where one is set."""
-    from rlgraph.spaces import ContainerSpace
+    from rlgraph.spaces import Dict, Tuple
 
     if isinstance(value, jax.Array):
         return value
-    if isinstance(space, ContainerSpace):  # the structure is the space's: a list is a leaf's value
-        if isinstance(value, dict):
-            return {key: convert(item, space[key], device) for key, item in value.items()}
-        if isinstance(value, tuple | list):
-            return tuple(convert(item, space[i], device) for i, item in enumerate(value))
+    # The structure is the space's: a list is a leaf's value.
+    if isinstance(space, Dict) and isinstance(value, dict):
+        return {key: convert(item, space[key], device) for key, item in value.items()}
+    if isinstance(space, Tuple) and isinstance(value, tuple | list):
+        return tuple(convert(item, space[i], device) for i, item in enumerate(value))
     array = np.asarray(value, dtype=space.dtype)
     return array if device is None else jax.device_put(array, device)
 

@@ -145,9 +145,8 @@ for _name, _op in {
     "ne": operator.ne,
 }.items():
     setattr(Variable, f"__{_name}__", _binary(_op))
-Variable.__neg__ = lambda self: -self.value  # type: ignore[attr-defined]
-Variable.__abs__ = lambda self: abs(self.value)  # type: ignore[attr-defined]
-Variable.__invert__ = lambda self: ~self.value  # type: ignore[attr-defined]
+for _name, _unary in {"neg": operator.neg, "abs": abs, "invert": operator.invert}.items():
+    setattr(Variable, f"__{_name}__", lambda self, unary=_unary: unary(self.value))
 
 
 def unwrap(value: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ import tensorflow as tf  # imported quietly by the package (rlgraph_tf/__init__.
 
 from rlgraph.graph.backend import Backend
 from rlgraph.graph.compiling import CompileClock
-from rlgraph.spaces import ContainerSpace
+from rlgraph.spaces import Dict, Tuple
 from rlgraph_tf import collectives
 from rlgraph_tf.collectives import TFCollectives
 from rlgraph_tf.export import TFExport
@@ -178,12 +178,10 @@ def _on_device(name: str | None) -> Any:
 
 
 def _signature(space: Any) -> Any:
-    from rlgraph.spaces import ContainerSpace, Dict
-
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        specs = {key: _signature(space[key]) for key in keys}
-        return specs if isinstance(space, Dict) else tuple(specs.values())
+    if isinstance(space, Dict):
+        return {key: _signature(space[key]) for key in space}
+    if isinstance(space, Tuple):
+        return tuple(_signature(item) for item in space)
     shape = space.get_shape(with_batch_rank=True, with_time_rank=True)
     return tf.TensorSpec(shape=shape, dtype=tf_dtype(space.dtype))
 
@@ -216,11 +214,11 @@ def _convert(value: Any, space: Any) -> Any:
     """NumPy (nested) into what the signature expects: arrays of the space's dtype."""
     if isinstance(value, tf.Tensor):
         return value
-    if isinstance(space, ContainerSpace):  # the structure is the space's: a list is a leaf's value
-        if isinstance(value, dict):
-            return {key: _convert(item, space[key]) for key, item in value.items()}
-        if isinstance(value, tuple | list):
-            return tuple(_convert(item, space[i]) for i, item in enumerate(value))
+    # The structure is the space's: a list is a leaf's value.
+    if isinstance(space, Dict) and isinstance(value, dict):
+        return {key: _convert(item, space[key]) for key, item in value.items()}
+    if isinstance(space, Tuple) and isinstance(value, tuple | list):
+        return tuple(_convert(item, space[i]) for i, item in enumerate(value))
     return np.asarray(value, dtype=space.dtype)
 
 
@@ -238,10 +236,10 @@ class TFBackend(TFCollectives, TFExport, Backend):
         with _on(device):
             return tf.Variable(np.asarray(initial_value), trainable=trainable, name=name.replace("/", "."))
 
-    def read_variables(self, variables: dict[str, tf.Variable]) -> dict[str, np.ndarray]:
+    def read_variables(self, variables: Mapping[str, tf.Variable]) -> dict[str, np.ndarray]:
         return {name: np.array(variable.numpy()) for name, variable in variables.items()}
 
-    def assign_variables(self, variables: dict[str, tf.Variable], values: dict[str, Any]) -> None:
+    def assign_variables(self, variables: Mapping[str, tf.Variable], values: Mapping[str, Any]) -> None:
         for name, value in values.items():
             variable = variables[name]
             variable.assign(np.asarray(value, dtype=variable.dtype.as_numpy_dtype))

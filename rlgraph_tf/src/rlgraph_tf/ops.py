@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import types
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import tensorflow as tf
 
-Tensor = tf.Tensor
+Tensor: TypeAlias = tf.Tensor
 
 _DTYPES: dict[str, tf.DType] = {
     name: tf.as_dtype(name)

@@ -9,7 +9,7 @@ it on only while a loss function runs) and output conversion back to NumPy.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,14 +39,14 @@ def _detached(value: Any) -> Any:
 # -- conversion between NumPy and torch --------------------------------------------------------------
 def converter_for(space: Any, device: torch.device | None) -> Converter:
     """A function turning a (nested) NumPy value of ``space`` into tensors on ``device``."""
-    from rlgraph.spaces import ContainerSpace, Dict, TextBox
+    from rlgraph.spaces import Dict, TextBox, Tuple
 
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        parts = {key: converter_for(space[key], device) for key in keys}
-        if isinstance(space, Dict):
-            return lambda value: {key: convert(value[key]) for key, convert in parts.items()}
-        return lambda value: tuple(convert(value[key]) for key, convert in parts.items())
+    if isinstance(space, Dict):
+        parts = {key: converter_for(space[key], device) for key in space}
+        return lambda value: {key: convert(value[key]) for key, convert in parts.items()}
+    if isinstance(space, Tuple):
+        items = [converter_for(item, device) for item in space]
+        return lambda value: tuple(convert(value[index]) for index, convert in enumerate(items))
     if isinstance(space, TextBox):
         return np.asarray
     if _is_scalar(space):
@@ -133,10 +133,10 @@ class TorchBackend(TorchCollectives, TorchExport, Backend):
         variable = torch.tensor(np.asarray(initial_value, order="C"), device=target)
         return variable.requires_grad_(True) if trainable else variable
 
-    def read_variables(self, variables: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    def read_variables(self, variables: Mapping[str, torch.Tensor]) -> dict[str, np.ndarray]:
         return {name: variable.detach().cpu().numpy().copy() for name, variable in variables.items()}
 
-    def assign_variables(self, variables: dict[str, torch.Tensor], values: dict[str, Any]) -> None:
+    def assign_variables(self, variables: Mapping[str, torch.Tensor], values: Mapping[str, Any]) -> None:
         with torch.no_grad():
             for name, value in values.items():
                 variable = variables[name]

@@ -66,6 +66,7 @@ def to_device(value: Any, device: torch.device) -> Any:
 def placed(function: Callable[..., Any], device: str | torch.device) -> Callable[..., Any]:
     """``function`` running on ``device``: its tensor arguments moved there, the device current."""
     target = resolve(device)
+    assert target is not None, "a device name resolves to a torch device"
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:

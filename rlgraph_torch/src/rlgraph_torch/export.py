@@ -50,6 +50,8 @@ def _onnx(module: torch.nn.Module, examples: dict[str, torch.Tensor], path: Path
         dynamo=True,
         verbose=False,
     )
+    if program is None:
+        raise RLGraphError(f"torch.onnx.export wrote no program for {path}")
     program.save(str(path))
 
 

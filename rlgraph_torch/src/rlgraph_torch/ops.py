@@ -327,7 +327,7 @@ def _pair(value: Any) -> tuple[int, int]:
     return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
 
 
-def _same_padding(size: tuple[int, int], window: tuple[int, int], strides: tuple[int, int]) -> list[int]:
+def _same_padding(size: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, int]) -> list[int]:
     """F.pad's (left, right, top, bottom) for TensorFlow's "same": the extra pixel goes right/bottom."""
     pads = []
     for extent, k, s in zip(size, window, strides):
@@ -337,7 +337,7 @@ def _same_padding(size: tuple[int, int], window: tuple[int, int], strides: tuple
     return [left, right, top, bottom]
 
 
-def _nchw(x: Tensor, window: tuple[int, int], strides: tuple[int, int], padding: str, fill: float) -> Tensor:
+def _nchw(x: Tensor, window: tuple[int, ...], strides: tuple[int, int], padding: str, fill: float) -> Tensor:
     x = x.permute(0, 3, 1, 2)
     if padding == "same":
         x = F.pad(x, _same_padding(tuple(x.shape[2:]), window, strides), value=fill)

@@ -48,15 +48,16 @@ class TorchOptimizer:
             return None
         lr = self.h["learning_rate"] if learning_rate is None else float(learning_rate)
         with torch.no_grad():
-            used = [i for i, g in enumerate(gradients) if g is not None]
+            present = [(i, g) for i, g in enumerate(gradients) if g is not None]
+            used = [i for i, _ in present]
             # The fused kernels read a gradient's memory in the variable's layout: a transposed gradient
             # (of a variable used through .t(), as the fused LSTM takes its kernels) must be laid out first.
-            grads = [gradients[i].contiguous() for i in used]
+            grads = [g.contiguous() for _, g in present]
             norm = None
             if self.clip_grad_norm is not None and grads:
                 norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
                 scale = torch.clamp(self.clip_grad_norm / (norm + 1e-6), max=1.0)
-                grads = torch._foreach_mul(grads, scale)
+                grads = list(torch._foreach_mul(grads, scale))
             if grads:
                 self._apply(used, grads, lr)
         return norm

@@ -149,8 +149,8 @@ class RuleOptimizer:
         selected against the old one. Returns the gradients' global norm before clipping where clipping is on."""
         ops = self.ops
         lr = self.h["learning_rate"] if learning_rate is None else learning_rate
-        used = [i for i, g in enumerate(gradients) if g is not None]
-        grads = [gradients[i] for i in used]
+        present = [(i, g) for i, g in enumerate(gradients) if g is not None]
+        used, grads = [i for i, _ in present], [g for _, g in present]
         norm = None
         if self.clip_grad_norm is not None and grads:
             norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))

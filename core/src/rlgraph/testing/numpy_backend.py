@@ -89,11 +89,11 @@ def _random_ops(rng: np.random.Generator) -> dict[str, Any]:
         set_generator_state(rng, state["pcg64"])
 
     return {
-        "random_uniform": lambda shape, low=0.0, high=1.0, dtype="float32": rng.uniform(
-            low, high, shape
+        "random_uniform": lambda shape, low=0.0, high=1.0, dtype="float32": np.asarray(
+            rng.uniform(low, high, shape)
         ).astype(dtype),
-        "random_normal": lambda shape, mean=0.0, std=1.0, dtype="float32": rng.normal(
-            mean, std, shape
+        "random_normal": lambda shape, mean=0.0, std=1.0, dtype="float32": np.asarray(
+            rng.normal(mean, std, shape)
         ).astype(dtype),
         "random_int": lambda shape, low, high, dtype="int64": rng.integers(low, high, shape).astype(dtype),
         "random_bernoulli": lambda shape, p: rng.random(shape) < p,

@@ -367,7 +367,8 @@ def check_random_bernoulli(
     shaped = to_numpy(ops.random_bernoulli((2, 3), 0.5))
     assert shaped.dtype == np.bool_ and shaped.shape == (2, 3), (shaped.dtype, shaped.shape)
     within = 5 * np.sqrt(0.3 * 0.7 / n)  # five standard deviations of a rate of 0.3 in n draws
-    for p in (0.3, np.float32(0.3), ops.constant(np.float32(0.3))):
+    probabilities: list[Any] = [0.3, np.float32(0.3), ops.constant(np.float32(0.3))]
+    for p in probabilities:
         rate = to_numpy(ops.random_bernoulli((n,), p)).mean()
         assert abs(rate - 0.3) < within, (p, rate)
     per_column = to_numpy(ops.random_bernoulli((n, 2), ops.constant(np.array([0.1, 0.9], np.float32))))

@@ -21,6 +21,7 @@ from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, chec
 from rlgraph.executors.local import build_agent
 from rlgraph.graph.compiling import CompileClock
 from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
+from rlgraph_jax.compile import compilation_cache_dir
 from rlgraph_jax.compiled.environments import greedy_episodes
 from rlgraph_jax.compiled.graph import PureGraph
 from rlgraph_jax.compiled.placement import Placement
@@ -76,7 +77,9 @@ class CompiledExecutor(Executor):
         if len(configs) != population:
             raise SpecError(f"{len(configs)} member configs for a population of {population}", "population")
         self.episode_finish_callback = episode_finish_callback
-        self.clock = CompileClock("compiled training", "JAX", jax.config.jax_compilation_cache_dir or None)
+        #: The whole loop's state (every member's graph, environments and counters), set by the build.
+        self.state: Any = None
+        self.clock = CompileClock("compiled training", "JAX", compilation_cache_dir())
         environment = _make_environment(environment_spec)
         try:
             functional = environment.functional()
@@ -283,7 +286,8 @@ class CompiledExecutor(Executor):
                 self.clock.stop()
         return program(*args)
 
-    def _lower(self, name: str, length: int, args: Sequence[Any]) -> Any:
+    def _lower(self, name: str, length: Any, args: Sequence[Any]) -> Any:
+        """The program ``name`` lowered for ``length``: iterations (train), or (episodes, steps) (evaluate)."""
         loop = self.loop
         if name == "train":
             return jax.jit(lambda state: loop.train(state, length), donate_argnums=0).lower(*args)

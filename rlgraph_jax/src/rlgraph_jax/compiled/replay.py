@@ -90,7 +90,8 @@ class ReplayLoop(Loop):
 
     def split(self, state: LoopState) -> LoopState:
         """Which parts of the state hold a member each: the members, not the clock."""
-        return LoopState(True, False)
+        # A pytree prefix of the state (True: a part held by each member), not a state.
+        return LoopState(True, False)  # type: ignore[arg-type]
 
     def graphs(self, state: LoopState) -> State:
         return state.members.graph
@@ -200,6 +201,7 @@ class ReplayLoop(Loop):
         else:
             outputs, state = graph.call(member.graph, plan.update_method)
             if sync:
+                assert plan.sync_method is not None, "a plan that syncs names its sync method"
                 _, state = graph.call(state, plan.sync_method)
         return member._replace(graph=state, loss=jnp.asarray(outputs["loss"], jnp.float32))
 
