@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from rlgraph.graph.ops import ops_from
 from rlgraph_jax.variables import Variable, is_traced, unwrap
 
 Array = jax.Array
@@ -396,54 +397,33 @@ def read(variable: Any) -> Array:
     return _a(variable)  # arrays never change: the current value is a snapshot
 
 
-OPS = types.SimpleNamespace(
-    constant=constant,
-    zeros=zeros,
-    ones=ones,
+OPS = ops_from(
+    globals(),
     zeros_like=lambda x: jnp.zeros_like(_a(x)),
     ones_like=lambda x: jnp.ones_like(_a(x)),
-    full=full,
-    arange=arange,
-    cast=cast,
     shape=lambda x: tuple(_a(x).shape),
-    to_numpy=to_numpy,
-    reshape=reshape,
     expand_dims=lambda x, axis: jnp.expand_dims(_a(x), axis),
-    squeeze=squeeze,
     transpose=lambda x, axes=None: jnp.transpose(_a(x), None if axes is None else tuple(axes)),
     concat=lambda xs, axis=0: jnp.concatenate([_a(x) for x in xs], axis),
     stack=lambda xs, axis=0: jnp.stack([_a(x) for x in xs], axis),
-    unstack=unstack,
     tile=lambda x, reps: jnp.tile(_a(x), tuple(reps)),
-    flatten=flatten,
-    gather=gather,
-    take_along_axis=take_along_axis,
-    one_hot=one_hot,
-    where=where,
     argmax=lambda x, axis=-1: jnp.argmax(_a(x), axis=axis),
     argmin=lambda x, axis=-1: jnp.argmin(_a(x), axis=axis),
-    argsort=argsort,
     sum=_reduce(jnp.sum, "sum"),
     mean=_reduce(jnp.mean, "mean"),
     max=_reduce(jnp.max, "max"),
     min=_reduce(jnp.min, "min"),
     prod=_reduce(jnp.prod, "prod"),
-    cumsum=cumsum,
     logsumexp=_reduce(jax.nn.logsumexp, "logsumexp"),
     any=_any_all(jnp.any, "any"),
     all=_any_all(jnp.all, "all"),
     abs=_unary(jnp.abs),
-    exp=exp,
     log=_unary(jnp.log),
     log1p=_unary(jnp.log1p),
     sqrt=_unary(jnp.sqrt),
     square=_unary(jnp.square),
-    pow=pow,
     sign=_unary(jnp.sign),
     floor=_unary(jnp.floor),
-    clip=clip,
-    maximum=maximum,
-    minimum=minimum,
     tanh=_unary(jnp.tanh),
     sigmoid=_unary(jax.nn.sigmoid),
     relu=_unary(jax.nn.relu),
@@ -458,18 +438,7 @@ OPS = types.SimpleNamespace(
     logical_or=lambda x, y: jnp.logical_or(_a(x), _a(y)),
     logical_not=lambda x: jnp.logical_not(_a(x)),
     isfinite=lambda x: jnp.isfinite(_a(x)),
-    matmul=matmul,
-    einsum=einsum,
-    split=split,
-    conv2d=conv2d,
-    max_pool2d=max_pool2d,
-    resize_images=resize_images,
-    scan=scan,
     stop_gradient=lambda x: lax.stop_gradient(_a(x)),
-    assign=assign,
-    assign_add=assign_add,
-    scatter_update=scatter_update,
-    read=read,
     **random_ops(Variable(_seed_key(None), name=RANDOM_KEY)),
 )
 

@@ -20,6 +20,8 @@ from typing import Any, TypeAlias
 import numpy as np
 import tensorflow as tf
 
+from rlgraph.graph.ops import ops_from
+
 Tensor: TypeAlias = tf.Tensor
 
 _DTYPES: dict[str, tf.DType] = {
@@ -633,43 +635,12 @@ def read(variable: Any) -> Tensor:
     return tf.identity(variable)
 
 
-OPS = types.SimpleNamespace(
-    constant=constant,
-    zeros=zeros,
-    ones=ones,
+OPS = ops_from(
+    globals(),
     zeros_like=lambda x: tf.zeros_like(x),
     ones_like=lambda x: tf.ones_like(x),
-    full=full,
-    arange=arange,
-    cast=cast,
-    shape=shape,
-    to_numpy=to_numpy,
-    reshape=reshape,
-    expand_dims=expand_dims,
-    squeeze=squeeze,
-    transpose=transpose,
-    concat=concat,
-    stack=stack,
-    unstack=unstack,
-    tile=tile,
-    flatten=flatten,
-    gather=gather,
-    take_along_axis=take_along_axis,
-    one_hot=one_hot,
-    where=where,
     argmax=_arg(tf.argmax),
     argmin=_arg(tf.argmin),
-    argsort=argsort,
-    sum=sum_,
-    mean=mean,
-    max=max_,
-    min=min_,
-    prod=prod,
-    cumsum=cumsum,
-    discounted_cumsum=discounted_cumsum,
-    logsumexp=logsumexp,
-    any=any_,
-    all=all_,
     abs=_unary(tf.abs),
     exp=_unary_float(tf.exp),
     log=_unary_float(tf.math.log),
@@ -679,7 +650,6 @@ OPS = types.SimpleNamespace(
     pow=_binary(tf.pow),
     sign=_unary(tf.sign),
     floor=_unary_float(tf.floor),
-    clip=clip,
     maximum=_binary(tf.maximum),
     minimum=_binary(tf.minimum),
     tanh=_unary_float(tf.tanh),
@@ -688,28 +658,14 @@ OPS = types.SimpleNamespace(
     softplus=_unary_float(tf.math.softplus),
     lgamma=_unary_float(tf.math.lgamma),
     digamma=_unary_float(tf.math.digamma),
-    var=var,
     softmax=lambda x, axis=-1: tf.nn.softmax(_float(x), axis=axis),
     log_softmax=lambda x, axis=-1: tf.nn.log_softmax(_float(x), axis=axis),
     equal=_binary(tf.equal),
     logical_and=_logical(tf.logical_and),
     logical_or=_logical(tf.logical_or),
     logical_not=lambda x: tf.logical_not(_t(x, tf.bool)),
-    isfinite=isfinite,
-    matmul=matmul,
-    einsum=einsum,
-    split=split,
-    conv2d=conv2d,
-    max_pool2d=max_pool2d,
-    resize_images=resize_images,
-    scan=scan,
     stop_gradient=tf.stop_gradient,
     **random_ops(RandomStream(None)),
-    assign=assign,
-    assign_add=assign_add,
-    assign_lerp=assign_lerp,
-    scatter_update=scatter_update,
-    read=read,
 )
 
 

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from rlgraph.graph import composites
 from rlgraph.graph.composites import eager_scan
+from rlgraph.graph.ops import ops_from
 from rlgraph_torch.devices import current_device
 
 Tensor = torch.Tensor
@@ -561,62 +562,39 @@ def read(variable: Tensor) -> Tensor:
     return variable.clone()
 
 
-OPS = types.SimpleNamespace(
+OPS = ops_from(
+    globals(),
     constant=tensor,
-    zeros=zeros,
-    ones=ones,
     zeros_like=torch.zeros_like,
     ones_like=torch.ones_like,
-    full=full,
-    arange=arange,
-    cast=cast,
     shape=lambda x: tuple(x.shape),
-    to_numpy=to_numpy,
     reshape=lambda x, shape: torch.reshape(x, tuple(shape)),
     expand_dims=torch.unsqueeze,
-    squeeze=squeeze,
-    transpose=transpose,
     concat=lambda xs, axis=0: torch.cat(list(xs), axis),
     stack=lambda xs, axis=0: torch.stack(list(xs), axis),
-    unstack=unstack,
     tile=lambda x, reps: torch.tile(x, tuple(reps)),
     flatten=_flatten,
-    gather=gather,
     take_along_axis=lambda x, indices, axis: torch.take_along_dim(x, indices, dim=axis),
-    one_hot=one_hot,
-    where=where,
     argmax=lambda x, axis=-1: torch.argmax(x, dim=axis),
     argmin=lambda x, axis=-1: torch.argmin(x, dim=axis),
-    argsort=argsort,
     sum=_reduce("sum"),
     mean=_reduce("mean"),
     max=_reduce("amax"),
     min=_reduce("amin"),
-    prod=prod,
-    cumsum=cumsum,
-    discounted_cumsum=discounted_cumsum,
-    logsumexp=logsumexp,
     any=_any_all("any"),
     all=_any_all("all"),
     abs=_unary(torch.abs),
-    exp=exp,
     log=_unary(torch.log),
     log1p=_unary(torch.log1p),
-    sqrt=sqrt,
     square=_unary(torch.square),
-    pow=pow,
     sign=_unary(torch.sign),
     floor=_unary(torch.floor),
-    clip=clip,
-    maximum=maximum,
-    minimum=minimum,
     tanh=_unary(torch.tanh),
     sigmoid=_unary(torch.sigmoid),
     relu=_unary(torch.relu),
     softplus=_unary(F.softplus),
     lgamma=_unary(torch.lgamma),
     digamma=_unary(torch.digamma),
-    var=var,
     softmax=lambda x, axis=-1: torch.softmax(x, axis),
     log_softmax=lambda x, axis=-1: torch.log_softmax(x, axis),
     equal=lambda x, y: torch.eq(_t(x), y),
@@ -626,18 +604,8 @@ OPS = types.SimpleNamespace(
     isfinite=lambda x: torch.isfinite(_t(x)),
     matmul=torch.matmul,
     einsum=torch.einsum,
-    split=split,
-    conv2d=conv2d,
-    max_pool2d=max_pool2d,
-    resize_images=resize_images,
-    lstm=lstm,
     stop_gradient=lambda x: x.detach(),
     **random_ops(RandomStreams(None)),
-    assign=assign,
-    assign_add=assign_add,
-    assign_lerp=assign_lerp,
-    scatter_update=scatter_update,
-    read=read,
 )
 OPS.scan = functools.partial(eager_scan, OPS)
 #: The ops with the core's composites, for the overrides that fall back on them.

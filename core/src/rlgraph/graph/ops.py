@@ -25,6 +25,7 @@ number does.
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, TypeVar
 
@@ -398,6 +399,20 @@ OPTIONAL_OPS: frozenset[str] = frozenset(
 )
 #: The ops a backend must give.
 PRIMITIVE_OPS: tuple[str, ...] = tuple(name for name in OPS if name not in OPTIONAL_OPS)
+
+
+def ops_from(module: Mapping[str, Any], **ops: Callable[..., Any]) -> types.SimpleNamespace:
+    """A backend's ops namespace: each op of the contract that ``module`` (a module's ``globals()``) defines
+    as a function of that name (``sum_``, with a trailing underscore, for one that would shadow a builtin),
+    and ``ops``, which give the rest (aliases, lambdas) and win over the module's."""
+    name = module["__name__"]
+    found = {
+        op: function
+        for op in OPS
+        for function in (module.get(op), module.get(f"{op}_"))
+        if callable(function) and getattr(function, "__module__", None) == name
+    }
+    return types.SimpleNamespace(**{**found, **ops})
 
 
 def missing_ops(namespace: object) -> list[str]:

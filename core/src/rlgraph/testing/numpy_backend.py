@@ -23,6 +23,7 @@ import numpy as np
 from rlgraph.errors import BackendError
 from rlgraph.graph.backend import Backend
 from rlgraph.graph.composites import eager_scan
+from rlgraph.graph.ops import ops_from
 from rlgraph.graph.optimizers import resolve_hyperparameters, update_rule
 from rlgraph.spaces.space import Space
 from rlgraph.utils.random_state import generator_state, set_generator_state
@@ -217,7 +218,8 @@ def _lstm(
     return np.stack(outputs, axis=1), (h, c)
 
 
-OPS = types.SimpleNamespace(
+OPS = ops_from(
+    globals(),
     constant=lambda value, dtype=None: np.asarray(value, dtype=dtype),
     zeros=lambda shape, dtype="float32": np.zeros(shape, dtype),
     ones=lambda shape, dtype="float32": np.ones(shape, dtype),
