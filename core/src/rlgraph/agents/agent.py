@@ -7,13 +7,14 @@ import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, cast
 
 import attrs
 import numpy as np
 
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig, agent_config_class
+from rlgraph.agents.env_columns import EnvIds
 from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import (
     INTERNALS,
@@ -38,6 +39,7 @@ from rlgraph.errors import (
 from rlgraph.graph.checks import all_finite, first_non_finite
 from rlgraph.graph.component import Component
 from rlgraph.graph.executor import GraphExecutor
+from rlgraph.spaces.containers import Dict
 from rlgraph.spaces.masks import ACTION_MASK, action_mask_space, check_action_mask, without_action_mask
 from rlgraph.specs import Specifiable
 from rlgraph.specs.specifiable import renamed_keys
@@ -69,6 +71,12 @@ MOVED_TO_BUILDERS = (
     "_discrete_critic",
     "_exploration_spec",
 )
+
+
+class _PreprocessedActing(Protocol):
+    """A root with the API method ``get_preprocessed_actions``."""
+
+    def get_preprocessed_actions(self, *inputs: Any) -> dict[str, Any]: ...
 
 
 class Agent(Specifiable):
@@ -131,6 +139,15 @@ class Agent(Specifiable):
     #: the config derived from the class's ``spec_keys``, or every key of the base where it declares none.
     config_class: ClassVar[type[AgentConfig] | None] = None
 
+    #: The config's component specs (:data:`~rlgraph.agents.spec_keys.COMPONENT_SPECS`), set by the
+    #: constructor: None where the agent's config has no such key.
+    preprocessing_spec: Any
+    network_spec: Any
+    policy_spec: Any
+    action_adapter_spec: Any
+    exploration_spec: Any
+    optimizer_spec: Any
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         moved = [name for name in MOVED_TO_BUILDERS if name in vars(cls)]
@@ -162,6 +179,10 @@ class Agent(Specifiable):
         self.discount = getattr(config, "discount", 0.98)
         for name in COMPONENT_SPECS:  # None where the agent's config has no such key
             setattr(self, name, getattr(config, name, None))
+        # The config's converters make each nested spec an instance (None given: its defaults).
+        assert config.execution_spec is not None and config.observe_spec is not None
+        assert config.update_spec is not None and config.summary_spec is not None
+        assert config.saver_spec is not None
         self.execution_spec = config.execution_spec
         self.observe_spec = config.observe_spec
         self.update_spec = config.update_spec
@@ -222,7 +243,7 @@ class Agent(Specifiable):
     ) -> AgentConfig:
         """The agent's config: ``config`` as given, or structured from ``keys`` (checked: a SpecError naming
         every key that is wrong)."""
-        config_class = agent_config_class(cls)
+        config_class = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
         if config is None:
             return config_class.from_keys(keys or {}, subject=cls.__name__)
         if keys:
@@ -237,7 +258,7 @@ class Agent(Specifiable):
         constructor of its own (whose arguments then come first)."""
         for klass in cls.__mro__:
             if klass is Agent:
-                return agent_config_class(cls)
+                return agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
             if "__init__" in vars(klass):
                 return None
         return None
@@ -247,7 +268,7 @@ class Agent(Specifiable):
         """The keys the constructor takes, for the spec of a subclass with a constructor of its own: its
         config's fields, and the Agent's arguments it does not use (refused by name) and RLgraph's other names
         (translated) passed on to the config."""
-        config_class = agent_config_class(cls)
+        config_class = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
         keys = {
             field.name: (Any if field.type is None else field.type, field.default)
             for field in attrs.fields(config_class)
@@ -259,7 +280,8 @@ class Agent(Specifiable):
     def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Agent:
         config_class = cls.__rlgraph_spec_class__()
         if config_class is None:  # RLgraph's names first: the constructor's checks structure the nested specs
-            spec = renamed_keys(spec, agent_config_class(cls).rlgraph_names, path)
+            own = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
+            spec = renamed_keys(spec, own.rlgraph_names, path)
             return super().construct_from_spec(spec, path)
         config = config_class.from_keys(spec, path, cls.__name__)
         try:
@@ -326,18 +348,18 @@ class Agent(Specifiable):
         """Build the graph (call once; automatic unless ``auto_build=False``). Returns the build report."""
         if self._executor is not None:
             raise RLGraphError(f"Agent {self.name!r} is already built.")
-        self.root = self.build_root()
+        self.root = root = self.build_root()
         available = self.input_spaces()
         needed = {
             param
-            for api in type(self.root).api_methods().values()
+            for api in type(root).api_methods().values()
             for param in api.signature.parameters
             if param in available
         }
         spaces = {param: available[param] for param in needed}
         options = dict(build_options or {})
         self._executor = GraphExecutor(
-            self.root,
+            root,
             spaces,
             backend=options.pop("backend", self.backend),
             action_space=self.action_space,
@@ -353,7 +375,7 @@ class Agent(Specifiable):
         if "observe" in self._executor.api_registry:
             shares = self._executor.shares_state
             self._reads_records = {name: shares(name, "observe") for name in self._executor.api_registry}
-        limits = [c.max_environments for c in self.root.walk() if getattr(c, "max_environments", None)]
+        limits = [limit for c in root.walk() if (limit := getattr(c, "max_environments", None))]
         self.max_environments = min(limits) if limits else None
         return report
 
@@ -452,6 +474,7 @@ class Agent(Specifiable):
             _refuse_non_finite("get_action", {"states": states}, "execution_spec.check_numerics refuses it")
         if self.acts_on_sequences:
             if internals is None:
+                assert self.internal_states_space is not None  # acting on sequences: it has some
                 internals = self.internal_states_space.zeros(nested.batch_size(states))
             states = _one_step(states)
         inputs = self.action_inputs(states, internals)
@@ -607,7 +630,7 @@ class Agent(Specifiable):
         rewards does it here); the record itself by default."""
         return record
 
-    def store_record(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
+    def store_record(self, env_ids: EnvIds, record: dict[str, Any], ended: np.ndarray) -> None:
         """Keep a checked batch of records: by default through the observe buffers into the graph."""
         if self.buffer_passes_through:
             self._observe_graph(record)
@@ -617,7 +640,7 @@ class Agent(Specifiable):
             self._observe_graph(ready)
 
     @staticmethod
-    def _env_ids(env_id: Any, rows: int) -> Sequence[Hashable]:
+    def _env_ids(env_id: Any, rows: int) -> EnvIds:
         if env_id is None:
             return [_DEFAULT_ENV] * rows if rows != 1 else (_DEFAULT_ENV,)
         if isinstance(env_id, (list, tuple, np.ndarray)):
@@ -637,6 +660,7 @@ class Agent(Specifiable):
             return
         self._flush_records()  # the stage is full, or holds rows of another layout
         if not self.staged_records.add(records):  # larger than the stage holds
+            assert self._executor is not None  # has_api: built
             self._executor.execute("observe", records, checked=True)
 
     def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
@@ -742,9 +766,9 @@ class Agent(Specifiable):
         executor = self._built_executor()
         variables = executor.variables()
         counters = {
-            component.global_scope: variables[f"{component.global_scope}/{component.count_variable}"]
-            for component in self.root.walk()
-            if getattr(component, "count_variable", None)
+            component.global_scope: variables[f"{component.global_scope}/{counter}"]
+            for component in self._built_root().walk()
+            if (counter := getattr(component, "count_variable", None))
         }
         values = executor.backend.read_variables(counters) if counters else {}
         return {scope: int(np.asarray(value)) for scope, value in values.items()}
@@ -773,9 +797,9 @@ class Agent(Specifiable):
         """The values of the variables that hold what the agent stored (memories, counters): neither
         trainable weights nor the state of components derived from others' variables (optimizer
         slots, target networks' synchronizers)."""
-        executor = self.executor
+        executor = self._built_executor()
         weights = set(executor.variables(trainable_only=True))
-        derived = tuple(c.global_scope + "/" for c in self.root.walk() if c.variable_dependencies)
+        derived = tuple(c.global_scope + "/" for c in self._built_root().walk() if c.variable_dependencies)
         return {
             name: value
             for name, value in executor.get_weights().items()
@@ -832,7 +856,7 @@ class Agent(Specifiable):
         return update_result(self._execute("update_from_batch", *self._batch_args(batch)))
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
-        api = type(self.root).api_methods()["update_from_batch"]
+        api = type(self._built_root()).api_methods()["update_from_batch"]
         params = [p for p in api.signature.parameters if p != "self"]
         missing = [p for p in params if p not in batch]
         if missing:
@@ -863,7 +887,7 @@ class Agent(Specifiable):
         executor = self._built_executor()
         names = [
             name
-            for component in self.root.walk()
+            for component in self._built_root().walk()
             if getattr(component, "is_stateful", False)
             for name in component.variable_registry
         ]
@@ -948,7 +972,7 @@ class Agent(Specifiable):
         """The names of the variables of the graph's memories (the components that count their records)."""
         return [
             name
-            for component in self.root.walk()
+            for component in self._built_root().walk()
             if getattr(component, "count_variable", None)
             for name in component.variables()
         ]
@@ -966,7 +990,7 @@ class Agent(Specifiable):
             raise NotApplicableError(
                 "exporting a recurrent policy (with internal states) is not supported yet"
             )
-        root = self.root
+        root = cast(_PreprocessedActing, self._built_root())  # has_api found the API method
         space = self.preprocessed_state_space
         if action_mask_space(space) is None:
 
@@ -974,6 +998,7 @@ class Agent(Specifiable):
                 return root.get_preprocessed_actions(*self.action_inputs(states, None), False)["actions"]
 
             return policy
+        assert isinstance(space, Dict)  # it holds an action mask
         (key,) = (name for name in space if name != ACTION_MASK)
 
         def masked_policy(states: Any, action_mask: Any) -> Any:
@@ -1026,6 +1051,11 @@ class Agent(Specifiable):
             self._executor.terminate()
             self._executor = None
             self.staged_records.take()
+
+    def _built_root(self) -> Component:
+        if self.root is None:
+            raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
+        return self.root
 
     def _built_executor(self) -> GraphExecutor:
         executor = self.executor  # records waiting for the graph go there first

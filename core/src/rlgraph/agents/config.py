@@ -146,9 +146,9 @@ class AgentConfig(GivenKeys):
         keys = renamed_keys(keys, cls.rlgraph_names, path)
         fields = {field.name for field in attrs.fields(cls)}
         refused = {key: cls.unknown_key_message(key) for key in keys if key not in fields}
-        foreign = {key for key, message in refused.items() if message}
+        foreign = {key: message for key, message in refused.items() if message}
         problems = [
-            Problem(join_path(path, key), refused[key]) for key in sorted(foreign) if keys[key] is not None
+            Problem(join_path(path, key), foreign[key]) for key in sorted(foreign) if keys[key] is not None
         ]
         try:
             config = structure(cls, {k: v for k, v in keys.items() if k not in foreign}, path, subject)
@@ -195,7 +195,7 @@ class AgentConfig(GivenKeys):
 
     @classmethod
     def _unused_message(cls, path: str) -> str:
-        used = used_paths(cls) or frozenset()
+        used = used_paths(cls) or frozenset()  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
         family, _, _ = path.rpartition(".")
         if family:
             keys = [f.name for f in attrs.fields(NESTED_SPECS[family]) if f"{family}.{f.name}" in used]
@@ -277,7 +277,7 @@ def derived_config(
         before = held[name].metadata.get("uses", frozenset()) if name in held else frozenset()
         fields[name] = nested_spec(spec_class, uses=None if before is None else keys | before)
         fields[name].type = spec_class | None
-    config = attrs.make_class(
+    config: type[AgentConfig] = attrs.make_class(
         f"{agent}Config",
         fields,
         bases=(base,),
@@ -306,7 +306,10 @@ def raised(rule: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Problem]
 def default_of(config_class: type, name: str) -> Any:
     """The default of the key ``name`` of ``config_class`` (a factory's value made anew)."""
     default = attrs.fields_dict(config_class)[name].default
-    return default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[call-arg]
+    # attrs' stubs declare Factory a function (it is a class), so mypy cannot narrow to it.
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        return default.factory()  # type: ignore[union-attr]
+    return default
 
 
 def one_of(options: tuple[Any, ...]) -> Callable[[Any], str | None]:

@@ -11,6 +11,9 @@ import numpy as np
 #: Id sequences whose columns are remembered (a worker has one; a full cache starts over).
 KNOWN_SEQUENCES = 256
 
+#: The environment ids of a batch's rows, one per row: a sequence, or an array.
+EnvIds = Sequence[Hashable] | np.ndarray
+
 
 class EnvColumns:
     """Environment ids -> columns 0, 1, ... in the order they are first seen.
@@ -36,7 +39,7 @@ class EnvColumns:
     def __getitem__(self, env_id: Hashable) -> int:
         return self.columns[env_id]
 
-    def of(self, env_ids: Sequence[Hashable]) -> tuple[np.ndarray, bool]:
+    def of(self, env_ids: EnvIds) -> tuple[np.ndarray, bool]:
         """The column of each id (int64), and whether they are all different."""
         if env_ids is self._last[0] and self._last[1] is not None:  # a tuple: it cannot have changed
             return self._last[1]

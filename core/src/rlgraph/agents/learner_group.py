@@ -169,11 +169,11 @@ class LearnerGroup:
         """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
         ops = self.executor.ops
         random_state = ops.random_state()
-        rows = windows or [None] * self.size
+        rows: Sequence[RowWindow | None] = windows or [None] * self.size
         if self.mirror is not None:
             # Learner 0 runs elsewhere: it gets what changed here, and gives back what it changes.
             given = self.mirror.changes()
-            calls = [
+            calls: list[tuple] = [
                 (api_method, arguments[rank], rows[rank], random_state, given, rank == 0)
                 for rank in range(self.size)
             ]

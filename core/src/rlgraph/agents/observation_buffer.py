@@ -9,12 +9,12 @@ buffers) receive them unbroken.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.env_columns import EnvColumns
+from rlgraph.agents.env_columns import EnvColumns, EnvIds
 from rlgraph.utils import nested
 
 
@@ -33,9 +33,7 @@ class ObservationBuffer:
     def __len__(self) -> int:
         return int(self._position.sum())
 
-    def add(
-        self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
-    ) -> dict[str, Any] | None:
+    def add(self, env_ids: EnvIds, fields: dict[str, Any], ended: np.ndarray) -> dict[str, Any] | None:
         """Append one row per env id; return the rows ready for the graph (see :meth:`pop`), or None.
 
         An env's rows are ready when its buffer is full or ``ended`` marks its episode's end.

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import rlgraph
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.spaces.masks import action_mask_of
+
+
+class Preprocessor(Protocol):
+    """What an :class:`AgentRoot`'s ``preprocessor`` has: the API methods the root calls."""
+
+    def preprocess(self, states: Any, env_rows: Any = None) -> Any: ...
+
+    def reset(self, env_rows: Any = None) -> Any: ...
 
 
 class AgentRoot(Component):
@@ -20,7 +28,7 @@ class AgentRoot(Component):
     leaves out are None, and the API methods that need them are left out of the graph.
     """
 
-    preprocessor: Component
+    preprocessor: Preprocessor
 
     def __init__(self, scope: str = "agent", role: Role = Role.AGENT, device: str | None = None) -> None:
         super().__init__(scope=scope, device=device)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import attrs
 
@@ -28,6 +28,8 @@ class GivenKeys:
     and remembers the keys it was created with (not None)."""
 
     __slots__ = ("_given",)
+    #: The fields attrs gives every subclass (each is an attrs class).
+    __attrs_attrs__: ClassVar[tuple[attrs.Attribute, ...]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.__attrs_init__(*args, **kwargs)  # type: ignore[attr-defined]
@@ -68,7 +70,10 @@ def given_keys(spec: Any) -> frozenset[str]:
 
 def _default(field: attrs.Attribute) -> Any:
     default = field.default
-    return default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[call-arg]
+    # attrs' stubs declare Factory a function (it is a class), so mypy cannot narrow to it.
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        return default.factory()  # type: ignore[union-attr]
+    return default
 
 
 def at_least(minimum: int) -> dict[str, Callable[[Any], str | None]]:

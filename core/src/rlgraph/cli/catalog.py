@@ -82,7 +82,7 @@ def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from rlgraph.agents.spec_keys import AGENT_ARGUMENTS
     from rlgraph.agents.specs import NESTED_SPECS
 
-    used = used_paths(agent_config_class(cls))
+    used = used_paths(agent_config_class(cls))  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
     if used is None:  # an agent that declares nothing uses every key
         return keys
     rows = []
@@ -167,8 +167,9 @@ def plain_text(text: str) -> str:
 
 def shown_default(value: Any) -> Any:
     """A default as JSON can hold it (factories are called; other objects as their repr)."""
-    if isinstance(value, attrs.Factory):
-        value = value.factory()  # type: ignore[call-arg]
+    # attrs' stubs declare Factory a function (it is a class).
+    if isinstance(value, attrs.Factory):  # type: ignore[arg-type]
+        value = value.factory()
     try:
         json.dumps(value)
     except TypeError:

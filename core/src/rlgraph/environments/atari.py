@@ -8,7 +8,7 @@ returns reported are the game's scores.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium
 import numpy as np
@@ -16,6 +16,9 @@ import numpy as np
 from rlgraph.environments.environment import EPISODE_CONTINUES, Environment, StepResult
 from rlgraph.errors import SpecError
 from rlgraph.spaces import from_gymnasium
+
+if TYPE_CHECKING:
+    from ale_py.env import AtariEnv as ALEEnv
 
 NOOP, FIRE = 0, 1
 
@@ -62,9 +65,10 @@ class AtariEnv(Environment):
             full_action_space=full_action_space,
             max_num_frames_per_episode=max_episode_frames,
         )
-        self.ale = self.env.unwrapped.ale
+        ale_env = cast("ALEEnv", self.env.unwrapped)  # an ALE id makes ale-py's environment
+        self.ale = ale_env.ale
         self.frameskip, self.max_num_noops, self.episodic_life = frameskip, max_num_noops, episodic_life
-        meanings = self.env.unwrapped.get_action_meanings()
+        meanings = ale_env.get_action_meanings()
         self.fire_reset = ("FIRE" in meanings) if fire_reset is None else bool(fire_reset)
         if self.fire_reset and (len(meanings) < 3 or meanings[FIRE] != "FIRE"):
             raise SpecError(f"{self.game_id} has no FIRE action to start with: {meanings}", "fire_reset")
@@ -132,7 +136,9 @@ class AtariEnv(Environment):
 
     def _skip_step(self, action: int) -> StepResult:
         """``action`` on ``frameskip`` frames: summed rewards, the maximum of the last two frames."""
-        total, last, before_last = 0.0, None, None
+        total = 0.0
+        last: Any = None  # the last two frames (of an Env[Any, Any])
+        before_last: Any = None
         terminated = truncated = False
         info: dict[str, Any] = {}
         for _ in range(self.frameskip):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Self
+from typing import Any, Self, SupportsFloat
 
 from rlgraph.environments.functional import FunctionalEnvironment
 from rlgraph.spaces import Space
 from rlgraph.specs import Specifiable
 
-StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
+StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 """``(next_state, reward, terminated, truncated, info)``, as Gymnasium's ``Env.step`` returns."""
 
 EPISODE_CONTINUES = "episode_continues"

@@ -124,7 +124,7 @@ class GridWorld(Environment):
     def _legal_moves(self) -> np.ndarray:
         """Per (cell, action): whether the move is legal (it moves the agent, or the cell ends episodes)."""
         cells = np.arange(self.n_rows * self.n_cols)
-        ending = np.array([self.cell_type(cell) in TERMINAL_CELLS for cell in cells])
+        ending = np.array([self.cell_type(cell) in TERMINAL_CELLS for cell in range(cells.size)])
         legal = (self._next_cell != cells[:, None]) | ending[:, None]
         legal.setflags(write=False)
         return legal

@@ -156,18 +156,18 @@ class _EnvironmentLoop:
         results = [env.step(action) for env, action in zip(self.envs, self._split_actions(actions))]
         states, rewards, terminateds, truncateds, infos = zip(*results)
         final_states = self._stack(states)
-        rewards = np.array(rewards, dtype=np.float64)
+        reward_array = np.array(rewards, dtype=np.float64)
         if any(terminateds) or any(truncateds):
-            states = list(states)
+            starts = list(states)
             for i, (terminated, truncated) in enumerate(zip(terminateds, truncateds)):
                 if terminated or truncated:
-                    states[i] = self.envs[i].reset()
-            next_states = self._stack(states)
+                    starts[i] = self.envs[i].reset()
+            next_states = self._stack(starts)
         else:
             next_states = final_states
         return (
             next_states,
-            rewards,
+            reward_array,
             np.array(terminateds, np.bool_),
             np.array(truncateds, np.bool_),
             final_states,
@@ -210,7 +210,7 @@ class _GymnasiumVector:
         self.state_space = from_gymnasium(state_space)
         self.action_space = from_gymnasium(action_space)
         self.num_environments = num_environments or env.num_envs
-        self._no_infos = (MappingProxyType({}),) * self.num_environments
+        self._no_infos: tuple[Mapping[str, Any], ...] = (MappingProxyType({}),) * self.num_environments
 
     def reset(self, seed: int | None) -> np.ndarray:
         states, _ = self.env.reset(seed=seed)
@@ -301,7 +301,7 @@ def _restart_envpool_rows(env: Any, rows: np.ndarray) -> np.ndarray:
 def continuing_rows(infos: Sequence[Mapping[str, Any]], ended: np.ndarray) -> np.ndarray:
     """Which of the ``ended`` rows' infos say the episode goes on (:data:`EPISODE_CONTINUES`)."""
     continuing = np.zeros(len(ended), bool)
-    for row in np.flatnonzero(ended):
+    for row in np.flatnonzero(ended).tolist():
         continuing[row] = bool(infos[row].get(EPISODE_CONTINUES, False))
     return continuing
 
@@ -348,6 +348,7 @@ def _gymnasium_vector(env_spec: EnvSpec, num_environments: int, mode: str | None
                 "vectorization_mode",
             )
         return None
+    assert target is not None  # else no entry point
     env_id, kwargs = target
     env = gymnasium.make_vec(
         env_id, num_envs=num_environments, vectorization_mode="vector_entry_point", **kwargs

@@ -42,7 +42,8 @@ def save_weights(
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as file:
-            np.savez(file, **arrays)
+            # numpy's stubs check the arrays' names against savez's own keywords (allow_pickle: bool).
+            np.savez(file, **arrays)  # type: ignore[arg-type]
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

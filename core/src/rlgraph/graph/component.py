@@ -7,7 +7,7 @@ import functools
 import time
 import zlib
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -35,6 +35,9 @@ class Component(Specifiable):
     #: Generic properties (``rlgraph.testing.properties``) that do not apply to this component, with the
     #: reason: ``{"property": reason}`` or ``{"api_method:property": reason}``; docs/properties.md lists them.
     property_exemptions: ClassVar[dict[str, str]] = {}
+    # Set in __init__ past __setattr__ (which registers a component it is given as a sub-component).
+    sub_components: dict[str, Component]
+    input_spaces_source: Component | None
 
     def __init__(self, scope: str = "component", device: str | None = None) -> None:
         if not scope or "/" in scope:
@@ -134,12 +137,13 @@ class Component(Specifiable):
     @classmethod
     def api_methods(cls) -> dict[str, Any]:
         """Name -> :class:`~rlgraph.graph.decorators.APIMethod` for every API method of this class."""
-        return _decorated(cls, "__rlgraph_api__")
+        return _decorated(cls, "__rlgraph_api__")  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
 
     @classmethod
     def graph_functions(cls) -> dict[str, Any]:
         """Name -> :class:`~rlgraph.graph.decorators.GraphFunction` for this class."""
-        return _decorated(cls, "__rlgraph_graph_fn__")
+        # mypy#11470: a class is Hashable.
+        return _decorated(cls, "__rlgraph_graph_fn__")  # type: ignore[arg-type]
 
     def may_contract(self, api_method: str) -> bool:
         """Whether the build may bind ``api_method``, where it only forwards its inputs to one other API
@@ -200,10 +204,10 @@ class Component(Specifiable):
         batch: int | bool,
         time: int | bool,
     ) -> Any:
-        from rlgraph.spaces import ContainerSpace, Dict
+        from rlgraph.spaces import ContainerSpace, Dict, Tuple
 
-        if isinstance(space, ContainerSpace):
-            items = space.items() if isinstance(space, Dict) else enumerate(space)
+        if isinstance(space, ContainerSpace):  # a Dict or a Tuple
+            items = space.items() if isinstance(space, Dict) else enumerate(cast(Tuple, space))
             leaves = {
                 key: self._variables_from_space(f"{name}/{key}", sub, initializer, trainable, batch, time)
                 for key, sub in items

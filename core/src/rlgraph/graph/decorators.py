@@ -87,7 +87,9 @@ class GraphFunction:
         ``variable_dependencies``)."""
         if self.requires_variables is not None:
             return self.requires_variables
-        return creates_variables(type(component)) or bool(component.variable_dependencies)
+        # mypy#11470: a class is Hashable.
+        creates = creates_variables(type(component))  # type: ignore[arg-type]
+        return creates or bool(component.variable_dependencies)
 
     def run(self, component: Any, args: tuple, kwargs: dict) -> Any:
         """Run the graph function on backend values (splitting containers if asked)."""
@@ -263,7 +265,7 @@ def _run_split(meta: GraphFunction, component: Any, args: tuple, kwargs: dict) -
     results = {}
     for path in nested.flatten_with_paths(template):
         leaf_args = [a if flat is None else flat[path] for a, flat in zip(args, flat_args)]
-        leaf_kwargs = {k: v if flat_kwargs[k] is None else flat_kwargs[k][path] for k, v in kwargs.items()}
+        leaf_kwargs = {k: kwargs[k] if flat is None else flat[path] for k, flat in flat_kwargs.items()}
         results[path] = meta.function(component, *leaf_args, **leaf_kwargs)
     if meta.returns == 1:
         return nested.unflatten_like(template, results)

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -228,7 +228,7 @@ class GraphExecutor:
         required = sum(default is inspect.Parameter.empty for default in defaults)
         return defaults, required
 
-    def _unknown(self, api_method: str) -> None:
+    def _unknown(self, api_method: str) -> NoReturn:
         reason = self._built().not_applicable.get(api_method)
         if reason is not None:
             raise NotApplicableError(f"{self.root.global_scope!r} cannot run {api_method!r}: {reason}")

@@ -320,6 +320,8 @@ def _infos(group: str | None, static_checks: bool) -> list[PluginInfo]:
     conflicts = _conflicts(e for e in entries if e not in disabled)
     infos = []
     for entry in entries:
+        status: Status
+        error: str | None
         if entry in disabled:
             status, error = "disabled", f"disabled by {DISABLE_VARIABLE}"
         else:
@@ -440,14 +442,15 @@ def _static_problem(entry_point: importlib.metadata.EntryPoint) -> str | None:
     spec = _find_spec(entry_point.module)
     if spec is None:
         return f"module {entry_point.module!r} not found"
-    if not entry_point.attr or not (spec.origin or "").endswith(".py"):
+    origin = spec.origin
+    if not entry_point.attr or origin is None or not origin.endswith(".py"):
         return None
     try:
-        tree = ast.parse(Path(spec.origin).read_bytes(), filename=spec.origin)
+        tree = ast.parse(Path(origin).read_bytes(), filename=origin)
     except (SyntaxError, ValueError) as error:
-        return f"{spec.origin} does not parse: {error}"
+        return f"{origin} does not parse: {error}"
     except OSError as error:
-        return f"cannot read {spec.origin}: {error}"
+        return f"cannot read {origin}: {error}"
     defined = _module_names(tree)
     attr = entry_point.attr.split(".")[0]
     if defined is None or attr in defined:

@@ -73,7 +73,8 @@ class ContainerSpace(Space):
 
     def seed(self, seed: int | np.random.SeedSequence | None = None) -> None:
         leaves = list(self.flatten().values())
-        for leaf, leaf_seed in zip(leaves, np.random.SeedSequence(seed).spawn(len(leaves))):
+        sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        for leaf, leaf_seed in zip(leaves, sequence.spawn(len(leaves))):
             leaf.seed(leaf_seed)
 
     def sample(self, size: Size = None, fill_value: Any = None) -> Any:

@@ -86,7 +86,8 @@ def to_gymnasium(space: Space) -> Any:
     if isinstance(space, IntBox):
         return _int_box_to_gym(space)
     if isinstance(space, FloatBox):
-        return gym.Box(space.low, space.high, dtype=space.dtype)
+        # gymnasium annotates dtype as a scalar type; it takes anything np.dtype() does.
+        return gym.Box(space.low, space.high, dtype=space.dtype)  # type: ignore[arg-type]
     if isinstance(space, TextBox):
         if space.shape != ():
             raise SpaceError(f"only a TextBox of shape () has a gymnasium equivalent, got {space.shape}")
@@ -103,13 +104,18 @@ def _int_box_to_gym(space: IntBox) -> Any:
 
     low, high, info = space.low, space.high, np.iinfo(space.dtype)
     counts_fit = space.bounded and (high - low).max(initial=0) <= info.max
+    # gymnasium annotates dtype as a scalar type; it takes anything np.dtype() does (so below).
     if not counts_fit:
-        return gym.Box(low.astype(space.dtype), _inclusive(high).astype(space.dtype), dtype=space.dtype)
+        return gym.Box(
+            low.astype(space.dtype),
+            _inclusive(high).astype(space.dtype),
+            dtype=space.dtype,  # type: ignore[arg-type]
+        )
     if space.shape == ():
-        return gym.Discrete(int(high - low), start=int(low), dtype=space.dtype)
+        return gym.Discrete(int(high - low), start=int(low), dtype=space.dtype)  # type: ignore[arg-type]
     if space.dtype == np.int8 and (low == 0).all() and (high == 2).all():
         return _multi_binary(space.shape)
-    return gym.MultiDiscrete(high - low, dtype=space.dtype, start=low)
+    return gym.MultiDiscrete(high - low, dtype=space.dtype, start=low)  # type: ignore[arg-type]
 
 
 def _multi_binary(shape: tuple[int, ...]) -> Any:

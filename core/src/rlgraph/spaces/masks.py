@@ -65,6 +65,7 @@ def check_action_mask(state_space: Space, action_space: Space, agent: str, suppo
             "that do: DQN, Ape-X, PPO, actor-critic, IMPALA and discrete SAC (or rename the key to use "
             "it as an observation)"
         )
+    assert isinstance(state_space, Dict)  # it holds a mask
     if len(state_space) < 2:
         raise SpaceError(f"a state space holding only {ACTION_MASK!r} leaves the policy nothing to see")
     if not isinstance(action_space, IntBox) or action_space.num_categories is None:

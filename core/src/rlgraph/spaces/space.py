@@ -147,7 +147,12 @@ class Space(abc.ABC):
         ranks = (add_batch_rank, add_time_rank, time_major)
         if self._has_ranks(ranks):
             return self
-        copy = type(self)(**self._init_args(), **dict(zip(RANK_KEYS, ranks)))
+        copy = type(self)(
+            **self._init_args(),
+            add_batch_rank=add_batch_rank,
+            add_time_rank=add_time_rank,
+            time_major=time_major,
+        )
         copy._rng = self._rng
         return copy
 
@@ -297,7 +302,7 @@ class Space(abc.ABC):
         """What makes two spaces of one type equal (ranks included)."""
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((type(self), self._key()))

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from rlgraph.errors import PluginNotFoundError, SpecError
 from rlgraph.specs.loading import is_spec_file, load_spec_file
@@ -160,7 +160,10 @@ def _existing(instance: Any, overrides: dict[str, Any], path: str) -> Any:
     return instance
 
 
-def _subclass(base: type, type_value: Any, path: str) -> type:
+_S = TypeVar("_S", bound=Specifiable)
+
+
+def _subclass(base: type[_S], type_value: Any, path: str) -> type[_S]:
     """The class a spec builds: ``base`` when it names no type, else the subclass it names."""
     group = base.__rlgraph_group__
     if type_value is None:
@@ -191,6 +194,7 @@ def _find_class(group: str | None, type_value: Any, path: str) -> type:
         return import_class(type_value, path)
     from rlgraph import plugins
 
+    assert group is not None  # from_spec finds the group of a plain name
     try:
         found = plugins.load(group, type_value)
     except PluginNotFoundError as error:

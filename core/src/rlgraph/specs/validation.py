@@ -19,7 +19,7 @@ import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, get_args, get_origin
+from typing import Any, NamedTuple, Protocol, cast, get_args, get_origin
 
 import attrs
 
@@ -188,6 +188,12 @@ def spec_error(problems: list[Problem], path: str = "") -> SpecError:
 # -- the spec class from a constructor ------------------------------------------------------------
 
 
+class _InitKeys(Protocol):
+    """A class whose constructor declares the keys it takes (``__rlgraph_init_keys__``)."""
+
+    def __rlgraph_init_keys__(self) -> dict[str, tuple[Any, Any]]: ...
+
+
 def _constructor_parameters(target: type) -> tuple[dict[str, tuple[Any, Any]], bool]:
     """``{name: (annotation, default)}`` of the keyword parameters ``target(...)`` takes.
 
@@ -206,7 +212,8 @@ def _constructor_parameters(target: type) -> tuple[dict[str, tuple[Any, Any]], b
         if klass is object:
             return parameters, passes_kwargs
         if "__rlgraph_init_keys__" in vars(klass):  # a constructor that takes its keys as **keys
-            for name, annotation_default in target.__rlgraph_init_keys__().items():
+            hooked = cast(_InitKeys, target)
+            for name, annotation_default in hooked.__rlgraph_init_keys__().items():
                 parameters.setdefault(name, annotation_default)
             return parameters, False
         try:
@@ -274,11 +281,12 @@ def _problems(error: BaseException, path: str, subjects: dict[type, str]) -> lis
                 found += _problems(sub_error, join_path(path, note.name), subjects)
         return found + [p for sub_error in unnoted for p in _problems(sub_error, path, subjects)]
     if isinstance(error, IterableValidationError):
-        noted, unnoted = error.group_exceptions()
+        indexed, unnoted = error.group_exceptions()
         is_mapping = _is_mapping_type(error.cl)
         found = []
-        for sub_error, note in noted:
-            step = f"[{note.index!r}]" if is_mapping and not isinstance(note.index, str) else note.index
+        for sub_error, index_note in indexed:
+            index = index_note.index
+            step = f"[{index!r}]" if is_mapping and not isinstance(index, str) else index
             found += _problems(sub_error, join_path(path, step), subjects)
         return found + [p for sub_error in unnoted for p in _problems(sub_error, path, subjects)]
     if isinstance(error, ForbiddenExtraKeysError):
@@ -473,7 +481,7 @@ def _mapping_hook(annotation: Any, converter: cattrs.Converter) -> Callable[[Any
 
 def _attrs_hook(spec_class: type, converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
     """A nested attrs spec: an instance as it is, or a mapping structured key by key."""
-    fields = converter.gen_structure_attrs_fromdict(spec_class)
+    fields: Callable[[Mapping[str, Any], Any], Any] = converter.gen_structure_attrs_fromdict(spec_class)
 
     def structure(value: Any, _: Any) -> Any:
         if isinstance(value, spec_class):

@@ -76,8 +76,8 @@ class Certificate:
                 exempt.setdefault((key, reason), []).append(report.case)
         if exempt:
             lines += ["", "  Not applicable (declared):"]
-            for (key, reason), cases in sorted(exempt.items()):
-                lines.append(f"    {key} in {len(cases)} case(s) ({', '.join(cases)}): {reason}")
+            for (key, reason), case_ids in sorted(exempt.items()):
+                lines.append(f"    {key} in {len(case_ids)} case(s) ({', '.join(case_ids)}): {reason}")
         unavailable = [report.case for report in self.reports if "numpy_reference" in report.unavailable]
         if unavailable:
             lines += [

@@ -195,6 +195,7 @@ def _near_ties(
     """Whether every entry ``actual`` picks has the value of the entry ``expected`` picks, to the tolerances,
     in the output of ``call.argmax_of`` on ``reference`` for the same drawn arguments."""
     of = call.argmax_of
+    assert of is not None  # asked only of such calls
     drawn = {arg: value for arg, value in zip(call.args, args) if isinstance(arg, Sampled)}
     missing = [arg.name for arg in of.args if isinstance(arg, Sampled) and arg not in drawn]
     if missing:

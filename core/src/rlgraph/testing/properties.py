@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 import numpy as np
@@ -259,7 +259,9 @@ def sampled_variants(case: ParityCase) -> st.SearchStrategy[ParityCase]:
             )
         return attrs.evolve(case, input_spaces={**case.input_spaces, **drawn}, sampled_spaces=None)
 
-    return case.sampled_spaces().map(variant)
+    sampled_spaces = case.sampled_spaces
+    assert sampled_spaces is not None  # asked of cases that draw spaces
+    return sampled_spaces().map(variant)
 
 
 def describe_spaces(case: ParityCase) -> str:
@@ -363,7 +365,7 @@ class _Runner:
             before = self.executors[backends[0]].get_weights() if rows else None
             outputs = {backend: self._execute(backend, call, args) for backend in backends}
             self._check_outputs(call, args, outputs)
-            if rows and _same_weights(before, self.executors[backends[0]].get_weights()):
+            if before is not None and _same_weights(before, self.executors[backends[0]].get_weights()):
                 if "batch_consistency" in rows:
                     self._check_batch_consistency(data, call, args, outputs)
                 if "empty_batch" in rows:
@@ -605,7 +607,7 @@ def _batch_size(value: Any, space: Space) -> int:
     return np.shape(first)[_batch_axis(leaf)]
 
 
-def _batched(space: Space | None) -> bool:
+def _batched(space: Space | None) -> TypeGuard[Space]:
     return space is not None and space.has_batch_rank is True
 
 

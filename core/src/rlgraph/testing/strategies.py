@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox, Space, TextBox, Tuple
+from rlgraph.spaces import BoolBox, BoxSpace, ContainerSpace, Dict, FloatBox, IntBox, Space, TextBox, Tuple
 
 #: Magnitude of the values drawn where a box has no bound: large enough to saturate activations,
 #: small enough that ``exp`` of it stays finite in float32.
@@ -64,6 +64,7 @@ def leaf_values(space: Space, shape: tuple[int, ...]) -> st.SearchStrategy:
         return hnp.arrays(np.dtype(f"<U{space.max_length}"), shape, elements=text)
     if isinstance(space, BoolBox):
         return hnp.arrays(np.bool_, shape, elements=st.booleans())
+    assert isinstance(space, BoxSpace)  # a FloatBox or an IntBox
     low, high = _finite_bounds(space)
     if np.ndim(low) == 0:
         return _uniform_bounds(space, shape, low.item(), high.item())
@@ -165,10 +166,10 @@ def outside_values(space: Space, batch_size: int, time_size: int) -> st.SearchSt
 
 # -- internals -------------------------------------------------------------------------------------
 def _children(space: ContainerSpace) -> list[tuple[Any, Space]]:
-    return list(space.items()) if isinstance(space, Dict) else list(enumerate(space))
+    return list(space.items()) if isinstance(space, Dict) else list(enumerate(cast(Tuple, space)))
 
 
-def _finite_bounds(space: Space) -> tuple[np.ndarray, np.ndarray]:
+def _finite_bounds(space: BoxSpace) -> tuple[np.ndarray, np.ndarray]:
     """The box's bounds with infinite (or dtype-wide) ones replaced by ``UNBOUNDED`` around the other
     bound, or around zero: ``high`` inclusive."""
     low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
@@ -195,10 +196,10 @@ def _uniform_bounds(space: Space, shape: tuple[int, ...], low: float, high: floa
     dtype = np.dtype(space.dtype)
     if isinstance(space, IntBox):
         low, high = int(low), int(high)
-        any_value = st.integers(low, high)
-        edges = sorted({low, high, *([0] if low <= 0 <= high else [])})
+        any_value: st.SearchStrategy[float] = st.integers(low, high)
+        edges: list[float] = sorted({low, high, *([0] if low <= 0 <= high else [])})
     else:
-        width = 32 if dtype == np.float32 else 64
+        width: Literal[32, 64] = 32 if dtype == np.float32 else 64
         low, high = _representable(low, dtype, up=True), _representable(high, dtype, up=False)
         # No subnormals: TF's and XLA's CPU kernels flush them to zero, PyTorch's do not.
         any_value = st.floats(
@@ -271,7 +272,8 @@ def _spoil(good: Any, path: str, leaf: Space, mistake: str) -> tuple[str, Any]:
         bad = array.astype(str)
     elif mistake == "numbers instead of text":
         bad = np.zeros(array.shape, np.float32)
-    else:
+    else:  # an int beyond its bounds
+        assert isinstance(leaf, IntBox)
         bad = array.copy()
         bad.flat[0] = np.asarray(leaf.high).flat[0] if bad.size else 0
         if not bad.size:

@@ -111,7 +111,9 @@ def save_demonstrations(path: str | os.PathLike, rows: dict[str, Any], info: dic
     structure = {name: _structure(rows[name]) for name in ("states", "next_states", "actions")}
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as handle:
-        np.savez_compressed(handle, __info__=json.dumps({**info, "structure": structure}), **arrays)
+        # numpy's stubs check the arrays' names against savez's own keywords (allow_pickle: bool).
+        info_text = json.dumps({**info, "structure": structure})
+        np.savez_compressed(handle, __info__=info_text, **arrays)  # type: ignore[arg-type]
     return path
 
 

@@ -295,6 +295,7 @@ class PopulationTrainer:
 
     def _emit(self, rows: Sequence[dict[str, Any]]) -> None:
         for member, row in zip(self.members, rows):
+            assert member.log is not None  # opened in the constructor
             member.log.write_row(row)
         self.display.update(_population_row(rows))
 

@@ -331,7 +331,9 @@ def parse_grid(assignments: Sequence[str]) -> list[list[str]]:
 
 def _split_top_level(text: str) -> list[str]:
     """``text`` split at commas outside brackets, braces and quotes."""
-    parts, depth, quote, current = [], 0, "", []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for char in text:
         if quote:
             quote = "" if char == quote else quote

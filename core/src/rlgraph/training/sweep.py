@@ -124,8 +124,8 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     import numpy as np
 
     lines = []
-    for settings, group in itertools.groupby(rows, key=lambda row: row["settings"]):
-        group = list(group)
+    for settings, grouped in itertools.groupby(rows, key=lambda row: row["settings"]):
+        group = list(grouped)
         best = [row["best_eval"] for row in group if row.get("best_eval") is not None]
         reached = [row["timesteps_to_target"] for row in group if row.get("target_reached")]
         lines.append(
@@ -244,7 +244,8 @@ class LocalProcesses:
 
     def launch(self, sweep: Sweep, finished: Any) -> None:
         """Run every trial; ``finished(trial, failure)`` as each ends (``failure``: None, or why it failed)."""
-        waiting, running = list(sweep.trials), {}
+        waiting = list(sweep.trials)
+        running: dict[Trial, subprocess.Popen] = {}
         try:
             while waiting or running:
                 while waiting and len(running) < sweep.parallel:

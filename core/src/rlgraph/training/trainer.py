@@ -452,6 +452,7 @@ class Trainer:
 
     def _evaluate(self, row: dict[str, Any]) -> None:
         """Run a greedy evaluation; record it in ``row``; store the best checkpoint; check the target."""
+        assert self.evaluator is not None  # called where there is one
         start = time.perf_counter()
         result = self.evaluator.run()
         seconds = time.perf_counter() - start

@@ -58,11 +58,11 @@ def _kind(cls: type) -> int:
 
 
 def _is_mapping(value: Any) -> bool:
-    return _kind(type(value)) == _MAPPING
+    return _kind(type(value)) == _MAPPING  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
 
 
 def _is_container(value: Any) -> bool:
-    return _kind(type(value)) != _LEAF
+    return _kind(type(value)) != _LEAF  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
 
 
 def _keys(container: Any) -> Sequence[Any]:
@@ -144,7 +144,7 @@ def flatten(structure: Any) -> list[Any]:
 
 def _collect(structure: Any, leaves: list[Any]) -> None:
     """Append the leaves of ``structure`` to ``leaves`` (``_walk`` without the paths: on hot paths)."""
-    kind = _kind(type(structure))
+    kind = _kind(type(structure))  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
     if kind == _LEAF:
         leaves.append(structure)
     elif kind == _MAPPING:
@@ -268,7 +268,7 @@ class ArrayTree:
     __slots__ = ("data",)
 
     def __init__(self, data: Any) -> None:
-        self.data = data.data if isinstance(data, ArrayTree) else data
+        self.data: Any = data.data if isinstance(data, ArrayTree) else data
 
     @classmethod
     def zeros_like_space(cls, space: Any, size: int | tuple[int, ...] | None = None) -> ArrayTree:

@@ -375,6 +375,7 @@ class SingleThreadedWorker:
             return internals
         internals = nested.map_structure(np.array, internals)
         rows = np.flatnonzero(ended)
+        assert self._internal_space is not None  # the worker's internals start as its zeros
         nested.set_index(internals, rows, self._internal_space.zeros(len(rows)))
         return internals
 

@@ -8,6 +8,7 @@ API methods (contracted on the fast path) and the components that mirror another
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rlgraph.errors import BuildError
@@ -26,6 +27,8 @@ class Assembly:
     _needed: dict[int, dict[str, list[str]]]
     _mirrors: dict[int, list[Component]]
     _stack: list[_Frame]
+    #: The builder's (:meth:`GraphBuilder._bind <rlgraph.graph.build.builder.GraphBuilder._bind>`).
+    _bind: Callable[[Component, APIMethod, tuple, dict], dict[str, Any]]
 
     def _assemble_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         self._check_in_graph(component, api)
@@ -54,7 +57,7 @@ class Assembly:
         return frame.output
 
     def _check_in_graph(self, component: Component, api: APIMethod) -> None:
-        node = component
+        node: Component | None = component
         while node is not None and node is not self.root:
             node = node.parent
         if node is None:

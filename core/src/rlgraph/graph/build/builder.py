@@ -86,7 +86,11 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         self._phase = "assembly"
         with self._active():
             for name, api in self.root.api_methods().items():
-                args = self._root_arguments(api, lambda param, name=name: Record(f"{name}({param})"))
+
+                def record_of(param: str, name: str = name) -> Record:
+                    return Record(f"{name}({param})")
+
+                args = self._root_arguments(api, record_of)
                 record = self.api_registry[name] = APIRecord(
                     name, [p for p, v in args.items() if _contains_record(v)], self._root_spaces(api)
                 )

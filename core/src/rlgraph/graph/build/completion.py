@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from rlgraph.errors import BuildError
@@ -26,6 +27,9 @@ class Completion:
     variables: dict[str, tuple[Any, Any]]
     _needed: dict[int, dict[str, list[str]]]
     _mirrors: dict[int, list[Component]]
+    root: Component
+    #: The assembly's (:meth:`Assembly._is_called <rlgraph.graph.build.assembly.Assembly._is_called>`).
+    _is_called: Callable[[Component], bool]
 
     def _try_complete(self, component: Component) -> list[str]:
         """Create ``component``'s variables if it can be completed now; else what it still lacks."""
@@ -45,7 +49,8 @@ class Completion:
 
     def _complete(self, component: Component, spaces: _InputSpaces) -> None:
         with self.backend.device_scope(component.device):
-            if _takes_action_space(type(component)):
+            # mypy#11470: a class is Hashable.
+            if _takes_action_space(type(component)):  # type: ignore[arg-type]
                 component.create_variables(spaces, action_space=self.action_space)
             else:
                 component.create_variables(spaces)
@@ -109,7 +114,7 @@ class Completion:
 
 
 @functools.cache
-def _takes_action_space(component_class: type) -> bool:
+def _takes_action_space(component_class: type[Component]) -> bool:
     """Whether the class's ``create_variables`` asks for the action space (a parameter of that name)."""
     parameters = inspect.signature(component_class.create_variables).parameters
     return "action_space" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())

@@ -3,17 +3,17 @@ rendering as DOT or text, and the API registry's entries (:class:`APIRecord`).""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from rlgraph.graph.component import Component
 
 
 def short_space(space: Any) -> str:
     """A space as short text: ``float32[B,4]`` (B: batch rank, T: time rank), ``{a: ..., b: ...}``."""
-    from rlgraph.spaces import ContainerSpace, Dict
+    from rlgraph.spaces import ContainerSpace, Dict, Tuple
 
-    if isinstance(space, ContainerSpace):
-        items = space.items() if isinstance(space, Dict) else enumerate(space)
+    if isinstance(space, ContainerSpace):  # a Dict or a Tuple
+        items = space.items() if isinstance(space, Dict) else enumerate(cast(Tuple, space))
         inner = ", ".join(f"{key}: {short_space(sub)}" for key, sub in items)
         return f"{{{inner}}}" if isinstance(space, Dict) else f"({inner})"
     ranks = ["B"] * space.has_batch_rank + ["T"] * space.has_time_rank
@@ -88,11 +88,11 @@ class ComponentGraph:
             text = f"{indent}{component.scope} ({type(component).__name__})"
             lines.append(f"{text}: {calls}" if calls else text)
             for name in sorted(methods):
-                seen = signatures.get((scope, name))
-                if seen:
-                    others = len(seen) - 1
+                known = signatures.get((scope, name))
+                if known:
+                    others = len(known) - 1
                     more = f" (+{others} other signature{'s' * (others > 1)})" if others else ""
-                    lines.append(f"{indent}  | {name}({', '.join(seen[0])}){more}")
+                    lines.append(f"{indent}  | {name}({', '.join(known[0])}){more}")
         return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@ A value's space becomes an input space of the components it reaches, or a root A
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from rlgraph.errors import BuildError
 from rlgraph.graph.build.records import Twin
@@ -57,12 +57,13 @@ class SpaceFlow:
             )
 
     def _remember_spaces(self, value: Any, space: Any) -> None:
-        from rlgraph.spaces import ContainerSpace, Dict
+        from rlgraph.spaces import ContainerSpace, Dict, Tuple
 
         if not isinstance(space, ContainerSpace):
             self._spaces_by_id[id(value)] = (space, value)
             return
-        for key, sub in space.items() if isinstance(space, Dict) else enumerate(space):
+        # A container is a Dict or a Tuple.
+        for key, sub in space.items() if isinstance(space, Dict) else enumerate(cast(Tuple, space)):
             self._remember_spaces(value[key], sub)
 
     def declare_space(self, value: Any, space: Any) -> None:

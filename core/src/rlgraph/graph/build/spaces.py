@@ -14,13 +14,16 @@ runs (:class:`Twin` leaves), :func:`_derive_ranks` reads the ranks off two shape
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from rlgraph.errors import BuildError
 from rlgraph.graph.build.records import Twin, _is_function
 from rlgraph.graph.decorators import SEQUENCE_LAYOUTS
+
+if TYPE_CHECKING:
+    from rlgraph.spaces import ContainerSpace
 
 #: (batch size, time size) of the build's two runs; chosen apart from each other and from common
 #: layer sizes, though the derivation of ranks does not depend on that.
@@ -29,6 +32,14 @@ BUILD_SIZES = ((13, 11), (7, 5))
 Ranks = tuple[bool, bool, bool]
 """(batch rank, time rank, time-major) of a value."""
 NO_RANKS: Ranks = (False, False, False)
+
+
+class _RankArguments(TypedDict):
+    """A leaf space's rank arguments."""
+
+    add_batch_rank: bool
+    add_time_rank: bool
+    time_major: bool
 
 
 class _Ambiguous:
@@ -106,7 +117,7 @@ def _unzip(value: Any, run: int) -> Any:
     return value
 
 
-def _container_space(kind: type, children: dict[Any, Any]) -> Any:
+def _container_space(kind: type[ContainerSpace], children: dict[Any, Any]) -> Any:
     """A Dict/Tuple space of ``children``, carrying their batch/time ranks when they all share them;
     None when a child has no space (a None among the values)."""
     if any(child is None for child in children.values()):
@@ -134,7 +145,11 @@ def space_for(shape: tuple, dtype: Any, ranks: Ranks = NO_RANKS) -> Any:
     from rlgraph.spaces import BoolBox, FloatBox, IntBox, TextBox
 
     batch, time_rank, time_major = ranks
-    ranks_kwargs = {"add_batch_rank": batch, "add_time_rank": time_rank, "time_major": time_major}
+    ranks_kwargs: _RankArguments = {
+        "add_batch_rank": batch,
+        "add_time_rank": time_rank,
+        "time_major": time_major,
+    }
     kind = np.dtype(dtype).kind
     if kind == "f":
         return FloatBox(shape=shape, dtype=dtype, **ranks_kwargs)
