@@ -138,7 +138,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{label:<33} {r['backend']:<7} {r['kind']:<24} {r['runs']:>4} {r['overhead_seconds']:>11.1f} "
             f"{r['total_seconds']:>9.1f} {r['backend_seconds']:>10.1f} {r['num_components']:>10} "
-            f"{r['num_variables']:>9} {paper[r['backend']]:>8} {'< ' + format(aim, '.0f'):>6}"
+            f"{r['num_variables']:>9} {paper.get(r['backend'], '-'):>8} {'< ' + format(aim, '.0f'):>6}"
         )
 
 

@@ -57,12 +57,14 @@ def workloads() -> dict[str, list[tuple[str, tuple, dict]]]:
         "linear": [("256 x 64 -> 64", (x, kernel, bias), {})],
         "random_bernoulli": [("(64,) eager", ((64,), 0.1), {EAGER: True})],
         # a target network's soft update: 8 variables of 64 x 64 towards 8 others
-        "assign_lerp": [("8 x 64 x 64 eager", (VARIABLES, weights, 0.005), {EAGER: True})],
+        "assign_lerp": [("8 x 64 x 64", (VARIABLES, weights, 0.005), {EAGER: True})],
+        # an optimizer step's writes after a finite loss: 8 variables of 64 x 64
+        "assign_if": [("8 x 64 x 64", (True, VARIABLES, weights), {EAGER: True})],
     }
 
 
 #: A workload's kwargs key: run eagerly (random draws and variable writes, which the executor's compiled
-#: programs thread their own way).
+#: programs thread their own way), or on TensorFlow in a ``tf.function`` holding its arguments.
 EAGER = "eager"
 #: An argument standing for the variables a workload writes (made by the backend from the next argument).
 VARIABLES = "variables"
@@ -76,9 +78,15 @@ def backend_runner(name: str) -> tuple[Any, Any, Callable[..., Callable[[], Any]
     def runner(fn: Callable[..., Any], args: tuple, eager: bool) -> Callable[[], Any]:
         if not eager:
             return compiled(fn, args)
-        if args[0] == VARIABLES:  # variables, then the values they move to
-            made = [backend.create_variable(f"v{i}", value, False, None) for i, value in enumerate(args[1])]
-            args = (made, [ops.constant(value) for value in args[1]], *args[2:])
+        if VARIABLES in args:  # variables, then the values they take
+            at = args.index(VARIABLES)
+            arrays = args[at + 1]
+            made = [backend.create_variable(f"v{i}", value, False, None) for i, value in enumerate(arrays)]
+            args = (*args[:at], made, [ops.constant(value) for value in arrays], *args[at + 2 :])
+        if name == "tf":
+            import tensorflow as tf
+
+            return tf.function(lambda: fn(*args))
         return lambda: fn(*args)
 
     return own, ops, runner

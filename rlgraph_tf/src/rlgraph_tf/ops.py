@@ -610,13 +610,16 @@ def assign_add(variable: tf.Variable, value: Any) -> Tensor:
     return tf.identity(variable.read_value())
 
 
-def assign_lerp(variables: Sequence[tf.Variable], values: Sequence[Any], weight: Any) -> None:
-    for variable, value in zip(variables, values, strict=True):
-        if not _is_tensor(weight) and weight == 1:
+def assign_if(condition: Any, variables: Sequence[tf.Variable], values: Sequence[Any]) -> None:
+    """All the assignments in one ``tf.cond``: no select per variable (an optimizer step's variables and
+    slots; benchmarks/bench_overrides.py)."""
+
+    def write() -> Tensor:
+        for variable, value in zip(variables, values, strict=True):
             variable.assign(_value_for(variable, value), read_value=False)
-        else:
-            step = _t(weight, variable.dtype) * (_t(value, variable.dtype) - variable)
-            variable.assign_add(_value_for(variable, step), read_value=False)
+        return tf.constant(True)
+
+    tf.cond(_t(condition, tf.bool), write, lambda: tf.constant(False))
 
 
 def scatter_update(variable: tf.Variable, indices: Any, updates: Any) -> None:

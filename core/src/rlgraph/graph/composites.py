@@ -97,6 +97,14 @@ def eager_scan(
     return nested.map_structure(lambda *each: ops.stack(each), *carries)
 
 
+def assign_if(
+    ops: Ops, condition: TensorLike, variables: Sequence[Variable], values: Sequence[TensorLike]
+) -> None:
+    """Each variable assigned its value where ``condition`` holds, else its own: a select per variable."""
+    for variable, value in zip(variables, values, strict=True):
+        ops.assign(variable, ops.where(condition, value, variable))
+
+
 #: The core's version of every optional op.
 COMPOSITES: dict[str, Callable[..., Any]] = {
     "discounted_cumsum": discounted_cumsum,
@@ -104,6 +112,7 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "linear": linear,
     "random_bernoulli": random_bernoulli,
     "assign_lerp": assign_lerp,
+    "assign_if": assign_if,
 }
 assert set(COMPOSITES) == OPTIONAL_OPS, "every optional op of the contract has the core's version"
 

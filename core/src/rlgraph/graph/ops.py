@@ -372,6 +372,13 @@ class Ops(Protocol):
         """``variables[i] += weight * (values[i] - variables[i])`` for each i, fused where the backend can
         (weight 1 copies: target networks)."""
 
+    @optional
+    def assign_if(
+        self, condition: TensorLike, variables: Sequence[Variable], values: Sequence[TensorLike]
+    ) -> None:
+        """Write ``values[i]`` into ``variables[i]``, every one where the scalar bool ``condition`` holds and none
+        where it does not (an optimizer step that must change nothing after a non-finite loss)."""
+
     def scatter_update(self, variable: Variable, indices: TensorLike, updates: TensorLike) -> None:
         """``variable[indices] = updates`` along axis 0. Give unique indices: where one repeats, a backend
         may keep any of its updates (NumPy, PyTorch on the CPU and JAX keep the last)."""

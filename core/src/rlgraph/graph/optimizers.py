@@ -156,10 +156,15 @@ class RuleOptimizer:
             norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))
             scale = ops.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
             grads = [g * ops.cast(scale, g.dtype) for g in grads]
-        finite = None if loss is None else ops.isfinite(loss)
+        targets, values = [], []
         for i, gradient in zip(used, grads, strict=True):
             slots = {name: variables[i] for name, variables in self.slots.items()}
             value, new_slots = update_rule(ops, self.kind, self.h, self.variables[i], gradient, slots, lr)
-            for target, new in ((self.variables[i], value), *((slots[n], new_slots[n]) for n in slots)):
-                ops.assign(target, new if finite is None else ops.where(finite, new, target))
+            targets += [self.variables[i], *slots.values()]
+            values += [value, *(new_slots[name] for name in slots)]
+        if loss is None:
+            for target, value in zip(targets, values, strict=True):
+                ops.assign(target, value)
+        else:
+            ops.assign_if(ops.isfinite(loss), targets, values)
         return norm

@@ -184,6 +184,12 @@ def _assign_lerp(variables: list[np.ndarray], values: list[Any], weight: float) 
         variable[...] += weight * (np.asarray(value) - variable)
 
 
+def _assign_if(condition: Any, variables: list[np.ndarray], values: list[Any]) -> None:
+    if bool(condition):
+        for variable, value in zip(variables, values, strict=True):
+            variable[...] = value
+
+
 def _scatter_update(variable: np.ndarray, indices: Any, updates: Any) -> None:
     variable[np.asarray(indices)] = updates
 
@@ -297,6 +303,7 @@ OPS = ops_from(
     assign=_assign,
     assign_add=_assign_add,
     assign_lerp=_assign_lerp,
+    assign_if=_assign_if,
     scatter_update=_scatter_update,
     read=lambda variable: np.array(variable),
 )
