@@ -117,7 +117,7 @@ def to_numpy(value: Any, inputs: Sequence[Any] = (), arrays: Sequence[Any] = ())
 
 
 class TorchBackend(TorchCollectives, TorchExport, Backend):
-    """RLgraph's Torch backend (entry point ``rlgraph.backends: torch``)."""
+    """RLgraph's PyTorch backend (entry point ``rlgraph.backends: torch``)."""
 
     RLGRAPH_PLUGIN_API = "3.0"
 
