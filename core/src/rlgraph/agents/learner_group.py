@@ -80,7 +80,7 @@ class LearnerGroup:
         if not backend.has_collectives:
             raise SpecError(
                 f"{num_learners} learners: backend {backend.name!r} has no collectives for a learner group "
-                "(its join_learner_group hook): train with one learner, or on a backend that has them",
+                "(Backend.open_collective): train with one learner, or on a backend that has them",
                 "num_learners",
             )
         refuse_unsplittable(agent, executor)

@@ -3,8 +3,8 @@ weighted by its share of the batch's rows) before every optimizer step, and the 
 as the whole batch's rows would take them.
 
 The group itself (its processes, the batches it splits) is :mod:`rlgraph.agents.learner_group`'s; a backend
-gives the collective through its ``join_learner_group`` and ``all_reduce_sum`` hooks, and says what it needs of the
-group through ``collective_traits``.
+gives the collective through its ``open_collective`` and ``all_reduce_sum`` methods, and says what it needs of
+the group through ``collective_traits`` (see :class:`rlgraph.graph.backend.Backend`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ WINDOWED_RANDOM_OPS = ("random_uniform", "random_normal", "random_int", "random_
 
 @attrs.frozen
 class CollectiveTraits:
-    """What a backend's collective asks of a learner group (its ``collective_traits`` hook)."""
+    """What a backend's collective asks of a learner group (its ``collective_traits``)."""
 
     #: The collective must be set up before the process builds anything (``jax.distributed``, TensorFlow's
     #: collective ops): every learner then runs in a process of its own, learner 0 too, and the process that

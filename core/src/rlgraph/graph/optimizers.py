@@ -125,8 +125,8 @@ def update_rule(
 
 class RuleOptimizer:
     """One optimizer kind over ``variables``, stepping by :func:`update_rule` with a graph's ``ops``: the
-    optimizer of every backend without a ``create_optimizer`` hook of its own. Its state lives in the slot
-    variables it is given (slot name -> one variable per entry of ``variables``)."""
+    optimizer of every backend that does not override ``Backend.create_optimizer``. Its state lives in the
+    slot variables it is given (slot name -> one variable per entry of ``variables``)."""
 
     def __init__(
         self,
@@ -145,8 +145,8 @@ class RuleOptimizer:
         self, gradients: list[TensorLike | None], learning_rate: TensorLike = None, loss: TensorLike = None
     ) -> Tensor | None:
         """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
-        optimizer's own). Where ``loss`` is given and not finite, nothing changes: every new value is
-        selected against the old one. Returns the gradients' global norm before clipping where clipping is on."""
+        optimizer's own). Where ``loss`` is given and not finite, nothing changes: the new values are
+        written by one ``assign_if``. Returns the gradients' global norm before clipping where clipping is on."""
         ops = self.ops
         lr = self.h["learning_rate"] if learning_rate is None else learning_rate
         present = [(i, g) for i, g in enumerate(gradients) if g is not None]
