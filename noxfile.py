@@ -128,7 +128,9 @@ def lint(session: nox.Session) -> None:
 def types(session: nox.Session) -> None:
     """mypy over the core and the three backends (pyproject.toml's [tool.mypy]), with the frameworks installed
     so that the backends are checked against their types, and each backend against the Backend contract."""
-    session.install(*CONSTRAINTS, MYPY, "./core[test]", "./rlgraph_torch", "./rlgraph_tf[cpu]", "./rlgraph_jax")
+    session.install(
+        *CONSTRAINTS, MYPY, "./core[test]", "./rlgraph_torch", "./rlgraph_tf[cpu]", "./rlgraph_jax"
+    )
     session.run("mypy")
 
 
