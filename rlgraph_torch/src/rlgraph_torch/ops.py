@@ -384,9 +384,9 @@ def lstm(
     h, c = initial_state
     if resets is not None:
         keep = torch.logical_not(_t(resets)).to(x.dtype).unsqueeze(-1)  # (batch, time, 1)
+        if x.shape[1] > 1 and not bool(keep[:, 1:].all()):  # the core's zeroes the state at every reset
+            return composites.lstm(_COMPLETE, x, initial_state, kernel, recurrent_kernel, bias, resets)
         h, c = h * keep[:, 0], c * keep[:, 0]
-        if x.shape[1] > 1 and not bool(keep[:, 1:].all()):
-            return composites.lstm(_COMPLETE, x, (h, c), kernel, recurrent_kernel, bias, resets)
     weights = [kernel.t().contiguous(), recurrent_kernel.t().contiguous(), bias, torch.zeros_like(bias)]
     outputs, h_n, c_n = torch.lstm(
         x, (h.unsqueeze(0), c.unsqueeze(0)), weights, True, 1, 0.0, False, False, True

@@ -241,8 +241,7 @@ def check_case(
 ) -> None:
     """Assert that ``ops.<name>(*args, **kwargs)`` equals the reference (floats to ``rtol``/``atol``)."""
     expected = getattr(REFERENCE, name)(*args, **kwargs)
-    actual = getattr(ops, name)(*_convert(args, to_backend), **kwargs)
-    _compare(_convert_back(actual, to_numpy), expected, rtol, atol, name)
+    _compare(_call(getattr(ops, name), to_backend, to_numpy, args, kwargs), expected, rtol, atol, name)
 
 
 def override_cases(namespace: Any) -> list[tuple[str, str, tuple, dict]]:
@@ -262,9 +261,19 @@ def check_override(
 ) -> None:
     """Assert that a backend's override of the optional op ``name`` equals the core's version
     (:mod:`rlgraph.graph.composites`) run on the same backend's primitives."""
-    expected = shared_version(ops, name)(*_convert(args, to_backend), **kwargs)
-    actual = getattr(ops, name)(*_convert(args, to_backend), **kwargs)
-    _compare(_convert_back(actual, to_numpy), _convert_back(expected, to_numpy), rtol, atol, name)
+    expected = _call(shared_version(ops, name), to_backend, to_numpy, args, kwargs)
+    _compare(_call(getattr(ops, name), to_backend, to_numpy, args, kwargs), expected, rtol, atol, name)
+
+
+def _call(
+    op: Callable[..., Any],
+    to_backend: Callable[[np.ndarray], Any],
+    to_numpy: Callable[[Any], np.ndarray],
+    args: tuple,
+    kwargs: dict,
+) -> Any:
+    """``op`` on ``args`` made backend values; its result as NumPy."""
+    return _convert_back(op(*_convert(args, to_backend), **kwargs), to_numpy)
 
 
 def discounted_cumsum_gradients(
