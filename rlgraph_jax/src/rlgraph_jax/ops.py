@@ -9,7 +9,6 @@ variable: each draw splits it, so a compiled API method threads its key like any
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import types
@@ -20,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from rlgraph.graph.composites import NUMBERS
 from rlgraph.graph.ops import ops_from
 from rlgraph_jax.variables import Variable, is_traced, unwrap
 
@@ -89,19 +89,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int64") ->
     return jnp.arange(start, stop, step, dtype=jax_dtype(dtype))
 
 
-#: Python numbers: the scalar ops below keep them Python numbers.
-_NUMBERS = (int, float)
-
-
-@functools.cache
-def python_number_type(dtype: Any) -> type:
-    """The Python type of a number of ``dtype``."""
-    return {"f": float, "i": int, "u": int, "b": bool}.get(np.dtype(dtype).kind, float)
-
-
-def cast(x: Any, dtype: Any) -> Any:
-    if type(x) in _NUMBERS:
-        return python_number_type(dtype)(x)
+def cast(x: Any, dtype: Any) -> Array:
     return _a(x).astype(jax_dtype(dtype))
 
 
@@ -157,7 +145,7 @@ def one_hot(indices: Any, depth: int, dtype: Any = "float32") -> Array:
 
 def where(condition: Any, x: Any, y: Any) -> Array:
     x, y = unwrap(x), unwrap(y)
-    if type(x) in _NUMBERS and type(y) in _NUMBERS:
+    if type(x) in NUMBERS and type(y) in NUMBERS:
         x = constant(x)
     return jnp.where(_a(condition), x, y)
 
@@ -211,39 +199,17 @@ def _unary(function: Any) -> Any:
     return op
 
 
-def clip(x: Any, low: Any, high: Any) -> Any:
-    x, low, high = unwrap(x), unwrap(low), unwrap(high)
-    if type(x) in _NUMBERS and type(low) in _NUMBERS and type(high) in _NUMBERS:
-        return min(max(x, low), high)
-    return jnp.clip(_a(x), low, high)
+def clip(x: Any, low: Any, high: Any) -> Array:
+    return jnp.clip(_a(x), unwrap(low), unwrap(high))
 
 
-def maximum(x: Any, y: Any) -> Any:
-    x, y = unwrap(x), unwrap(y)
-    if type(x) in _NUMBERS and type(y) in _NUMBERS:
-        return max(x, y)
-    return jnp.maximum(x if type(x) in _NUMBERS else _a(x), y)
+def _binary(function: Any) -> Any:
+    def op(x: Any, y: Any) -> Array:
+        x, y = unwrap(x), unwrap(y)
+        return function(x if type(x) in (int, float) else _a(x), y)
 
-
-def minimum(x: Any, y: Any) -> Any:
-    x, y = unwrap(x), unwrap(y)
-    if type(x) in _NUMBERS and type(y) in _NUMBERS:
-        return min(x, y)
-    return jnp.minimum(x if type(x) in _NUMBERS else _a(x), y)
-
-
-def pow(x: Any, y: Any) -> Any:
-    x, y = unwrap(x), unwrap(y)
-    if type(x) in _NUMBERS and type(y) in _NUMBERS and x >= 0:
-        return float(x) ** y
-    return jnp.power(_a(x), y)
-
-
-def exp(x: Any) -> Any:
-    x = unwrap(x)
-    if type(x) in _NUMBERS and x < 700.0:  # math.exp overflows above ~709
-        return math.exp(x)
-    return _unary(jnp.exp)(x)
+    op.__name__ = function.__name__
+    return op
 
 
 # -- linear algebra and images ----------------------------------------------------------------------
@@ -438,6 +404,10 @@ OPS = ops_from(
     logical_or=lambda x, y: jnp.logical_or(_a(x), _a(y)),
     logical_not=lambda x: jnp.logical_not(_a(x)),
     isfinite=lambda x: jnp.isfinite(_a(x)),
+    maximum=_binary(jnp.maximum),
+    minimum=_binary(jnp.minimum),
+    pow=_binary(jnp.power),
+    exp=_unary(jnp.exp),
     stop_gradient=lambda x: lax.stop_gradient(_a(x)),
     **random_ops(Variable(_seed_key(None), name=RANDOM_KEY)),
 )

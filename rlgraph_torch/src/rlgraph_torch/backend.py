@@ -16,11 +16,12 @@ import numpy as np
 import torch
 
 from rlgraph.graph.backend import Backend
+from rlgraph.graph.composites import python_number_type
 from rlgraph_torch import devices
 from rlgraph_torch.collectives import TorchCollectives
 from rlgraph_torch.export import TorchExport
 from rlgraph_torch.ops import create_ops as ops_for_graph
-from rlgraph_torch.ops import numpy_dtype, python_number_type, torch_dtype
+from rlgraph_torch.ops import numpy_dtype, torch_dtype
 from rlgraph_torch.optimizers import TorchOptimizer
 
 Converter = Callable[[Any], Any]

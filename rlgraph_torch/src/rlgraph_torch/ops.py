@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from rlgraph.graph import composites
-from rlgraph.graph.composites import eager_scan
+from rlgraph.graph.composites import NUMBERS, eager_scan
 from rlgraph.graph.ops import ops_from
 from rlgraph_torch.devices import current_device
 
@@ -101,19 +101,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int64") ->
     return torch.arange(start, stop, step, dtype=torch_dtype(dtype), device=current_device())
 
 
-#: Python numbers: the scalar ops below keep them Python numbers (no tensor for a decay's arithmetic).
-_NUMBERS = (int, float)
-
-
-@functools.cache
-def python_number_type(dtype: Any) -> type:
-    """The Python type of a number of ``dtype`` (a scalar op's result, a scalar input)."""
-    return {"f": float, "i": int, "u": int, "b": bool}.get(np.dtype(dtype).kind, float)
-
-
-def cast(x: Any, dtype: Any) -> Any:
-    if type(x) in _NUMBERS:
-        return python_number_type(dtype)(x)
+def cast(x: Any, dtype: Any) -> Tensor:
     return _t(x).to(torch_dtype(dtype))
 
 
@@ -279,17 +267,13 @@ def _unary(function: Any) -> Any:
     return op
 
 
-def clip(x: Any, low: Any, high: Any) -> Any:
-    if type(x) in _NUMBERS and type(low) in _NUMBERS and type(high) in _NUMBERS:
-        return min(max(x, low), high)
+def clip(x: Any, low: Any, high: Any) -> Tensor:
     if isinstance(low, Tensor) != isinstance(high, Tensor):
         low, high = _t(low), _t(high)
     return torch.clamp(_t(x), low, high)
 
 
-def maximum(x: Any, y: Any) -> Any:
-    if type(x) in _NUMBERS and type(y) in _NUMBERS:
-        return max(x, y)
+def maximum(x: Any, y: Any) -> Tensor:
     if not isinstance(y, Tensor):
         return torch.clamp(_t(x), min=y)
     if not isinstance(x, Tensor):
@@ -297,9 +281,7 @@ def maximum(x: Any, y: Any) -> Any:
     return torch.maximum(x, y)
 
 
-def minimum(x: Any, y: Any) -> Any:
-    if type(x) in _NUMBERS and type(y) in _NUMBERS:
-        return min(x, y)
+def minimum(x: Any, y: Any) -> Tensor:
     if not isinstance(y, Tensor):
         return torch.clamp(_t(x), max=y)
     if not isinstance(x, Tensor):
@@ -307,15 +289,11 @@ def minimum(x: Any, y: Any) -> Any:
     return torch.minimum(x, y)
 
 
-def pow(x: Any, y: Any) -> Any:
-    if type(x) in _NUMBERS and type(y) in _NUMBERS and x >= 0:
-        return float(x) ** y
+def pow(x: Any, y: Any) -> Tensor:
     return torch.pow(_t(x), y)
 
 
-def exp(x: Any) -> Any:
-    if type(x) in _NUMBERS and x < 700.0:  # math.exp overflows above ~709
-        return math.exp(x)
+def exp(x: Any) -> Tensor:
     return torch.exp(x if isinstance(x, Tensor) else tensor(x, "float32"))
 
 
@@ -443,7 +421,7 @@ def random_ops(streams: RandomStreams) -> dict[str, Any]:
             device=device,
             generator=generators.get(device) or streams.generator(device),
         )
-        if type(low) in _NUMBERS and type(high) in _NUMBERS and low == 0 and high == 1:
+        if type(low) in NUMBERS and type(high) in NUMBERS and low == 0 and high == 1:
             return values
         return values * (high - low) + low
 

@@ -8,10 +8,13 @@ parity cases (:mod:`rlgraph.testing.ops_contract`) hold every override equal to 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlgraph.graph.ops import OPTIONAL_OPS, Nest, Ops, Shape, Tensor, TensorLike, Variable
+import numpy as np
+
+from rlgraph.graph.ops import OPTIONAL_OPS, DType, Nest, Ops, Shape, Tensor, TensorLike, Variable
 from rlgraph.utils import nested
 
 
@@ -117,11 +120,79 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
 assert set(COMPOSITES) == OPTIONAL_OPS, "every optional op of the contract has the core's version"
 
 
+# -- Python numbers: the scalar ops keep them numbers ---------------------------------------------------
+#: What the scalar ops keep as Python numbers (bools are not: ``cast(True, ...)`` goes to the backend).
+NUMBERS = (int, float)
+
+
+@functools.cache
+def python_number_type(dtype: Any) -> type:
+    """The Python type of a number of ``dtype`` (``"float32"``: float, ``"int64"``: int, ``bool``: bool)."""
+    return {"f": float, "i": int, "u": int, "b": bool}.get(np.dtype(dtype).kind, float)
+
+
+def _cast(op: Callable[..., Any]) -> Callable[..., Any]:
+    def cast(x: TensorLike, dtype: DType) -> Any:
+        return python_number_type(dtype)(x) if type(x) in NUMBERS else op(x, dtype)
+
+    return cast
+
+
+def _clip(op: Callable[..., Any]) -> Callable[..., Any]:
+    def clip(x: TensorLike, low: TensorLike, high: TensorLike) -> Any:
+        if type(x) in NUMBERS and type(low) in NUMBERS and type(high) in NUMBERS:
+            return min(max(x, low), high)
+        return op(x, low, high)
+
+    return clip
+
+
+def _binary(op: Callable[..., Any], python: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def binary(x: TensorLike, y: TensorLike) -> Any:
+        return python(x, y) if type(x) in NUMBERS and type(y) in NUMBERS else op(x, y)
+
+    binary.__name__ = op.__name__
+    return binary
+
+
+def _pow(op: Callable[..., Any]) -> Callable[..., Any]:
+    def pow(x: TensorLike, y: TensorLike) -> Any:
+        return float(x) ** y if type(x) in NUMBERS and type(y) in NUMBERS and x >= 0 else op(x, y)
+
+    return pow
+
+
+def _exp(op: Callable[..., Any]) -> Callable[..., Any]:
+    def exp(x: TensorLike) -> Any:
+        return math.exp(x) if type(x) in NUMBERS and x < 700.0 else op(x)  # math.exp overflows above ~709
+
+    return exp
+
+
+#: The ops that, given only Python numbers, compute in Python and return one (the contract's "Scalars"):
+#: a decay's arithmetic on a time step costs no tensor op, and a learning rate reaches an optimizer as a
+#: number (no device sync).
+SCALAR_OPS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+    "cast": _cast,
+    "clip": _clip,
+    "maximum": lambda op: _binary(op, max),
+    "minimum": lambda op: _binary(op, min),
+    "pow": _pow,
+    "exp": _exp,
+}
+
+
 def complete_ops(namespace: Any) -> Ops:
-    """``namespace`` (a backend's ops) with the core's version of each optional op it does not give."""
+    """``namespace`` (a backend's ops) with the core's version of each optional op it does not give, and
+    the :data:`SCALAR_OPS` keeping Python numbers numbers. Completing a namespace twice changes nothing."""
+    if getattr(namespace, "_rlgraph_completed", False):
+        return namespace
     for name, composite in COMPOSITES.items():
         if not callable(getattr(namespace, name, None)):
             setattr(namespace, name, functools.partial(composite, namespace))
+    for name, scalar_version in SCALAR_OPS.items():
+        setattr(namespace, name, scalar_version(getattr(namespace, name)))
+    namespace._rlgraph_completed = True
     return namespace
 
 
