@@ -14,6 +14,7 @@ import numpy as np
 from rlgraph.errors import BuildError
 from rlgraph.graph import initializers
 from rlgraph.graph.decorators import ACTIVE_BUILDER
+from rlgraph.graph.ops import Ops
 from rlgraph.specs import Specifiable
 
 
@@ -59,7 +60,7 @@ class Component(Specifiable):
         #: The component whose input spaces this one takes when no API call reaches it (input_spaces_from).
         object.__setattr__(self, "input_spaces_source", None)
         #: The backend's ops namespace and the Backend, set by the build.
-        self.ops: Any = None
+        self.ops: Ops = cast(Ops, None)
         self.backend: Any = None
 
     # -- composition -------------------------------------------------------------------------
