@@ -110,3 +110,36 @@ def test_an_output_that_is_an_input_comes_back_as_the_array_passed_in(rlgraph_ba
     converted = test.test(("both", x.astype(np.float64)))["same"]  # a converted input: its space's dtype
     assert converted.dtype == np.float32
     np.testing.assert_array_equal(converted, x)
+
+
+def test_scalar_ops_keep_python_numbers_numbers_and_tensors_tensors(rlgraph_backend):
+    """The contract's "Scalars": given only Python numbers, the scalar ops compute in Python on every backend
+    (a decay's arithmetic costs no tensor op); given a tensor, they give the backend's tensor."""
+    import math
+
+    from rlgraph.graph.backend import load_backend
+
+    ops = load_backend(rlgraph_backend).create_ops(0)
+    results = [
+        ops.cast(3, "float32"),
+        ops.cast(2.7, "int64"),
+        ops.clip(5.0, 0.0, 1.0),
+        ops.maximum(0.1, 1.0 - 0.5 * 3),
+        ops.minimum(2, 7),
+        ops.pow(0.5, 2),
+        ops.exp(1.0),
+    ]
+    assert results == [3.0, 2, 1.0, 0.1, 2, 0.25, math.e]
+    assert [type(r) for r in results] == [float, int, float, float, int, float, float]
+    tensor = ops.constant([1.0, -2.0])
+    for result in (
+        ops.maximum(tensor, 0.0),
+        ops.clip(tensor, -1.0, 1.0),
+        ops.exp(tensor),
+        ops.cast(tensor, "int64"),
+    ):
+        assert not isinstance(result, int | float)
+        assert ops.to_numpy(result).shape == (2,)
+    np.testing.assert_allclose(ops.to_numpy(ops.maximum(0.0, tensor)), [1.0, 0.0])
+    big = ops.exp(800.0)  # where math.exp would overflow, the backend's float32 gives infinity
+    assert type(big) is not float and np.isinf(ops.to_numpy(big))
