@@ -137,7 +137,7 @@ def types(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def core(session: nox.Session) -> None:
     """The core alone, without torch, tensorflow or ray: tests/core, and tests/backends on NumPy."""
-    install_local(session, "./core[test]")
+    install_local(session, "./core[test,offline]")
     assert_not_installed(session, *FORBIDDEN_IN_CORE)
     session.run("pytest", "tests/core", "tests/backends", "-q", *session.posargs, env=test_env(session))
 
@@ -168,7 +168,7 @@ def run_backend_session(
     need no second backend; and ``tests`` of the further ``packages``."""
     backend_packages, absent = BACKENDS[backend]
     # Atari (ale-py) for the algorithms' tests
-    install_local(session, "./core[test,atari]", *backend_packages, *packages)
+    install_local(session, "./core[test,atari,offline]", *backend_packages, *packages)
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity", *tests)
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
@@ -338,5 +338,5 @@ def envpool(session: nox.Session) -> None:
 @nox.parametrize("backend", ["torch", "tf", "jax"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
-    install_local(session, "./core[test,atari]", *BACKENDS[backend][0])
+    install_local(session, "./core[test,atari,offline]", *BACKENDS[backend][0])
     run_tests_in_parallel(session, "tests/algos", "-m", "learning", env=test_env(session))

@@ -12,7 +12,7 @@ import pytest
 
 from rlgraph.agents import Agent
 from rlgraph.cli import main
-from rlgraph.errors import APICallError, SpecError
+from rlgraph.errors import APICallError, RLGraphError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.training import Trainer, load_run_spec
 from rlgraph.training.demos import record_policy
@@ -189,3 +189,18 @@ def test_on_a_sparse_reward_dqfd_starts_ahead_of_dqn(seed, rlgraph_backend, tmp_
         means[name] = Trainer(spec, tmp_path / name).run().last_eval_mean_return
     assert means["dqn"] == -200.0, means  # no episode reached the flag
     assert means["dqfd"] > -140.0, means
+
+
+def test_a_minari_dataset_gives_demonstrations_of_the_agent_s_spaces(rlgraph_backend, tmp_path):
+    pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+    from rlgraph.training.datasets import record_policy_dataset
+
+    def lean_with_the_pole(state):
+        return int(state[2] + 0.5 * state[3] > 0)
+
+    record_policy_dataset("CartPole-v1", lean_with_the_pole, tmp_path / "cartpole-v0", 40, seed=0)
+    agent = make(rlgraph_backend, demonstrations=str(tmp_path / "cartpole-v0"))
+    assert agent.demo_count == 40
+    record_policy_dataset("Acrobot-v1", lambda state: 0, tmp_path / "acrobot-v0", 10, seed=0)
+    with pytest.raises(RLGraphError, match="has the state space FloatBox.*but agent 'dqfd-agent' has"):
+        make(rlgraph_backend, demonstrations=str(tmp_path / "acrobot-v0"))

@@ -167,6 +167,7 @@ def test_commands_are_imported_only_when_chosen():
         "train",
         "evaluate",
         "demos",
+        "dataset",
         "plot",
         "sweep",
         "export",

@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("rlgraph.cli.train", "train an agent from a spec file into a run folder"),
     "evaluate": ("rlgraph.cli.evaluate", "replay a trained agent of a run folder greedily"),
     "demos": ("rlgraph.cli.demos", "record a trained agent's play as demonstrations (DQfD's)"),
+    "dataset": (
+        "rlgraph.cli.dataset",
+        "record a trained agent's play as a Minari dataset",
+    ),
     "sweep": ("rlgraph.cli.sweep", "train a spec for several seeds and settings in parallel"),
     "plot": ("rlgraph.cli.plot", "draw learning curves of run folders"),
     "export": (

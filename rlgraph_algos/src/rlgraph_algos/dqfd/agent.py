@@ -123,10 +123,16 @@ class DQFDAgent(DQNAgent):
             super().import_observations(observations)
 
     def load_demonstrations(self, path: str | os.PathLike) -> int:
-        """Store the demonstrations of a file written by ``rlgraph demos record``; the demonstrations held."""
+        """Store the demonstrations of a file written by ``rlgraph demos record``, or of a Minari dataset (its
+        folder, which must hold this agent's spaces); the demonstrations held."""
+        from rlgraph.training.datasets import is_dataset, load_dataset
         from rlgraph.training.demos import load_demonstrations
 
-        return self.import_demonstrations(load_demonstrations(path))
+        if not is_dataset(path):
+            return self.import_demonstrations(load_demonstrations(path))
+        dataset = load_dataset(path)
+        dataset.check_spaces(self.state_space, self.action_space, f"agent {self.name!r}")
+        return self.import_demonstrations(dataset.records)
 
     def pretrain(self, num_updates: int) -> UpdateResult | None:
         """``num_updates`` updates on demonstrations alone (the target network copied every 100)."""

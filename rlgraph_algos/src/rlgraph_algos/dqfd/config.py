@@ -27,7 +27,7 @@ class DQFDConfig(DQNConfig):
     ``supervised_weight`` (its weight, lambda_2), ``demo_memory_spec`` (the demonstrations' memory, ``replay``
     or ``prioritized_replay``, never overwritten), ``demo_sample_ratio`` (the share of demonstrations in each
     update's batch), ``demo_batch_size`` (demonstrations per pre-training update; default the batch size),
-    ``pretrain_updates`` (pre-training updates before the first update) and ``demonstrations`` (a file of
+    ``pretrain_updates`` (pre-training updates before the first update) and ``demonstrations`` (a Minari dataset folder, or a file of
     ``rlgraph demos record`` to load when the agent is built)."""
 
     agent: ClassVar[str] = "DQFDAgent"

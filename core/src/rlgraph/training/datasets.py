@@ -1,0 +1,528 @@
+"""Offline datasets in Minari's format: recorded from a run's agent (``rlgraph dataset record``) and read
+back as transitions, with their spaces and reference scores (offline RL, DQfD's demonstrations).
+
+A dataset is a folder ``NAME-vN`` (Minari's dataset id) holding ``data/`` as Minari writes it, so Minari
+and the libraries that read Minari (d3rlpy, torchrl) load it as it is: ``minari.load_dataset("NAME-vN")``
+with ``MINARI_DATASETS_PATH`` set to its parent folder. Minari is an optional dependency
+(``pip install 'rlgraph[offline]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from rlgraph.errors import RLGraphError
+from rlgraph.spaces import FloatBox, IntBox, Space, from_gymnasium, to_gymnasium
+from rlgraph.utils import nested
+
+#: The fields of a dataset's transitions: one row per step, episodes one after another in time order (as
+#: demonstrations, :data:`rlgraph.training.demos.DEMO_FIELDS`).
+FIELDS = ("states", "actions", "rewards", "terminals", "truncateds", "next_states")
+#: What to install for Minari datasets.
+INSTALL_HINT = "pip install 'rlgraph[offline]' (Minari with HDF5 storage)"
+#: A Minari dataset id's last part: a name and a version.
+_DATASET_NAME = re.compile(r"^[\w.-]+-v\d+$")
+
+
+def _minari() -> Any:
+    try:
+        import minari
+    except ImportError:
+        raise RLGraphError(f"Minari datasets need the minari package: {INSTALL_HINT}") from None
+    return minari
+
+
+@attrs.frozen
+class OfflineDataset:
+    """A Minari dataset as transitions (:data:`FIELDS`), with its spaces and what it says about itself.
+
+    ``ref_min_score`` and ``ref_max_score`` are the mean returns of a random and an expert policy (Minari's
+    reference scores), None where the dataset has none; ``env_id`` is the Gymnasium id it was recorded on,
+    where it has one.
+    """
+
+    path: Path
+    state_space: Space
+    action_space: Space
+    records: dict[str, Any]
+    episode_returns: tuple[float, ...]
+    ref_min_score: float | None = None
+    ref_max_score: float | None = None
+    env_id: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.records["rewards"])
+
+    @property
+    def episodes(self) -> int:
+        """The episodes the dataset holds (the last may be cut short)."""
+        return len(self.episode_returns)
+
+    def normalized_score(
+        self, mean_return: float, random_score: float | None = None, expert_score: float | None = None
+    ) -> float | None:
+        """``(mean_return - random) / (expert - random)``, with the dataset's reference scores unless given;
+        None where either is unknown."""
+        low = self.ref_min_score if random_score is None else random_score
+        high = self.ref_max_score if expert_score is None else expert_score
+        if low is None or high is None:
+            return None
+        if high == low:
+            raise RLGraphError(
+                f"normalized score of {self.path}: the random and expert scores are equal ({low})"
+            )
+        return (mean_return - low) / (high - low)
+
+    def describe(self) -> str:
+        """A few lines on the dataset: size, spaces, returns and reference scores."""
+        returns = self.episode_returns
+        lines = [
+            f"{self.path}: {len(self):,} steps in {self.episodes} episodes",
+            f"  states:  {self.state_space}",
+            f"  actions: {self.action_space}",
+            f"  returns: mean {np.mean(returns):.4g}, min {min(returns):.4g}, max {max(returns):.4g}",
+            f"  reference scores: random {self.ref_min_score}, expert {self.ref_max_score}",
+        ]
+        if self.env_id:
+            lines.append(f"  environment: {self.env_id}")
+        return "\n".join(lines)
+
+    def check_spaces(self, state_space: Space, action_space: Space, what: str) -> None:
+        """A clear error where ``what`` (an environment, an agent) has other spaces than the dataset."""
+        for name, mine, theirs in (
+            ("state", self.state_space, state_space),
+            ("action", self.action_space, action_space),
+        ):
+            if not same_layout(mine, theirs):
+                raise RLGraphError(
+                    f"dataset {str(self.path)!r} has the {name} space {_plain(mine)}, but {what} has "
+                    f"{_plain(theirs)}"
+                )
+
+    def check_discrete(self, discrete: bool, algorithm: str) -> None:
+        """A clear error where ``algorithm`` needs discrete (or continuous) actions and the dataset's are not."""
+        actual = isinstance(self.action_space, IntBox)
+        if actual != discrete:
+            kind = "discrete" if actual else "continuous"
+            needed = "discrete" if discrete else "continuous"
+            raise RLGraphError(
+                f"dataset {str(self.path)!r} holds {kind} actions ({self.action_space}); {algorithm} learns "
+                f"{needed} ones"
+            )
+
+
+def same_layout(first: Space, second: Space) -> bool:
+    """Whether two spaces hold the same values: the same leaves, each of the same type, shape and kind of
+    dtype (a dataset's int64 actions fit an agent's int32 ones), and integer leaves of the same bounds (the
+    number of actions); a float leaf's bounds and the ranks are not compared."""
+    leaves, others = first.strip_ranks().flatten(), second.strip_ranks().flatten()
+    if leaves.keys() != others.keys():
+        return False
+    return all(_same_leaf(leaves[key], others[key]) for key in leaves)
+
+
+def _same_leaf(first: Space, second: Space) -> bool:
+    if type(first) is not type(second) or first.shape != second.shape:
+        return False
+    if np.dtype(first.dtype).kind != np.dtype(second.dtype).kind:
+        return False
+    if isinstance(first, IntBox) and isinstance(second, IntBox):
+        return bool(np.array_equal(first.low, second.low) and np.array_equal(first.high, second.high))
+    return True
+
+
+def _plain(space: Space) -> Space:
+    """A space without batch or time ranks (an agent's spaces have them; a dataset's do not)."""
+    return space.strip_ranks()
+
+
+# -- recording ----------------------------------------------------------------------------------------------
+def record_dataset(
+    run_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    steps: int,
+    epsilon: float = 0.0,
+    noise: float = 0.0,
+    checkpoint: str | os.PathLike | None = None,
+    seed: int | None = None,
+    reference_episodes: int = 20,
+    random_score: float | None = None,
+    expert_score: float | None = None,
+) -> dict[str, Any]:
+    """Play ``steps`` steps with a run's agent on one environment and write them to ``out`` as a Minari
+    dataset; returns what was written (steps, episodes, their returns, the reference scores).
+
+    The agent acts greedily; with probability ``epsilon`` a step takes a uniformly random action instead,
+    and ``noise`` adds Gaussian noise of that scale (times half the action range, clipped to the bounds) to
+    continuous actions: the mixed-quality data offline RL learns from. The reference scores are the mean
+    returns of ``reference_episodes`` greedy and random episodes unless given (``expert_score``,
+    ``random_score``). An episode still running at the last step is cut short there (truncated).
+    """
+    from rlgraph.training.evaluation import GreedyEvaluator
+    from rlgraph.training.runs import read_run_spec, run_agent
+    from rlgraph.training.spec import agent_label
+
+    out = Path(out)
+    _check_recording(out, steps, epsilon, noise)
+    _minari()
+    spec = read_run_spec(run_dir)
+    rng = np.random.default_rng(seed)
+    with run_agent(spec, run_dir, checkpoint, spec.environment, 1) as (agent, env, file):
+        _check_noise(noise, env.action_space)
+        episodes = play_episodes(env, _acting(agent, env.action_space, epsilon, noise, rng), steps, seed)
+        state_space, action_space = env.state_space, env.action_space
+        if expert_score is None:
+            evaluation = GreedyEvaluator(agent, spec.environment, reference_episodes, seed=seed)
+            try:
+                expert_score = evaluation.run().mean_return
+            finally:
+                evaluation.close()
+    if random_score is None:
+        random_score = random_policy_score(spec.environment, reference_episodes, seed)
+    written = write_dataset(
+        out,
+        episodes,
+        state_space,
+        action_space,
+        env_id=_gymnasium_id(spec.environment),
+        algorithm=f"rlgraph {agent_label(spec.agent)}",
+        description=f"{steps} steps of {file} (run {run_dir}), epsilon {epsilon}, noise {noise}",
+        random_score=random_score,
+        expert_score=expert_score,
+    )
+    return {**written, "checkpoint": str(file)}
+
+
+def record_policy_dataset(
+    env_spec: Any,
+    policy: Callable[[Any], Any],
+    out: str | os.PathLike,
+    steps: int,
+    seed: int | None = None,
+    random_score: float | None = None,
+    expert_score: float | None = None,
+    reference_episodes: int = 20,
+) -> dict[str, Any]:
+    """Play ``steps`` steps of ``policy`` (a function from one state to its action: a hand-written
+    controller, say) on one environment of ``env_spec`` and write them to ``out`` as a Minari dataset, as
+    :func:`record_dataset` does for a trained run. The random reference score is measured unless given."""
+    from rlgraph.environments.vector_env import VectorEnv
+
+    out = Path(out)
+    _check_recording(out, steps, 0.0, 0.0)
+    _minari()
+    env = VectorEnv(env_spec, 1, seed=seed)
+    try:
+        episodes = play_episodes(env, lambda states, start: policy(nested.get_index(states, 0)), steps, seed)
+    finally:
+        env.terminate()
+    if random_score is None:
+        random_score = random_policy_score(env_spec, reference_episodes, seed)
+    return write_dataset(
+        out,
+        episodes,
+        env.state_space,
+        env.action_space,
+        env_id=_gymnasium_id(env_spec),
+        algorithm=getattr(policy, "__name__", "policy"),
+        description=f"{steps} steps of {getattr(policy, '__name__', repr(policy))}",
+        random_score=random_score,
+        expert_score=expert_score,
+    )
+
+
+def write_dataset(
+    out: Path,
+    episodes: list[dict[str, Any]],
+    state_space: Space,
+    action_space: Space,
+    env_id: str | None,
+    algorithm: str,
+    description: str,
+    random_score: float | None,
+    expert_score: float | None,
+) -> dict[str, Any]:
+    """Write ``episodes`` (:func:`play_episodes`'s) as the Minari dataset ``out``; what was written.
+    The reference scores are kept where given (None: unknown)."""
+    minari = _minari()
+    buffers = [
+        minari.data_collector.EpisodeBuffer(id=index, **episode) for index, episode in enumerate(episodes)
+    ]
+    with _datasets_root(out.parent), warnings.catch_warnings():
+        # Minari recommends an author, their email and a code link for datasets it publishes: these are not.
+        warnings.filterwarnings(
+            "ignore", message=r".*(is set to None|no environment spec)", category=UserWarning
+        )
+        dataset = minari.create_dataset_from_buffers(
+            dataset_id=out.name,
+            buffer=buffers,
+            env=env_id,
+            observation_space=to_gymnasium(_plain(state_space)),
+            action_space=to_gymnasium(_plain(action_space)),
+            algorithm_name=algorithm,
+            description=f"{description}; recorded by rlgraph",
+            data_format="hdf5",
+        )
+    # Minari computes reference scores itself only on a Gymnasium environment: rlgraph's are kept for any.
+    scores = {"ref_min_score": random_score, "ref_max_score": expert_score}
+    dataset.storage.update_metadata({key: float(value) for key, value in scores.items() if value is not None})
+    return {
+        "path": str(out),
+        "steps": sum(len(e["rewards"]) for e in episodes),
+        "episodes": len(episodes),
+        "episode_returns": [float(np.sum(e["rewards"])) for e in episodes],
+        **scores,
+    }
+
+
+def _check_recording(out: Path, steps: int, epsilon: float, noise: float) -> None:
+    if steps < 1:
+        raise RLGraphError(f"a dataset needs at least one step, got {steps}")
+    if not 0.0 <= epsilon <= 1.0:
+        raise RLGraphError(f"epsilon is a probability in [0, 1], got {epsilon}")
+    if noise < 0.0:
+        raise RLGraphError(f"noise is a scale (>= 0), got {noise}")
+    if not _DATASET_NAME.match(out.name):
+        raise RLGraphError(
+            f"a Minari dataset's folder is named NAME-vN (its dataset id), got {out.name!r}: "
+            f"use e.g. {str(out.with_name(out.name + '-v0'))!r}"
+        )
+    if out.exists():
+        raise RLGraphError(
+            f"{str(out)!r} exists: a dataset is never overwritten (remove it, or choose another)"
+        )
+
+
+def _check_noise(noise: float, action_space: Space) -> None:
+    if noise and not isinstance(action_space, FloatBox):
+        raise RLGraphError(
+            f"noise applies to continuous actions; these are {_plain(action_space)} (use epsilon)"
+        )
+
+
+def _acting(agent: Any, action_space: Space, epsilon: float, noise: float, rng: np.random.Generator) -> Any:
+    """The function from one environment's batched state (and internal states) to its action."""
+    plain = _plain(action_space)
+    plain.seed(int(rng.integers(2**31)))
+    internals_space = getattr(agent, "internal_states_space", None)
+    internals: dict[str, Any] = {"value": None if internals_space is None else internals_space.zeros(1)}
+
+    def act(states: Any, episode_start: bool) -> Any:
+        if episode_start and internals_space is not None:
+            internals["value"] = internals_space.zeros(1)
+        if episode_start and getattr(agent, "max_environments", None):
+            agent.reset_preprocessor(env_rows=np.arange(1))
+        if internals["value"] is None:
+            actions = agent.get_action(states, use_exploration=False)
+        else:
+            actions, internals["value"] = agent.get_action(
+                states, internals=internals["value"], use_exploration=False, extra_returns="internal_states"
+            )
+        action = nested.get_index(actions, 0)
+        if noise and isinstance(plain, FloatBox):
+            half_range = (plain.high - plain.low) / 2.0
+            action = np.clip(
+                action + rng.normal(0.0, noise, np.shape(action)) * half_range, plain.low, plain.high
+            )
+            action = np.asarray(action, plain.dtype)
+        if epsilon and rng.random() < epsilon:
+            action = plain.sample()
+        return action
+
+    return act
+
+
+def play_episodes(
+    env: Any, act: Callable[[Any, bool], Any], steps: int, seed: int | None = None
+) -> list[dict[str, Any]]:
+    """``steps`` steps on ``env`` (a VectorEnv of one) with ``act(states, episode_start)`` (the batch of one
+    state to one action): each episode's observations (one more than its steps: the last is the state it
+    ended in), actions, rewards, terminations and truncations. An episode still running at the last step is
+    cut short there (truncated)."""
+    states = env.reset(seed)
+    episodes: list[dict[str, Any]] = []
+    episode = _new_episode(states)
+    for _ in range(steps):
+        action = act(states, not episode["actions"])
+        states, rewards, terminateds, truncateds, finals, _ = env.step(
+            nested.map_structure(lambda a: np.asarray(a)[None], action)
+        )
+        episode["actions"].append(action)
+        episode["rewards"].append(float(rewards[0]))
+        episode["terminations"].append(bool(terminateds[0]))
+        episode["truncations"].append(bool(truncateds[0]))
+        episode["observations"].append(nested.get_index(finals, 0))
+        if terminateds[0] or truncateds[0]:
+            episodes.append(_finished(episode))
+            episode = _new_episode(states)
+    if episode["actions"]:
+        episode["truncations"][-1] = True  # the last episode stops with the recording
+        episodes.append(_finished(episode))
+    return episodes
+
+
+def _new_episode(states: Any) -> dict[str, list]:
+    return {
+        "observations": [nested.get_index(states, 0)],
+        "actions": [],
+        "rewards": [],
+        "terminations": [],
+        "truncations": [],
+    }
+
+
+def _finished(episode: dict[str, list]) -> dict[str, Any]:
+    """An episode's lists as Minari's buffers take them: nested observations and actions as nests of arrays."""
+    return {
+        "observations": _stacked(episode["observations"]),
+        "actions": _stacked(episode["actions"]),
+        "rewards": list(episode["rewards"]),
+        "terminations": list(episode["terminations"]),
+        "truncations": list(episode["truncations"]),
+    }
+
+
+def _stacked(values: list[Any]) -> Any:
+    stacked = nested.stack(values)
+    return nested.map_structure(np.asarray, stacked)
+
+
+def random_policy_score(env_spec: Any, episodes: int, seed: int | None = None) -> float:
+    """The mean return of uniformly random actions over ``episodes`` episodes (a reference score)."""
+    from rlgraph.environments.vector_env import VectorEnv
+
+    env = VectorEnv(env_spec, 1, seed=seed)
+    space = _plain(env.action_space)
+    space.seed(seed)
+    returns: list[float] = []
+    total = 0.0
+    try:
+        env.reset(seed)
+        while len(returns) < episodes:
+            _, rewards, terminateds, truncateds, _, _ = env.step(space.sample(1))
+            total += float(rewards[0])
+            if terminateds[0] or truncateds[0]:
+                returns.append(total)
+                total = 0.0
+    finally:
+        env.terminate()
+    return float(np.mean(returns))
+
+
+def _gymnasium_id(environment: Any) -> str | None:
+    """The Gymnasium id of a run's environment, where it is a plain Gymnasium environment."""
+    if isinstance(environment, str):
+        return environment
+    if isinstance(environment, dict) and str(environment.get("type", "")).replace("-", "").lower() in (
+        "gymnasium",
+        "openaigym",
+    ):
+        gym_env = environment.get("gym_env")
+        others = set(environment) - {"type", "gym_env", "seed"}
+        return gym_env if isinstance(gym_env, str) and not others else None
+    return None
+
+
+@contextlib.contextmanager
+def _datasets_root(root: Path) -> Iterator[None]:
+    """Minari's dataset root (``MINARI_DATASETS_PATH``, the way Minari is told where datasets live) set to
+    ``root`` while a dataset is written or found there."""
+    root.mkdir(parents=True, exist_ok=True)
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(root.resolve())
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["MINARI_DATASETS_PATH"]
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+def load_dataset(path: str | os.PathLike) -> OfflineDataset:
+    """The Minari dataset at ``path`` (its ``NAME-vN`` folder, or the ``data`` folder in it) as transitions;
+    a clear error for a missing, corrupt or unreadable one."""
+    minari = _minari()
+    data = _data_folder(Path(path))
+    try:
+        dataset = minari.MinariDataset(data)
+        metadata = dict(dataset.storage.metadata)
+        episodes = list(dataset.iterate_episodes())
+    except (OSError, ValueError, KeyError, TypeError, AssertionError) as error:  # h5py's, json's, Minari's
+        raise RLGraphError(
+            f"{str(path)!r} is not a readable Minari dataset: {type(error).__name__}: {error}"
+        ) from None
+    if not episodes:
+        raise RLGraphError(f"Minari dataset {str(path)!r} holds no episodes")
+    records = _transitions(episodes, str(path))
+    return OfflineDataset(
+        path=Path(path),
+        state_space=from_gymnasium(dataset.observation_space),
+        action_space=from_gymnasium(dataset.action_space),
+        records=records,
+        episode_returns=tuple(float(np.sum(e.rewards)) for e in episodes),
+        ref_min_score=_optional_float(metadata.get("ref_min_score")),
+        ref_max_score=_optional_float(metadata.get("ref_max_score")),
+        env_id=_env_id(metadata.get("env_spec")),
+    )
+
+
+def is_dataset(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a Minari dataset's folder (or the ``data`` folder in one)."""
+    path = Path(path)
+    return (path / "data" / "metadata.json").is_file() or (path / "metadata.json").is_file()
+
+
+def _data_folder(path: Path) -> Path:
+    if (path / "data" / "metadata.json").is_file():
+        return path / "data"
+    if (path / "metadata.json").is_file():
+        return path
+    if not path.exists():
+        raise RLGraphError(
+            f"no dataset {str(path)!r} (write one with 'rlgraph dataset record RUN --out {path}')"
+        )
+    raise RLGraphError(f"{str(path)!r} is not a Minari dataset: it has no data/metadata.json")
+
+
+def _transitions(episodes: list[Any], label: str) -> dict[str, Any]:
+    """Minari's episodes as rows of :data:`FIELDS`: states and next states from each episode's observations."""
+    parts: dict[str, list] = {name: [] for name in FIELDS}
+    for episode in episodes:
+        length = len(episode.rewards)
+        observations = episode.observations
+        if len(nested.flatten(observations)[0]) != length + 1:
+            raise RLGraphError(f"Minari dataset {label!r}: episode {episode.id} has no final observation")
+        parts["states"].append(nested.map_structure(lambda o: np.asarray(o)[:-1], observations))
+        parts["next_states"].append(nested.map_structure(lambda o: np.asarray(o)[1:], observations))
+        parts["actions"].append(nested.map_structure(np.asarray, episode.actions))
+        parts["rewards"].append(np.asarray(episode.rewards, np.float32))
+        parts["terminals"].append(np.asarray(episode.terminations, bool))
+        parts["truncateds"].append(np.asarray(episode.truncations, bool))
+    return {
+        name: nested.map_structure(lambda *rows: np.concatenate(rows), *values)
+        for name, values in parts.items()
+    }
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _env_id(env_spec: Any) -> str | None:
+    """The Gymnasium id in Minari's metadata (an environment spec as JSON), where there is one."""
+    if isinstance(env_spec, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            env_spec = json.loads(env_spec)
+    return env_spec.get("id") if isinstance(env_spec, dict) else None

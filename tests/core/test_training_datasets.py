@@ -1,0 +1,142 @@
+"""Offline datasets in Minari's format: a run's play recorded (greedy and epsilon-noisy), read back as
+transitions with their spaces and reference scores, read by Minari itself, and bad datasets named."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from test_training_support import run_spec, tabular_agent_registered
+
+from rlgraph.cli import main
+from rlgraph.errors import RLGraphError
+from rlgraph.spaces import FloatBox, IntBox
+from rlgraph.training.datasets import load_dataset, record_policy_dataset
+
+minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A tabular agent trained on the 4x4 grid world (its greedy path: return -4 in 6 steps)."""
+    folder = tmp_path_factory.mktemp("run")
+    (folder / "run.yaml").write_text(yaml.safe_dump(run_spec()))
+    with tabular_agent_registered():
+        assert main(["train", str(folder / "run.yaml"), "--run-dir", str(folder / "out"), "--quiet"]) == 0
+    return folder / "out"
+
+
+def consecutive(rows):
+    """Where no episode ended, the next row starts from this row's next state."""
+    ended = rows["terminals"] | rows["truncateds"]
+    return np.array_equal(rows["next_states"][:-1][~ended[:-1]], rows["states"][1:][~ended[:-1]])
+
+
+def test_a_run_s_greedy_play_is_recorded_with_reference_scores(trained_run, tmp_path, capsys):
+    out = tmp_path / "grid-expert-v0"
+    with tabular_agent_registered():
+        code = main(
+            ["dataset", "record", str(trained_run), "--steps", "60", "--out", str(out), "--seed", "3"]
+        )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("Wrote 60 steps (10 episodes, mean return -4)"), printed
+    dataset = load_dataset(out)
+    assert len(dataset) == 60 and dataset.episodes == 10
+    assert dataset.episode_returns == (-4.0,) * 10
+    assert dataset.state_space == IntBox(16, dtype=np.int64) and dataset.action_space == IntBox(
+        4, dtype=np.int64
+    )
+    assert dataset.ref_max_score == -4.0, "the checkpoint's greedy mean return"
+    assert dataset.ref_min_score < -4.0, "random play's mean return"
+    assert dataset.normalized_score(-4.0) == pytest.approx(1.0)
+    assert dataset.normalized_score(dataset.ref_min_score) == pytest.approx(0.0)
+    rows = dataset.records
+    assert rows["terminals"].sum() == 10 and not rows["truncateds"].any()
+    assert consecutive(rows)
+    assert main(["dataset", "info", str(out)]) == 0
+    info = capsys.readouterr().out
+    assert "60 steps in 10 episodes" in info and "expert -4.0" in info
+
+
+def test_epsilon_noise_mixes_in_random_actions_and_cuts_the_last_episode(trained_run, tmp_path):
+    out = tmp_path / "grid-mixed-v0"
+    with tabular_agent_registered():
+        code = main(
+            ["dataset", "record", str(trained_run), "--steps", "300", "--epsilon", "0.5", "--out", str(out)]
+            + ["--seed", "1", "--expert-score", "-4", "--random-score", "-40"]
+        )
+    assert code == 0
+    dataset = load_dataset(out / "data")  # its data folder, as Minari's storage names it, also reads
+    assert len(dataset) == 300
+    assert (dataset.ref_min_score, dataset.ref_max_score) == (-40.0, -4.0), "given scores are kept"
+    assert np.mean(dataset.episode_returns) < -4.0, "random actions make longer episodes"
+    assert dataset.records["truncateds"][-1] or dataset.records["terminals"][-1]
+    assert consecutive(dataset.records)
+
+
+def test_minari_reads_what_rlgraph_writes(tmp_path, monkeypatch):
+    """A hand-written CartPole controller's play, loaded by Minari's own API by its dataset id."""
+
+    def lean_with_the_pole(state):
+        return int(state[2] + 0.5 * state[3] > 0)
+
+    info = record_policy_dataset(
+        "CartPole-v1",
+        lean_with_the_pole,
+        tmp_path / "cartpole-controller-v0",
+        500,
+        seed=0,
+        expert_score=500.0,
+    )
+    assert info["steps"] == 500 and info["ref_max_score"] == 500.0
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    theirs = minari.load_dataset("cartpole-controller-v0")
+    assert theirs.total_steps == 500 and theirs.total_episodes == info["episodes"]
+    assert theirs.spec.env_spec.id == "CartPole-v1"
+    ours = load_dataset(tmp_path / "cartpole-controller-v0")
+    assert ours.env_id == "CartPole-v1"
+    assert ours.state_space == FloatBox(shape=(4,), low=ours.state_space.low, high=ours.state_space.high)
+    first = next(theirs.iterate_episodes())
+    np.testing.assert_array_equal(ours.records["states"][: len(first.rewards)], first.observations[:-1])
+    np.testing.assert_array_equal(ours.records["actions"][: len(first.rewards)], first.actions)
+
+
+def test_bad_datasets_and_recordings_get_clear_errors(trained_run, tmp_path, monkeypatch):
+    with pytest.raises(RLGraphError, match="no dataset .*rlgraph dataset record"):
+        load_dataset(tmp_path / "missing-v0")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RLGraphError, match="not a Minari dataset: it has no data/metadata.json"):
+        load_dataset(tmp_path / "empty")
+    good = tmp_path / "cartpole-v0"
+    record_policy_dataset("CartPole-v1", lambda state: 0, good, 20, seed=0)
+    (good / "data" / "main_data.hdf5").write_bytes(b"not hdf5")
+    with pytest.raises(RLGraphError, match="not a readable Minari dataset"):
+        load_dataset(good)
+    with pytest.raises(RLGraphError, match="named NAME-vN.*cartpole-v0"):
+        record_policy_dataset("CartPole-v1", lambda state: 0, tmp_path / "cartpole", 20)
+    with pytest.raises(RLGraphError, match="exists: a dataset is never overwritten"):
+        record_policy_dataset("CartPole-v1", lambda state: 0, good, 20)
+    assert (good / "data" / "main_data.hdf5").read_bytes() == b"not hdf5", "nothing already saved is lost"
+    with tabular_agent_registered():
+        args = ["dataset", "record", str(trained_run), "--steps", "5", "--out", str(tmp_path / "n-v0")]
+        assert main([*args, "--noise", "0.1"]) == 2, "noise needs continuous actions"
+        assert main([*args, "--epsilon", "1.5"]) == 2
+    monkeypatch.setitem(sys.modules, "minari", None)
+    with pytest.raises(RLGraphError, match=r"pip install 'rlgraph\[offline\]'"):
+        load_dataset(good)
+
+
+def test_a_dataset_checks_the_spaces_and_action_kind_it_is_given(tmp_path):
+    record_policy_dataset("CartPole-v1", lambda state: 1, tmp_path / "c-v0", 30, seed=0)
+    dataset = load_dataset(tmp_path / "c-v0")
+    dataset.check_spaces(dataset.state_space.with_batch_rank(), IntBox(2, add_batch_rank=True), "the agent")
+    with pytest.raises(RLGraphError, match="action space IntBox.*but the environment has IntBox"):
+        dataset.check_spaces(dataset.state_space, IntBox(3), "the environment")
+    with pytest.raises(RLGraphError, match="holds discrete actions.*SAC learns continuous ones"):
+        dataset.check_discrete(False, "SAC")
+    dataset.check_discrete(True, "DQN")
+    assert json.loads((tmp_path / "c-v0" / "data" / "metadata.json").read_text())["total_steps"] == 30
