@@ -55,7 +55,10 @@ def workloads() -> dict[str, list[tuple[str, tuple, dict]]]:
         "discounted_cumsum": [gae(128), gae(2048)],
         "lstm": [lstm(20, False), lstm(80, False), lstm(80, True)],
         # acting (one state of CartPole into a hidden layer) and learning (a batch of 256)
-        "linear": [("1 x 4 -> 128", (x[:1, :4], kernel[:4], bias), {}), ("256 x 64 -> 64", (x, kernel, bias), {})],
+        "linear": [
+            ("1 x 4 -> 128", (x[:1, :4], kernel[:4], bias), {}),
+            ("256 x 64 -> 64", (x, kernel, bias), {}),
+        ],
         "random_bernoulli": [("(64,) eager", ((64,), 0.1), {EAGER: True})],
         # a target network's soft update: 8 variables of 64 x 64 towards 8 others
         "assign_lerp": [("8 x 64 x 64", (VARIABLES, weights, 0.005), {EAGER: True})],

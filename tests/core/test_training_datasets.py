@@ -1,5 +1,6 @@
 """Offline datasets in Minari's format: a run's play recorded (greedy and epsilon-noisy), read back as
-transitions with their spaces and reference scores, read by Minari itself, and bad datasets named."""
+transitions with their spaces and reference scores, read by Minari itself, bad datasets named, and runs
+that train from one offline (updates in place of time steps, checkpoints, resume, normalized scores)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,61 @@ def test_a_dataset_checks_the_spaces_and_action_kind_it_is_given(tmp_path):
         dataset.check_discrete(False, "SAC")
     dataset.check_discrete(True, "DQN")
     assert json.loads((tmp_path / "c-v0" / "data" / "metadata.json").read_text())["total_steps"] == 30
+
+
+def offline_spec(dataset, **changes):
+    """The tabular agent learning the grid world from ``dataset`` alone: 300 updates, evaluated every 100."""
+    spec = run_spec(dataset=str(dataset), timesteps=300, num_environments=1, evaluation={"interval": 100})
+    spec["agent"]["capacity"] = 2000
+    spec.update(changes)
+    return spec
+
+
+@pytest.fixture(scope="module")
+def random_dataset(trained_run, tmp_path_factory):
+    """1,000 steps of random play (every action random): every state and action is covered."""
+    out = tmp_path_factory.mktemp("datasets") / "grid-random-v0"
+    with tabular_agent_registered():
+        args = ["dataset", "record", str(trained_run), "--steps", "1000", "--epsilon", "1", "--out", str(out)]
+        assert main([*args, "--seed", "2"]) == 0
+    return out
+
+
+def test_an_offline_run_learns_from_a_dataset_without_acting(random_dataset, tmp_path, capsys):
+    spec = tmp_path / "offline.yaml"
+    spec.write_text(yaml.safe_dump(offline_spec(random_dataset)))
+    with tabular_agent_registered():
+        assert main(["train", str(spec), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["timesteps"] == summary["updates"] == 300 and summary["episodes"] == 0, (
+        "updates, no acting"
+    )
+    dataset = load_dataset(random_dataset)
+    assert summary["last_eval_mean_return"] > dataset.ref_min_score, "Q-learning beats the random play it saw"
+    assert summary["last_normalized_score"] == pytest.approx(
+        dataset.normalized_score(summary["last_eval_mean_return"])
+    )
+    assert f"Normalized score: last {summary['last_normalized_score']:.3f}" in printed
+    with tabular_agent_registered():
+        code = main(["train", "--resume", str(tmp_path / "run"), "--timesteps", "400", "--quiet"])
+    assert code == 0
+    resumed = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert resumed["updates"] == 400 and resumed["episodes"] == 0
+
+
+def test_offline_runs_refuse_what_would_lose_data_or_mislead(random_dataset, tmp_path, capsys):
+    cases = [
+        (offline_spec(random_dataset, executor="impala_local"), "trains offline, with no acting"),
+        (offline_spec(random_dataset, num_environments=4), "leave num_environments at 1"),
+        (offline_spec(random_dataset, environment="CartPole-v1"), "but the environment has"),
+        (offline_spec(tmp_path / "missing-v0"), "no dataset"),
+    ]
+    for number, (spec, message) in enumerate(cases):
+        path = tmp_path / f"spec{number}.yaml"
+        path.write_text(yaml.safe_dump(spec))
+        with tabular_agent_registered():
+            code = main(["train", str(path), "--run-dir", str(tmp_path / f"run{number}"), "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err, (message, err)
+        assert not (tmp_path / f"run{number}").exists(), "no run folder is left"

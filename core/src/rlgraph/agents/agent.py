@@ -193,6 +193,9 @@ class Agent(Specifiable):
         self.name = config.name
         #: Time steps acted with exploration (training steps), episodes observed, updates made.
         self.timesteps = 0
+        #: Whether the agent learns from a dataset, with no acting (the offline executor sets it): its
+        #: learning schedules then count updates (:attr:`learning_time_step`).
+        self.learns_offline = False
         self.episodes = 0
         self.updates = 0
         self.last_loss: Any = None
@@ -411,6 +414,12 @@ class Agent(Specifiable):
         staged = self.staged_records.take()
         if staged is not None and self._executor is not None:
             self._executor.execute("observe", staged, checked=True)
+
+    @property
+    def learning_time_step(self) -> int:
+        """The time step of the agent's learning schedules (learning-rate decays, target syncs counted in time
+        steps): the time steps it acted; offline (:attr:`learns_offline`), with no acting, its updates."""
+        return self.updates if self.learns_offline else self.timesteps
 
     def has_api(self, api_method: str) -> bool:
         return self._executor is not None and api_method in self._executor.api_registry

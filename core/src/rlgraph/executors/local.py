@@ -116,7 +116,7 @@ class LocalExecutor(Executor):
             "min_episode_reward": float(np.min(rewards)) if rewards else None,
             "episode_rewards": rewards,
             "episode_timesteps": lengths,
-            "final_loss": _loss(self._agent) if self.updates else None,
+            "final_loss": loss_of(self._agent) if self.updates else None,
             "reports": reports,
             **self.evaluate(workload.evaluation_episodes, workload.max_timesteps_per_episode),
         }
@@ -129,7 +129,7 @@ class LocalExecutor(Executor):
             "updates": self.updates,
             "steps_per_second": results["timesteps_executed"] / results["runtime"],
             "mean_episode_reward": float(np.mean(rewards)) if rewards else None,
-            "loss": _loss(self._agent) if self.updates else None,
+            "loss": loss_of(self._agent) if self.updates else None,
         }
 
     def get_state(self) -> dict[str, Any]:
@@ -160,6 +160,7 @@ def build_agent(agent_config: Any, env: VectorEnv, seed: int | None, role: Role 
     )
 
 
-def _loss(agent: Any) -> float | None:
+def loss_of(agent: Any) -> float | None:
+    """The agent's latest update loss (a mean where it is per item), or None before its first update."""
     loss = getattr(agent, "last_loss", None)
     return None if loss is None else float(np.mean(loss))

@@ -53,6 +53,10 @@ class RunSpec:
     ``checkpoint_interval``: time steps between checkpoints (default: only the final and the best
     one); the newest ``keep_checkpoints`` are kept. ``max_episode_steps`` cuts episodes (training
     and evaluation) after that many steps; without it, only the environment's own limit applies.
+    ``dataset``: a Minari dataset's folder (:mod:`rlgraph.training.datasets`) to train from offline, with
+    no acting: the ``offline`` executor stores it in the agent's memory and each of the ``timesteps`` is one
+    update; the environment gives the spaces and the greedy evaluations, and the summary the normalized
+    score of their returns.
     ``callbacks``: observers of the trainer's events, ``"package.module:ClassName"`` or the name of
     a plugin in the ``rlgraph.callbacks`` entry-point group (see
     :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
@@ -84,6 +88,7 @@ class RunSpec:
     num_cpus_per_learner: float = attrs.field(default=1.0, validator=validator_of(positive))
     population: int = attrs.field(default=1, validator=at_least(1))
     population_set: list[str] = attrs.field(factory=list)
+    dataset: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:

@@ -129,6 +129,10 @@ class TrainingSummary:
     checkpoint: str | None
     best_checkpoint: str | None
     gave_up: str | None = None
+    #: Offline runs: the last and the best greedy mean return as the dataset's normalized score,
+    #: ``(return - random) / (expert - random)`` (None without reference scores).
+    last_normalized_score: float | None = None
+    best_normalized_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -149,6 +153,10 @@ class TrainingSummary:
                 f"Greedy mean return over {self.evaluation_episodes} episodes: last "
                 f"{self.last_eval_mean_return:.4g}, best {self.best_eval_mean_return:.4g} "
                 f"(at {self.best_eval_timesteps:,} steps)."
+            )
+        if self.last_normalized_score is not None and self.best_normalized_score is not None:
+            lines.append(
+                f"Normalized score: last {self.last_normalized_score:.3f}, best {self.best_normalized_score:.3f}."
             )
         if self.target_reached:
             lines.append(
@@ -537,7 +545,16 @@ class Trainer:
             checkpoint=None if checkpoint is None else str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,
             gave_up=None if gave_up is None else str(gave_up),
+            last_normalized_score=self._normalized(
+                None if self.last_evaluation is None else self.last_evaluation.mean_return
+            ),
+            best_normalized_score=self._normalized(None if best is None else best[0]),
         )
+
+    def _normalized(self, mean_return: float | None) -> float | None:
+        """A greedy mean return as the normalized score of the executor's dataset (offline runs), else None."""
+        score = getattr(self.executor, "normalized_score", None)
+        return None if score is None or mean_return is None else score(mean_return)
 
     def _compile_seconds(self) -> float:
         """Seconds the run's agent spent compiling, the resumed run's earlier part included."""
@@ -601,6 +618,13 @@ def executor_class_of(spec: RunSpec) -> type:
     from rlgraph.specs.validation import rebase
 
     name = spec.executor if isinstance(spec.executor, str) else spec.executor.get("type", "local")
+    if spec.dataset is not None:
+        if name not in ("local", "offline"):
+            raise SpecError(
+                f"a run with a dataset trains offline, with no acting: executor {name!r} acts (leave executor out)",
+                "executor",
+            )
+        name = "offline"
     try:
         return plugins.load("rlgraph.executors", name)
     except PluginNotFoundError as error:
@@ -623,6 +647,8 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callb
         "seed": spec.seed,
         "episode_finish_callback": episode_finish_callback,
     }
+    if spec.dataset is not None:
+        given["dataset"] = spec.dataset
     if getattr(executor_class, "trains_population", False):
         given["population"] = spec.population
         if (

@@ -80,13 +80,13 @@ class ActorCriticQAgent(Agent):
     def update_from_storage(self) -> UpdateResult:
         if self.learner_group is None:
             return self._steps(
-                lambda *flags: self._execute("update", self.timesteps, *flags), from_memory=True
+                lambda *flags: self._execute("update", self.learning_time_step, *flags), from_memory=True
             )
 
         def step(*flags: bool) -> Any:  # a learner group's: the batch sampled here, split over the learners
             return self.learn_from_sample(
                 lambda batch: self._execute(
-                    "update_from_batch", *transition_batch_args(batch), self.timesteps, *flags
+                    "update_from_batch", *transition_batch_args(batch), self.learning_time_step, *flags
                 ),
                 priorities=lambda outputs: outputs["td_errors"],
             )
@@ -96,7 +96,7 @@ class ActorCriticQAgent(Agent):
     def update_from_batch(self, batch: Any) -> UpdateResult:
         args = transition_batch_args(batch)
         return self._steps(
-            lambda *flags: self._execute("update_from_batch", *args, self.timesteps, *flags),
+            lambda *flags: self._execute("update_from_batch", *args, self.learning_time_step, *flags),
             from_memory=False,
         )
 
@@ -107,7 +107,7 @@ class ActorCriticQAgent(Agent):
         results = []
         for i in range(iterations):
             update_actor = (self.updates * iterations + i + 1) % self.policy_delay == 0
-            clock = self.timesteps if from_memory else self.updates * iterations + i
+            clock = self.learning_time_step if from_memory else self.updates * iterations + i
             due = update_actor and clock - self.last_sync[from_memory] >= self.update_spec.sync_interval
             results.append(step(update_actor, due))
             if due:

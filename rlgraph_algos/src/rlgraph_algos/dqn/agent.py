@@ -106,11 +106,11 @@ class DQNAgent(Agent):
 
         ``update_spec.sync_interval`` counts the time steps the agent acted (RLgraph's rule) when it
         learns from its memory, and its updates when it learns from batches given from outside (a
-        learner that never acts).
+        learner that never acts) or offline.
         """
         result = super().update(batch)
         spec = self.update_spec
-        clock = self.timesteps if batch is None else self.updates
+        clock = self.learning_time_step if batch is None else self.updates
         if spec.sync_tau < 1.0 or clock - self.last_sync[batch is None] >= spec.sync_interval:
             self._execute("sync_target")
             self.last_sync[batch is None] = clock
