@@ -160,3 +160,15 @@ def test_values_of_a_config_made_in_python_are_checked_too():
         IMPALAConfig(**CARTPOLE, architecture="tiny")
     config = SACConfig(**spaces, sync_rules={"sync_every_n_updates": 2})
     assert attrs.evolve(config).update_spec == config.update_spec  # translated once, held in one form
+
+
+def test_the_conservative_penalty_is_checked_and_refused_where_it_would_not_apply():
+    from rlgraph_algos.dqn.config import CategoricalDQNConfig
+
+    assert DQNConfig(**CARTPOLE, cql_alpha=1.0).cql_alpha == 1.0
+    with pytest.raises(SpecError, match=r"^cql_alpha: "):
+        DQNConfig(**CARTPOLE, cql_alpha=-1.0)
+    with pytest.raises(
+        SpecError, match=r"^cql_alpha: does not apply: a distributional DQN's loss is its own"
+    ):
+        CategoricalDQNConfig(**CARTPOLE, cql_alpha=1.0)

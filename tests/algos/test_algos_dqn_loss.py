@@ -321,3 +321,26 @@ def test_value_rescaling_forms_the_target_in_the_rescaled_space(rlgraph_backend)
     np.testing.assert_allclose(per_item, 0.5 * errors**2, rtol=1e-4)
     weighted, _ = test.test(("loss", [*inputs, np.float32([2.0, 0.0])]))
     np.testing.assert_allclose(weighted, 0.5 * errors[0] ** 2, rtol=1e-4)  # the mean of 2 * first, 0 * second
+
+
+def test_the_conservative_penalty_against_numpy(rlgraph_backend):
+    """CQL(H): each item adds ``alpha * (logsumexp_a Q(s, a) - Q(s, a_data))``; the TD errors (priorities)
+    stay the TD errors."""
+    alpha = 0.5
+    test = ComponentTest(DQNLoss(double_q=False, cql_alpha=alpha), SPACES, backend=rlgraph_backend)
+    inputs = [
+        Q,
+        ACTIONS,
+        REWARDS,
+        TERMINALS,
+        np.float32([0.9, 0.9]),
+        NEXT_TARGET,
+        NEXT_ONLINE,
+        np.float32([1, 2]),
+    ]
+    loss, td = test.test(("loss", inputs))
+    q = Q.astype(np.float64)
+    penalty = np.log(np.exp(q).sum(axis=-1)) - q[np.arange(2), ACTIONS]
+    per_item = 0.5 * np.array([2.5, 1.5]) ** 2 + alpha * penalty
+    np.testing.assert_allclose(td, [2.5, 1.5], rtol=1e-6)
+    np.testing.assert_allclose(loss, np.mean([1.0, 2.0] * per_item), rtol=1e-5)

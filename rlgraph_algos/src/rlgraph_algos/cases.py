@@ -12,6 +12,8 @@ build a small wrapper component and declare the optimizer's or synchronizer's cl
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -80,14 +82,16 @@ TIES = (
 )
 
 
-def _dqn_loss_case(id: str, double_q: bool, huber_loss: bool, **space_args) -> ParityCase:
+def _dqn_loss_case(
+    id: str, double_q: bool, huber_loss: bool, cql_alpha: float = 0.0, **space_args: Any
+) -> ParityCase:
     calls = _loss_calls(5, 1, 16)
     calls.append(("per_item_loss", LOSS_ARGS[:-1]))  # no importance weights: one loss (and TD error) per row
     if not space_args:
         calls.append(("loss", TIES))
     return ParityCase(
         f"algo-dqn-loss-{id}",
-        lambda: DQNLoss(double_q=double_q, huber_loss=huber_loss),
+        lambda: DQNLoss(double_q=double_q, huber_loss=huber_loss, cql_alpha=cql_alpha),
         _loss_spaces(**space_args),
         calls,
     )
@@ -616,6 +620,10 @@ CASES = [
     _dqn_loss_case("double-q-huber", double_q=True, huber_loss=True),
     _dqn_loss_case("int64-actions", double_q=True, huber_loss=True, action_dtype="int64"),
     _dqn_loss_case("multi-dim-actions", double_q=True, huber_loss=False, action_shape=(2,)),
+    _dqn_loss_case("conservative", double_q=True, huber_loss=True, cql_alpha=0.7),
+    _dqn_loss_case(
+        "conservative-multi-dim", double_q=False, huber_loss=False, cql_alpha=2.0, action_shape=(2,)
+    ),
     _dqn_loss_case(
         "multi-dim-actions-huber", double_q=False, huber_loss=True, action_shape=(2,), num_actions=4
     ),

@@ -73,7 +73,10 @@ class DQNBuilder(AlgorithmBuilder):
     def loss(self) -> Component:
         config = self.config
         return DQNLoss(
-            double_q=config.double_q, huber_loss=config.huber_loss, value_rescaling=config.value_rescaling
+            double_q=config.double_q,
+            huber_loss=config.huber_loss,
+            value_rescaling=config.value_rescaling,
+            cql_alpha=config.cql_alpha,
         )
 
     @property

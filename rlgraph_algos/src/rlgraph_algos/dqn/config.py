@@ -37,7 +37,8 @@ class DQNConfig(LearningAgentConfig):
     ``dueling_q`` that contradicts it is refused). ``huber_loss``: Huber instead of squared TD errors.
     ``clip_rewards``: clip the rewards learned from to ``[-c, c]`` (0: none). ``value_rescaling``: learn R2D2's
     rescaled values ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018). ``n_step``: learn
-    from n-step returns. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
+    from n-step returns. ``cql_alpha``: the weight of conservative Q-learning's penalty (Kumar et al. 2020,
+    CQL(H): ``logsumexp_a Q(s, a) - Q(s, a_data)``; 0: none), for learning offline from a dataset. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
     ``frame_replay``). ``update_spec``: ``batch_size``, ``sync_interval`` (time steps between target syncs;
     0: every update) and ``sync_tau`` (below 1: a soft sync after every update).
     """
@@ -54,6 +55,7 @@ class DQNConfig(LearningAgentConfig):
     huber_loss: bool = False
     clip_rewards: float = attrs.field(default=0.0, metadata=check_of(non_negative))
     value_rescaling: bool = False
+    cql_alpha: float = attrs.field(default=0.0, metadata=check_of(non_negative))
     n_step: int = attrs.field(default=1, metadata=check_of(positive_int))
     memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
     name: str = "dqn-agent"
@@ -153,7 +155,7 @@ _OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no actio
 @agent_config
 class DistributionalDQNConfig(DQNConfig):
     """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its loss and heads are its own, so
-    ``huber_loss``, ``value_rescaling`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
+    ``huber_loss``, ``value_rescaling``, ``cql_alpha`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
     type (``units_state_value_stream`` for dueling)."""
 
     #: The algorithm and its heads' type, for the messages.
@@ -162,6 +164,7 @@ class DistributionalDQNConfig(DQNConfig):
 
     huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
+    cql_alpha: float = attrs.field(default=0.0, metadata={"check": reject(_OWN_LOSS)})
     action_adapter_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_HEADS)})
 
     def contradictions(self) -> list[Problem]:

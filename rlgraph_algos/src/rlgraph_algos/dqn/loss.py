@@ -26,6 +26,11 @@ class DQNLoss(Component):
 
     ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return.
 
+    With ``cql_alpha`` above 0, conservative Q-learning for discrete actions (Kumar et al. 2020, CQL(H)) adds
+    to each item ``alpha * (logsumexp_a Q_online(s, a) - Q_online(s, a_data))``: Q-values of actions the
+    data did not take are pushed down, those it took up, so that offline a greedy policy does not pick
+    actions whose values no data checked. The TD errors (priorities) stay the TD errors.
+
     With ``value_rescaling`` (R2D2's targets, Pohlen et al. 2018) the network learns rescaled values: the
     target is ``y = h(r + gamma_n * (1 - d) * h^-1(Q_target(s', a*)))`` with
     :func:`~rlgraph_algos.value_rescaling.rescale` as ``h``.
@@ -42,9 +47,13 @@ class DQNLoss(Component):
         huber_loss: bool = False,
         value_rescaling: bool = False,
         rescaling_epsilon: float = DEFAULT_EPSILON,
+        cql_alpha: float = 0.0,
         scope: str = "dqn-loss",
     ) -> None:
         super().__init__(scope=scope)
+        if cql_alpha < 0.0:
+            raise ValueError(f"cql_alpha must be >= 0, got {cql_alpha}")
+        self.cql_alpha = float(cql_alpha)
         self.double_q = double_q
         self.huber_loss = huber_loss
         self.value_rescaling = value_rescaling
@@ -111,7 +120,15 @@ class DQNLoss(Component):
             per_item = ops.where(magnitude <= 1.0, 0.5 * ops.square(delta), magnitude - 0.5)
         else:
             per_item = 0.5 * ops.square(delta)
+        if self.cql_alpha:
+            per_item = per_item + self.cql_alpha * self._conservative_penalty(q_values, taken, extra_dims)
         return per_item, ops.stop_gradient(magnitude)
+
+    def _conservative_penalty(self, q_values, taken, extra_dims):
+        """CQL(H)'s ``logsumexp_a Q(s, a) - Q(s, a_data)`` per item (averaged over several action dimensions)."""
+        ops = self.ops
+        penalty = ops.logsumexp(q_values, axis=-1) - taken
+        return ops.mean(penalty, axis=tuple(range(1, extra_dims + 1))) if extra_dims else penalty
 
 
 def of_actions(ops: Any, values: Any, actions: Any) -> Any:
