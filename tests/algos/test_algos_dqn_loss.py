@@ -30,8 +30,11 @@ NEXT_TARGET = np.array([[0.0, 5.0, 1.0], [9.0, 9.0, 9.0]], dtype=np.float32)
 NEXT_ONLINE = np.array([[0.0, 1.0, 4.0], [0.0, 0.0, 0.0]], dtype=np.float32)
 
 
-def run(double_q=True, huber_loss=False, discounts=(0.9, 0.9), weights=(1.0, 1.0), backend=None):
-    test = ComponentTest(DQNLoss(double_q=double_q, huber_loss=huber_loss), SPACES, backend=backend)
+def run(
+    double_q=True, huber_loss=False, discounts=(0.9, 0.9), weights=(1.0, 1.0), backend=None, cql_alpha=0.0
+):
+    loss = DQNLoss(double_q=double_q, huber_loss=huber_loss, cql_alpha=cql_alpha)
+    test = ComponentTest(loss, SPACES, backend=backend)
     inputs = [
         Q,
         ACTIONS,
@@ -327,18 +330,7 @@ def test_the_conservative_penalty_against_numpy(rlgraph_backend):
     """CQL(H): each item adds ``alpha * (logsumexp_a Q(s, a) - Q(s, a_data))``; the TD errors (priorities)
     stay the TD errors."""
     alpha = 0.5
-    test = ComponentTest(DQNLoss(double_q=False, cql_alpha=alpha), SPACES, backend=rlgraph_backend)
-    inputs = [
-        Q,
-        ACTIONS,
-        REWARDS,
-        TERMINALS,
-        np.float32([0.9, 0.9]),
-        NEXT_TARGET,
-        NEXT_ONLINE,
-        np.float32([1, 2]),
-    ]
-    loss, td = test.test(("loss", inputs))
+    loss, td = run(double_q=False, weights=(1.0, 2.0), backend=rlgraph_backend, cql_alpha=alpha)
     q = Q.astype(np.float64)
     penalty = np.log(np.exp(q).sum(axis=-1)) - q[np.arange(2), ACTIONS]
     per_item = 0.5 * np.array([2.5, 1.5]) ** 2 + alpha * penalty

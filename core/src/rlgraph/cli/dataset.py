@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rlgraph.cli.demos import add_recording_arguments
 from rlgraph.specs.checks import positive_int_argument
 
 
@@ -18,16 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     record = actions.add_parser("record", help="write a run's play as a Minari dataset")
-    record.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
-    record.add_argument(
-        "--steps", metavar="N", type=positive_int_argument, required=True, help="environment steps to record"
-    )
-    record.add_argument(
-        "--out",
-        metavar="FOLDER",
-        type=Path,
-        required=True,
-        help="the dataset's folder, named as Minari ids are: NAME-vN (datasets/cartpole-medium-v0)",
+    add_recording_arguments(
+        record,
+        "FOLDER",
+        "the dataset's folder, named as Minari ids are: NAME-vN (datasets/cartpole-medium-v0)",
     )
     record.add_argument(
         "--epsilon", metavar="E", type=float, default=0.0, help="probability of a random action (default 0)"
@@ -39,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.0,
         help="Gaussian noise on continuous actions, in half action ranges (default 0)",
     )
-    record.add_argument(
-        "--checkpoint", metavar="FILE", type=Path, help="checkpoint to load (a path, or a name)"
-    )
-    record.add_argument("--seed", metavar="S", type=int, help="seed of the environment and the noise")
     record.add_argument(
         "--reference-episodes",
         metavar="N",

@@ -17,18 +17,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     record = actions.add_parser("record", help="write a run's play to a demonstrations file")
-    record.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
-    record.add_argument(
-        "--steps", metavar="N", type=positive_int_argument, required=True, help="environment steps to record"
-    )
-    record.add_argument("--out", metavar="FILE", type=Path, required=True, help="the file to write (.npz)")
-    record.add_argument(
-        "--checkpoint", metavar="FILE", type=Path, help="checkpoint to load (a path, or a name)"
-    )
-    record.add_argument("--seed", metavar="S", type=int, help="seed of the environment")
+    add_recording_arguments(record, "FILE", "the file to write (.npz)")
     record.add_argument(
         "--exploration", action="store_true", help="act with the agent's exploration instead of greedily"
     )
+
+
+def add_recording_arguments(parser: argparse.ArgumentParser, out_metavar: str, out_help: str) -> None:
+    """The arguments of a command recording a run's play: the run folder, ``--steps``, ``--out``,
+    ``--checkpoint`` and ``--seed``."""
+    parser.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
+    parser.add_argument(
+        "--steps", metavar="N", type=positive_int_argument, required=True, help="environment steps to record"
+    )
+    parser.add_argument("--out", metavar=out_metavar, type=Path, required=True, help=out_help)
+    parser.add_argument(
+        "--checkpoint", metavar="FILE", type=Path, help="checkpoint to load (a path, or a name)"
+    )
+    parser.add_argument("--seed", metavar="S", type=int, help="seed of the environment")
 
 
 def run(args: argparse.Namespace) -> int:
