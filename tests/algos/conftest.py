@@ -25,3 +25,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         if callspec.params["rlgraph_backend"] not in marker.args:
             item.add_marker(pytest.mark.learning)
+
+
+@pytest.fixture(scope="session")
+def noisy_cartpole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Minari dataset of a CartPole controller's noisy play (:mod:`offline_support`)."""
+    pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+    from offline_support import record_noisy_cartpole
+
+    return record_noisy_cartpole(tmp_path_factory.mktemp("datasets"))
+
+
+@pytest.fixture(scope="session")
+def noisy_pendulum(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Minari dataset of a Pendulum controller's noisy play (:mod:`offline_support`)."""
+    pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+    from offline_support import record_noisy_pendulum
+
+    return record_noisy_pendulum(tmp_path_factory.mktemp("datasets"))

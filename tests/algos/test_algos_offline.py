@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from offline_support import lean_with_the_pole, swing_up
 
 from rlgraph.errors import SpecError
 from rlgraph.training import Trainer, load_run_spec
 
 minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
 from rlgraph.training.datasets import load_dataset, record_policy_dataset
-
-
-def lean_with_the_pole(state):
-    """CartPole's hand-written controller: push the way the pole falls (returns of a few hundred)."""
-    return int(state[2] + 0.5 * state[3] > 0)
 
 
 @pytest.fixture(scope="module")
@@ -69,14 +65,6 @@ def test_a_memory_smaller_than_the_dataset_is_refused(cartpole_dataset, rlgraph_
     assert not (tmp_path / "run").exists(), "no run folder is left"
 
 
-def swing_up(state):
-    """Pendulum's energy-pumping controller (noisy data: returns of about -900 to -150)."""
-    cos, sin, velocity = state
-    return np.clip([2.0 * np.sign(velocity) if cos < 0.0 else -2.0 * sin - velocity], -2.0, 2.0).astype(
-        np.float32
-    )
-
-
 def test_sac_trains_offline_on_continuous_actions(rlgraph_backend, tmp_path):
     """SAC's twin critics and policy update from a Pendulum dataset, its delayed target syncs on updates."""
     if rlgraph_backend == "numpy":
@@ -111,19 +99,6 @@ def test_sac_trains_offline_on_continuous_actions(rlgraph_backend, tmp_path):
 
 
 SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
-
-
-@pytest.fixture(scope="module")
-def noisy_cartpole(tmp_path_factory):
-    """20,000 steps of the controller with 30% random actions (mean return about 345)."""
-    rng = np.random.default_rng(0)
-
-    def noisy(state):
-        return int(rng.integers(2)) if rng.random() < 0.3 else lean_with_the_pole(state)
-
-    out = tmp_path_factory.mktemp("datasets") / "cartpole-noisy-v0"
-    record_policy_dataset("CartPole-v1", noisy, out, 20_000, seed=0, expert_score=500.0)
-    return out
 
 
 def offline_q_learning(dataset, backend, seed, cql_alpha):

@@ -24,6 +24,7 @@ from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
 from rlgraph.testing.strategies import box_spaces, ranked
 from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.loss import DQNLoss
@@ -291,6 +292,18 @@ MARGIN_SPACES = {
 def _margin_case(id: str, margin: float) -> ParityCase:
     calls = [("loss", tuple(Sampled(name, batch_size=n) for name in MARGIN_SPACES)) for n in (7, 1)]
     return ParityCase(f"algo-large-margin-loss-{id}", lambda: LargeMarginLoss(margin), MARGIN_SPACES, calls)
+
+
+# -- behaviour cloning ---------------------------------------------------------------------------------------------
+BC_SPACES = {
+    "log_probs": FloatBox(low=-20.0, high=2.0, **B),
+    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+}
+
+
+def _bc_case() -> ParityCase:
+    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in BC_SPACES)) for n in (9, 1)]
+    return ParityCase("algo-bc-loss", BCLoss, BC_SPACES, calls)
 
 
 # -- R2D2's value rescaling ----------------------------------------------------------------------------------
@@ -644,6 +657,7 @@ CASES = [
     # DQfD's large-margin loss, with a margin below and one above the spread of the Q-values.
     _margin_case("paper", margin=0.8),
     _margin_case("wide", margin=5.0),
+    _bc_case(),
     # Categorical DQN: the cross-entropy against projected targets, and the projection.
     _categorical_case("symmetric", v_min=-2.0, v_max=2.0),
     _categorical_case("offset", v_min=0.0, v_max=5.0),

@@ -1,0 +1,1 @@
+"""Behaviour cloning: a policy learned from a dataset's actions by maximum likelihood."""
