@@ -199,3 +199,30 @@ def test_offline_runs_refuse_what_would_lose_data_or_mislead(random_dataset, tmp
         err = capsys.readouterr().err
         assert code == 2 and message in err, (message, err)
         assert not (tmp_path / f"run{number}").exists(), "no run folder is left"
+
+
+def test_an_online_run_goes_on_from_an_offline_checkpoint(random_dataset, tmp_path, capsys):
+    """Offline-to-online: the online run's agent starts from the offline run's variables, its memory (the
+    dataset) among them; a checkpoint of another agent is refused before a run folder exists."""
+    from rlgraph.training import Trainer, load_run_spec
+
+    with tabular_agent_registered():
+        offline = Trainer(load_run_spec(offline_spec(random_dataset)), tmp_path / "offline")
+        offline.run()
+        learned = offline.agent.get_weights()
+        online_spec = run_spec(initial_checkpoint=str(tmp_path / "offline" / "checkpoints"), timesteps=200)
+        online_spec["agent"]["capacity"] = 2000
+        online = Trainer(load_run_spec(online_spec), tmp_path / "online")
+        for name, value in online.agent.get_weights().items():
+            np.testing.assert_array_equal(value, learned[name])
+        summary = online.run()
+        assert summary.timesteps == 200 and summary.episodes > 0, "it acts online"
+        other = run_spec(
+            initial_checkpoint=str(tmp_path / "offline" / "checkpoints")
+        )  # capacity 64: other shapes
+        spec = tmp_path / "other.yaml"
+        spec.write_text(yaml.safe_dump(other))
+        assert main(["train", str(spec), "--run-dir", str(tmp_path / "other"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "rlgraph: error:" in err and "shape" in err, err
+    assert not (tmp_path / "other").exists()

@@ -57,6 +57,9 @@ class RunSpec:
     no acting: the ``offline`` executor stores it in the agent's memory and each of the ``timesteps`` is one
     update; the environment gives the spaces and the greedy evaluations, and the summary the normalized
     score of their returns.
+    ``initial_checkpoint``: a checkpoint (a file, or a run folder's newest) whose variables, memories among
+    them, the agent starts from: an offline run's, to go on online (offline-to-online), or any run's of the
+    same agent spec.
     ``callbacks``: observers of the trainer's events, ``"package.module:ClassName"`` or the name of
     a plugin in the ``rlgraph.callbacks`` entry-point group (see
     :class:`rlgraph.plugins.hookspecs.EventHooks`), each class instantiated without arguments.
@@ -89,6 +92,7 @@ class RunSpec:
     population: int = attrs.field(default=1, validator=at_least(1))
     population_set: list[str] = attrs.field(factory=list)
     dataset: str | None = None
+    initial_checkpoint: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if "type" not in self.agent:

@@ -258,6 +258,8 @@ class Trainer:
         self.agent = self.executor.agent
         self.learner_group = self._learner_group()  # a checkpoint loaded into the agent reaches every learner
         self.evaluator = self._evaluator()
+        if spec.initial_checkpoint is not None and not resume_from:  # a resumed run's own checkpoint wins
+            self.agent.load_model(spec.initial_checkpoint)
         if not resume_from:
             self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
         self.run_dir = run_dir
