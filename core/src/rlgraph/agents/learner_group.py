@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,9 @@ __all__ = ["LearnerFailedError", "LearnerGroup", "LearnerGroupError", "StateMirr
 SPLIT, EVERY = "split", "every"
 FAILURE_SECONDS = 5.0
 """How long the others are asked why, once a round failed on learner 0."""
+DYING_SECONDS = 2.0
+"""How long a failed round waits to see a learner dead: a collective fails in the survivors as soon as a dying
+learner's connections close, a moment before its process has ended."""
 
 
 class LearnerGroup:
@@ -225,12 +229,11 @@ class LearnerGroup:
     def _failure(self, error: BaseException, what: str) -> LearnerGroupError:
         """Why a round failed: a learner that died (the others' failures follow from it: a collective it left),
         else one that said why (asked briefly), else ``error``."""
-        for learner in self.learners:
-            if not learner.alive:
-                code = "" if learner.exit_code is None else f" (exit code {learner.exit_code})"
-                return LearnerGroupError(
-                    f"learner {learner.rank} of {self.size} died{code} in {what}: {error}"
-                )
+        # A learner that says why it failed is the cause; a failure without a reason may be a death still under way.
+        dead = self._dead_learner(DYING_SECONDS if not isinstance(error, LearnerFailedError) else 0.0)
+        if dead is not None:
+            code = "" if dead.exit_code is None else f" (exit code {dead.exit_code})"
+            return LearnerGroupError(f"learner {dead.rank} of {self.size} died{code} in {what}: {error}")
         if isinstance(error, LearnerGroupError):
             return error
         for learner in self.learners:
@@ -242,6 +245,17 @@ class LearnerGroup:
                 continue
         where = "this process" if self.remote_zero else "learner 0"
         return LearnerGroupError(f"{where} failed in {what}: {error}; the group is stopped")
+
+    def _dead_learner(self, seconds: float) -> Any:
+        """A learner that died, seen within ``seconds``; None where every one lives on."""
+        deadline = time.monotonic() + seconds
+        while True:
+            for learner in self.learners:
+                if not learner.alive:
+                    return learner
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
 
     def _split(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
         split = self.agent.split_for_learners(api_method, args, self.size)  # an algorithm's own split
