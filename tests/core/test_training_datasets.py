@@ -177,6 +177,8 @@ def test_an_offline_run_learns_from_a_dataset_without_acting(random_dataset, tmp
         dataset.normalized_score(summary["last_eval_mean_return"])
     )
     assert f"Normalized score: last {summary['last_normalized_score']:.3f}" in printed
+    stored = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())
+    assert stored["dataset"] == str(random_dataset.resolve()), "absolute: a resume from elsewhere finds it"
     with tabular_agent_registered():
         code = main(["train", "--resume", str(tmp_path / "run"), "--timesteps", "400", "--quiet"])
     assert code == 0

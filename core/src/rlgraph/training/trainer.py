@@ -604,10 +604,14 @@ def execute_until(
 
 
 def write_run_spec(run_dir: Path, spec: RunSpec, backend: str, evaluation_seed: int | None) -> dict[str, Any]:
-    """Write ``run_dir/run.yaml``: ``spec`` with what was chosen (the backend, the evaluations' seed); its data."""
+    """Write ``run_dir/run.yaml``: ``spec`` with what was chosen (the backend, the evaluations' seed) and its
+    paths made absolute; its data."""
     stored = spec.to_dict()
     stored["evaluation"]["seed"] = evaluation_seed
     stored["backend"] = backend
+    for key in ("dataset", "initial_checkpoint"):  # absolute: a resume from another folder finds them
+        if stored.get(key) is not None:
+            stored[key] = str(Path(stored[key]).resolve())
     (run_dir / RUN_SPEC_FILE).write_text(_yaml(stored))
     return stored
 
