@@ -65,3 +65,20 @@ class ExploringActing:
     def greedy_actions(self, preprocessed_states: Any) -> Any:
         """The actions without exploration (inside the API methods)."""
         raise NotImplementedError
+
+
+class DrawingActing:
+    """The acting API of a root whose stochastic ``policy`` draws the actions (its modes without exploration):
+    ``get_actions(states, use_exploration, apply_preprocessing)`` (the actions and the preprocessed states) and
+    ``get_preprocessed_actions(preprocessed_states, use_exploration)``. The root has a ``preprocessor`` and a
+    ``policy`` (``get_action(states, deterministic)``)."""
+
+    @rlgraph.api
+    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
+        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
+        actions = self.get_preprocessed_actions(preprocessed, use_exploration)["actions"]
+        return {"actions": actions, "preprocessed_states": preprocessed}
+
+    @rlgraph.api
+    def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
+        return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}

@@ -8,7 +8,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.agents.roles import Role
-from rlgraph.agents.root import AgentRoot, ExploringActing
+from rlgraph.agents.root import AgentRoot, DrawingActing, ExploringActing
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
@@ -198,7 +198,7 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
         return ops.mean(weights * per_item), ops.stop_gradient(td_errors / float(len(q_values)))
 
 
-class SACGraph(ActorCriticQGraph):
+class SACGraph(DrawingActing, ActorCriticQGraph):
     """Soft Actor-Critic: a stochastic policy, a temperature, and the losses of
     :class:`~rlgraph_algos.actor_critic_q.losses.SACLoss`, stepped in SAC's order: the critics (their
     targets from the target critics and the policy's draws for the next states), the policy (on the critics
@@ -240,16 +240,6 @@ class SACGraph(ActorCriticQGraph):
             for path, leaf in policy.space.flatten().items()
             if isinstance(leaf, IntBox)
         }
-
-    @rlgraph.api
-    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
-        return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}
 
     @rlgraph.api(needs="temperature")
     def get_alpha(self):

@@ -6,7 +6,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.agents.roles import Role
-from rlgraph.agents.root import AgentRoot
+from rlgraph.agents.root import AgentRoot, DrawingActing
 from rlgraph.components import Component
 from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.replay import SampledBatches
@@ -15,7 +15,7 @@ from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 
 
-class BCGraph(SampledBatches, AgentRoot):
+class BCGraph(DrawingActing, SampledBatches, AgentRoot):
     """A stochastic policy that acts (draws; its modes without exploration) and learns the data's actions
     (``update`` from the memory, ``update_from_batch`` from outside) by :class:`~rlgraph_algos.bc.loss.BCLoss`.
 
@@ -40,16 +40,6 @@ class BCGraph(SampledBatches, AgentRoot):
         self.optimizer = None if optimizer is None else optimizer.attach(policy)
         self.memory = memory
         self.batch_size = batch_size
-
-    @rlgraph.api
-    def get_actions(self, states, use_exploration=True, apply_preprocessing=True):
-        preprocessed = self.preprocessor.preprocess(states) if apply_preprocessing else states
-        actions = self.get_preprocessed_actions(preprocessed, use_exploration)["actions"]
-        return {"actions": actions, "preprocessed_states": preprocessed}
-
-    @rlgraph.api
-    def get_preprocessed_actions(self, preprocessed_states, use_exploration=True):
-        return {"actions": self.policy.get_action(preprocessed_states, not use_exploration)}
 
     @rlgraph.api(needs="memory")
     def observe(self, records):
