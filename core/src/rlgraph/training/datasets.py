@@ -105,8 +105,8 @@ class OfflineDataset:
         ):
             if not same_layout(mine, theirs):
                 raise RLGraphError(
-                    f"dataset {str(self.path)!r} has the {name} space {_plain(mine)}, but {what} has "
-                    f"{_plain(theirs)}"
+                    f"dataset {str(self.path)!r} has the {name} space {mine.strip_ranks()}, but {what} has "
+                    f"{theirs.strip_ranks()}"
                 )
 
     def check_discrete(self, discrete: bool, algorithm: str) -> None:
@@ -139,11 +139,6 @@ def _same_leaf(first: Space, second: Space) -> bool:
     if isinstance(first, IntBox) and isinstance(second, IntBox):
         return bool(np.array_equal(first.low, second.low) and np.array_equal(first.high, second.high))
     return True
-
-
-def _plain(space: Space) -> Space:
-    """A space without batch or time ranks (an agent's spaces have them; a dataset's do not)."""
-    return space.strip_ranks()
 
 
 # -- recording ----------------------------------------------------------------------------------------------
@@ -179,7 +174,7 @@ def record_dataset(
     rng = np.random.default_rng(seed)
     with run_agent(spec, run_dir, checkpoint, spec.environment, 1) as (agent, env, file):
         _check_noise(noise, env.action_space)
-        episodes = play_episodes(env, _acting(agent, env.action_space, epsilon, noise, rng), steps, seed)
+        episodes, _ = play_episodes(env, _acting(agent, env.action_space, epsilon, noise, rng), steps, seed)
         state_space, action_space = env.state_space, env.action_space
         if expert_score is None:
             evaluation = GreedyEvaluator(agent, spec.environment, reference_episodes, seed=seed)
@@ -216,23 +211,17 @@ def record_policy_dataset(
     """Play ``steps`` steps of ``policy`` (a function from one state to its action: a hand-written
     controller, say) on one environment of ``env_spec`` and write them to ``out`` as a Minari dataset, as
     :func:`record_dataset` does for a trained run. The random reference score is measured unless given."""
-    from rlgraph.environments.vector_env import VectorEnv
-
     out = Path(out)
     _check_recording(out, steps, 0.0, 0.0)
     _minari()
-    env = VectorEnv(env_spec, 1, seed=seed)
-    try:
-        episodes = play_episodes(env, lambda states, start: policy(nested.get_index(states, 0)), steps, seed)
-    finally:
-        env.terminate()
+    episodes, _, (state_space, action_space) = play_policy(env_spec, policy, steps, seed)
     if random_score is None:
         random_score = random_policy_score(env_spec, reference_episodes, seed)
     return write_dataset(
         out,
         episodes,
-        env.state_space,
-        env.action_space,
+        state_space,
+        action_space,
         env_id=_gymnasium_id(env_spec),
         algorithm=getattr(policy, "__name__", "policy"),
         description=f"{steps} steps of {getattr(policy, '__name__', repr(policy))}",
@@ -267,8 +256,8 @@ def write_dataset(
             dataset_id=out.name,
             buffer=buffers,
             env=env_id,
-            observation_space=to_gymnasium(_plain(state_space)),
-            action_space=to_gymnasium(_plain(action_space)),
+            observation_space=to_gymnasium(state_space.strip_ranks()),
+            action_space=to_gymnasium(action_space.strip_ranks()),
             algorithm_name=algorithm,
             description=f"{description}; recorded by rlgraph",
             data_format="hdf5",
@@ -306,13 +295,13 @@ def _check_recording(out: Path, steps: int, epsilon: float, noise: float) -> Non
 def _check_noise(noise: float, action_space: Space) -> None:
     if noise and not isinstance(action_space, FloatBox):
         raise RLGraphError(
-            f"noise applies to continuous actions; these are {_plain(action_space)} (use epsilon)"
+            f"noise applies to continuous actions; these are {action_space.strip_ranks()} (use epsilon)"
         )
 
 
 def _acting(agent: Any, action_space: Space, epsilon: float, noise: float, rng: np.random.Generator) -> Any:
     """The function from one environment's batched state (and internal states) to its action."""
-    plain = _plain(action_space)
+    plain = action_space.strip_ranks()
     plain.seed(int(rng.integers(2**31)))
     internals_space = getattr(agent, "internal_states_space", None)
     internals: dict[str, Any] = {"value": None if internals_space is None else internals_space.zeros(1)}
@@ -344,11 +333,11 @@ def _acting(agent: Any, action_space: Space, epsilon: float, noise: float, rng: 
 
 def play_episodes(
     env: Any, act: Callable[[Any, bool], Any], steps: int, seed: int | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], bool]:
     """``steps`` steps on ``env`` (a VectorEnv of one) with ``act(states, episode_start)`` (the batch of one
     state to one action): each episode's observations (one more than its steps: the last is the state it
-    ended in), actions, rewards, terminations and truncations. An episode still running at the last step is
-    cut short there (truncated)."""
+    ended in), actions, rewards, terminations and truncations; and whether the last episode was still running
+    at the last step, cut short there (truncated)."""
     states = env.reset(seed)
     episodes: list[dict[str, Any]] = []
     episode = _new_episode(states)
@@ -365,10 +354,28 @@ def play_episodes(
         if terminateds[0] or truncateds[0]:
             episodes.append(_finished(episode))
             episode = _new_episode(states)
-    if episode["actions"]:
+    cut = bool(episode["actions"])
+    if cut:
         episode["truncations"][-1] = True  # the last episode stops with the recording
         episodes.append(_finished(episode))
-    return episodes
+    return episodes, cut
+
+
+def play_policy(
+    env_spec: Any, policy: Callable[[Any], Any], steps: int, seed: int | None = None
+) -> tuple[list[dict[str, Any]], bool, tuple[Space, Space]]:
+    """:func:`play_episodes` of ``policy`` (one state to its action) on one environment of ``env_spec``, and the
+    environment's state and action spaces."""
+    from rlgraph.environments.vector_env import VectorEnv
+
+    env = VectorEnv(env_spec, 1, seed=seed)
+    try:
+        episodes, cut = play_episodes(
+            env, lambda states, start: policy(nested.get_index(states, 0)), steps, seed
+        )
+    finally:
+        env.terminate()
+    return episodes, cut, (env.state_space, env.action_space)
 
 
 def _new_episode(states: Any) -> dict[str, list]:
@@ -402,7 +409,7 @@ def random_policy_score(env_spec: Any, episodes: int, seed: int | None = None) -
     from rlgraph.environments.vector_env import VectorEnv
 
     env = VectorEnv(env_spec, 1, seed=seed)
-    space = _plain(env.action_space)
+    space = env.action_space.strip_ranks()
     space.seed(seed)
     returns: list[float] = []
     total = 0.0
@@ -497,19 +504,36 @@ def _data_folder(path: Path) -> Path:
 
 
 def _transitions(episodes: list[Any], label: str) -> dict[str, Any]:
-    """Minari's episodes as rows of :data:`FIELDS`: states and next states from each episode's observations."""
+    """Minari's episodes as rows of :data:`FIELDS` (see :func:`episode_rows`)."""
+    for episode in episodes:
+        if len(nested.flatten(episode.observations)[0]) != len(episode.rewards) + 1:
+            raise RLGraphError(f"Minari dataset {label!r}: episode {episode.id} has no final observation")
+    return episode_rows(
+        [
+            {
+                "observations": episode.observations,
+                "actions": episode.actions,
+                "rewards": episode.rewards,
+                "terminations": episode.terminations,
+                "truncations": episode.truncations,
+            }
+            for episode in episodes
+        ]
+    )
+
+
+def episode_rows(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Episodes (:func:`play_episodes`' layout: observations one more than the steps) as rows of
+    :data:`FIELDS`, one episode after another: states and next states from each episode's observations."""
     parts: dict[str, list] = {name: [] for name in FIELDS}
     for episode in episodes:
-        length = len(episode.rewards)
-        observations = episode.observations
-        if len(nested.flatten(observations)[0]) != length + 1:
-            raise RLGraphError(f"Minari dataset {label!r}: episode {episode.id} has no final observation")
+        observations = episode["observations"]
         parts["states"].append(nested.map_structure(lambda o: np.asarray(o)[:-1], observations))
         parts["next_states"].append(nested.map_structure(lambda o: np.asarray(o)[1:], observations))
-        parts["actions"].append(nested.map_structure(np.asarray, episode.actions))
-        parts["rewards"].append(np.asarray(episode.rewards, np.float32))
-        parts["terminals"].append(np.asarray(episode.terminations, bool))
-        parts["truncateds"].append(np.asarray(episode.truncations, bool))
+        parts["actions"].append(nested.map_structure(np.asarray, episode["actions"]))
+        parts["rewards"].append(np.asarray(episode["rewards"], np.float32))
+        parts["terminals"].append(np.asarray(episode["terminations"], bool))
+        parts["truncateds"].append(np.asarray(episode["truncations"], bool))
     return {
         name: nested.map_structure(lambda *rows: np.concatenate(rows), *values)
         for name, values in parts.items()

@@ -61,36 +61,13 @@ def record_policy(
     """Play ``steps`` steps of ``policy`` (a function from one state to its action: a hand-written
     controller, say) on one environment of ``env_spec`` and write the transitions to ``path``, as
     :func:`record_demonstrations` does for a trained run; returns what was written."""
-    from rlgraph.environments.vector_env import VectorEnv
+    from rlgraph.training.datasets import episode_rows, play_policy
 
     if steps < 1:
         raise RLGraphError(f"demonstrations need at least one step, got {steps}")
-    env = VectorEnv(env_spec, 1, seed=seed)
-    state = env.reset(seed)
-    rows: dict[str, list] = {name: [] for name in DEMO_FIELDS}
-    returns, episode_return = [], 0.0
-    try:
-        for _ in range(steps):
-            action = policy(nested.get_index(state, 0))
-            next_state, reward, terminated, truncated, final, _ = env.step(np.asarray([action]))
-            for name, value in zip(
-                DEMO_FIELDS, (state, [action], reward, terminated, truncated, final), strict=True
-            ):
-                rows[name].append(
-                    nested.get_index(value, 0) if name in ("states", "next_states") else value[0]
-                )
-            episode_return += float(reward[0])
-            if terminated[0] or truncated[0]:
-                returns.append(episode_return)
-                episode_return = 0.0
-            state = next_state
-    finally:
-        env.terminate()
-    arrays = {
-        name: nested.stack(values) if name in ("states", "next_states") else np.asarray(values)
-        for name, values in rows.items()
-    }
-    arrays["truncateds"][-1] |= not arrays["terminals"][-1]  # the last episode stops here
+    episodes, cut, _ = play_policy(env_spec, policy, steps, seed)
+    arrays = episode_rows(episodes)
+    returns = [float(np.sum(episode["rewards"])) for episode in (episodes[:-1] if cut else episodes)]
     info = {
         "policy": getattr(policy, "__name__", repr(policy)),
         "steps": steps,
