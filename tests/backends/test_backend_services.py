@@ -128,14 +128,16 @@ def test_scalar_ops_keep_python_numbers_numbers_and_tensors_tensors(rlgraph_back
         ops.minimum(2, 7),
         ops.pow(0.5, 2),
         ops.exp(1.0),
+        ops.stop_gradient(0.3),
     ]
-    assert results == [3.0, 2, 1.0, 0.1, 2, 0.25, math.e]
-    assert [type(r) for r in results] == [float, int, float, float, int, float, float]
+    assert results == [3.0, 2, 1.0, 0.1, 2, 0.25, math.e, 0.3]
+    assert [type(r) for r in results] == [float, int, float, float, int, float, float, float]
     tensor = ops.constant([1.0, -2.0])
     for result in (
         ops.maximum(tensor, 0.0),
         ops.clip(tensor, -1.0, 1.0),
         ops.exp(tensor),
+        ops.stop_gradient(tensor),
         ops.cast(tensor, "int64"),
     ):
         assert not isinstance(result, int | float)

@@ -162,6 +162,14 @@ def _pow(op: Callable[..., Any]) -> Callable[..., Any]:
     return pow
 
 
+def _unary(op: Callable[..., Any], python: Callable[[Any], Any]) -> Callable[..., Any]:
+    def unary(x: TensorLike) -> Any:
+        return python(x) if type(x) in NUMBERS else op(x)
+
+    unary.__name__ = op.__name__
+    return unary
+
+
 def _exp(op: Callable[..., Any]) -> Callable[..., Any]:
     def exp(x: TensorLike) -> Any:
         return math.exp(x) if type(x) in NUMBERS and x < 700.0 else op(x)  # math.exp overflows above ~709
@@ -179,6 +187,7 @@ SCALAR_OPS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
     "minimum": lambda op: _binary(op, min),
     "pow": _pow,
     "exp": _exp,
+    "stop_gradient": lambda op: _unary(op, lambda x: x),  # a number carries no gradient
 }
 
 

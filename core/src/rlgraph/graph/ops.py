@@ -17,7 +17,7 @@ branch in Python on a tensor's value (use ``where``), loop in Python over a tens
 
 Scalars: a root API method's input of a scalar space (no shape, no batch or time rank: a time step)
 may reach a define-by-run backend's graph functions as a Python number, and ``cast``, ``clip``,
-``minimum``, ``maximum``, ``pow`` and ``exp`` given only Python numbers may return one. Use Python
+``minimum``, ``maximum``, ``pow``, ``exp`` and ``stop_gradient`` given only Python numbers may return one. Use Python
 arithmetic and these ops on such an input (as a decay does); the result mixes with tensors as a
 number does.
 """
