@@ -8,7 +8,7 @@ import pytest
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, Tuple
-from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
 
 B = {"add_batch_rank": True}
 TWIN = Tuple(FloatBox(), FloatBox(), **B)
@@ -132,6 +132,87 @@ def test_sac_expectations_over_discrete_actions_match_numpy(component_test):
     pi = np.exp(log_pi)
     np.testing.assert_allclose(expected_log_prob, (pi * log_pi).sum(-1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(expected_q, (pi * np.minimum(q1, q2)).sum(-1), rtol=1e-5, atol=1e-5)
+
+
+# -- conservative Q-learning's penalty -------------------------------------------------------------------------
+CQL_SPACES = {
+    "q_values": TWIN,
+    "q_values_uniform": TWIN,
+    "q_values_policy": TWIN,
+    "log_probs_policy": FloatBox(**B),
+    "weight": FloatBox(),
+    "q_values_all": Tuple(FloatBox(shape=(3,)), FloatBox(shape=(3,)), **B),
+    "gaps": FloatBox(**B),
+    "values": FloatBox(shape=(2,), **B),
+    "like": FloatBox(shape=(2,), **B),
+}
+LOW, HIGH = np.float32([-2.0, 0.0]), np.float32([2.0, 0.5])
+
+
+def numpy_cql_gaps(q, q_uniform, q_policy, log_probs, num_actions):
+    """The importance-sampled log-sum-exp of the paper's appendix F less Q(s, a), per critic, in float64:
+    log((1/2N) * (sum_j exp Q(s, u_j) / u(u_j) + sum_j exp Q(s, a_j) / pi(a_j|s))) - Q(s, a)."""
+    density = 1.0 / np.prod(np.float64(HIGH) - np.float64(LOW))
+    batch = len(q[0])
+    pi = np.exp(np.float64(log_probs)).reshape(num_actions, batch)
+    gaps = []
+    for q_i, uniform, policy in zip(q, q_uniform, q_policy):
+        uniform = np.float64(uniform).reshape(num_actions, batch)
+        policy = np.float64(policy).reshape(num_actions, batch)
+        mean = (np.exp(uniform) / density + np.exp(policy) / pi).sum(axis=0) / (2 * num_actions)
+        gaps.append(np.log(mean) - q_i)
+    return gaps
+
+
+@pytest.mark.parametrize("target_gap", [None, 1.5])
+def test_cql_penalty_matches_numpy(component_test, target_gap):
+    rng = np.random.default_rng(9)
+    batch, n = 7, 4
+    normal = lambda size, scale=1.0: rng.normal(0.0, scale, size).astype(np.float32)
+    q = (normal(batch, 2.0), normal(batch, 2.0))
+    q_uniform, q_policy = (
+        (normal(n * batch, 2.0), normal(n * batch, 2.0)),
+        (normal(n * batch), normal(n * batch)),
+    )
+    log_probs = normal(n * batch)
+    test = component_test(ConservativePenalty(LOW, HIGH, n, target_action_gap=target_gap), CQL_SPACES)
+    penalty, mean_gap = test.test(("penalty", [q, q_uniform, q_policy, log_probs, np.float32(0.3)]))
+    gaps = numpy_cql_gaps(q, q_uniform, q_policy, log_probs, n)
+    shift = 0.0 if target_gap is None else target_gap
+    np.testing.assert_allclose(penalty, 0.3 * sum(g - shift for g in gaps), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mean_gap, (gaps[0] + gaps[1]) / 2, rtol=1e-5, atol=1e-5)
+
+
+def test_cql_exact_penalty_over_discrete_actions_matches_numpy(component_test):
+    rng = np.random.default_rng(10)
+    q_all = tuple(rng.normal(0.0, 2.0, (6, 3)).astype(np.float32) for _ in range(2))
+    q = tuple(values[:, 1] for values in q_all)
+    test = component_test(ConservativePenalty(), CQL_SPACES)
+    penalty, mean_gap = test.test(("exact_penalty", [q, q_all, np.float32(2.0)]))
+    gaps = [np.log(np.exp(np.float64(all_)).sum(-1)) - q_i for q_i, all_ in zip(q, q_all)]
+    np.testing.assert_allclose(penalty, 2.0 * (gaps[0] + gaps[1]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mean_gap, (gaps[0] + gaps[1]) / 2, rtol=1e-5, atol=1e-5)
+    assert np.all(mean_gap >= 0.0), "the log-sum-exp bounds every action's value from above"
+
+
+@pytest.mark.parametrize("target_gap", [None, 1.5])
+def test_cql_weight_gradient_is_the_lagrangians_derivative_in_log_weight(component_test, target_gap):
+    """By a central difference of the mean weight loss -w * (mean gap - target) in log(w)."""
+    gaps = np.random.default_rng(11).normal(1.0, 2.0, 13).astype(np.float32)
+    test = component_test(ConservativePenalty(LOW, HIGH, 2, target_action_gap=target_gap), CQL_SPACES)
+    gradient = test.test(("weight_gradient", [gaps, np.float32(np.exp(0.4))]))
+    loss = lambda log_w: -np.exp(log_w) * (np.mean(np.float64(gaps)) - (target_gap or 0.0))
+    expected = 0.0 if target_gap is None else (loss(0.4 + 1e-4) - loss(0.4 - 1e-4)) / 2e-4
+    np.testing.assert_allclose(gradient, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_cql_tiles_the_batch_and_draws_uniform_actions_within_the_bounds(component_test):
+    test = component_test(ConservativePenalty(LOW, HIGH, 3), CQL_SPACES)
+    values = np.arange(10, dtype=np.float32).reshape(5, 2)
+    np.testing.assert_array_equal(test.test(("tile_batch", [values])), np.concatenate([values] * 3))
+    draws = test.test(("uniform_actions", [np.zeros((4000, 2), np.float32)]))
+    assert draws.shape == (4000, 2) and np.all(draws >= LOW) and np.all(draws <= HIGH)
+    assert np.all(np.abs(draws.mean(0) - (LOW + HIGH) / 2) < 0.05 * (HIGH - LOW)), draws.mean(0)
 
 
 # -- TD3 ------------------------------------------------------------------------------------------------------

@@ -140,3 +140,71 @@ def test_discrete_cql_solves_cartpole_offline_where_naive_dqn_collapses(
     assert conservative.last_eval_mean_return >= 475.0 > dataset_return, conservative
     assert conservative.last_normalized_score >= 0.95
     assert naive.last_eval_mean_return < dataset_return, naive
+
+
+def offline_sac(dataset, environment, backend, **keys):
+    return load_run_spec(
+        {
+            "environment": environment,
+            "dataset": str(dataset),
+            "timesteps": 60,
+            "seed": 1,
+            "evaluation": {"interval": 60, "episodes": 1},
+            "agent": {
+                "type": "sac",
+                "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+                "memory_spec": {"type": "replay", "capacity": 2000},
+                "update_spec": {"batch_size": 16},
+                **keys,
+            },
+        },
+        options={"backend": backend},
+    )
+
+
+@pytest.mark.parametrize("target_gap", [None, 5.0])
+def test_sac_with_cql_penalizes_its_critics_on_sampled_continuous_actions(
+    rlgraph_backend, tmp_path, target_gap
+):
+    """Continuous CQL on SAC's learner: the critics' gap is reported; a Lagrangian weight moves from its start
+    toward the target gap (down, where the gap is below it), a fixed one stays."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    dataset = tmp_path / "pendulum-controller-v0"
+    record_policy_dataset("Pendulum-v1", swing_up, dataset, 400, seed=0, expert_score=-150.0)
+    keys = {"cql_alpha": 2.0, "cql_num_actions": 4, "cql_target_action_gap": target_gap}
+    trainer = Trainer(offline_sac(dataset, "Pendulum-v1", rlgraph_backend, **keys), tmp_path / "run")
+    summary = trainer.run()
+    assert summary.updates == 60
+    metrics = trainer.agent.update().metrics
+    assert np.isfinite(metrics["cql_gap"]) and np.isfinite(metrics["critic_loss"])
+    if target_gap is None:
+        assert metrics["cql_weight"] == pytest.approx(2.0)
+    else:
+        assert metrics["cql_gap"] < target_gap and metrics["cql_weight"] < 2.0, metrics
+
+
+def test_discrete_sac_with_cql_takes_the_exact_penalty(cartpole_dataset, rlgraph_backend, tmp_path):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    trainer = Trainer(offline_sac(cartpole_dataset, "CartPole-v1", rlgraph_backend, cql_alpha=1.0), tmp_path)
+    trainer.run()
+    metrics = trainer.agent.update().metrics
+    assert metrics["cql_gap"] >= 0.0, "a log-sum-exp over every action bounds each action's value"
+
+
+def test_cql_on_actions_it_cannot_sample_or_without_a_weight_is_refused(rlgraph_backend):
+    from rlgraph.agents import Agent
+    from rlgraph.spaces import FloatBox
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spec = {"type": "sac", "network_spec": [{"type": "dense", "units": 8}], "backend": rlgraph_backend}
+    unbounded = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(shape=(1,))}
+    with pytest.raises(
+        SpecError, match="cql_alpha: conservative Q-learning samples actions over one FloatBox bounded"
+    ):
+        Agent.from_spec({**spec, "cql_alpha": 1.0}, **unbounded)
+    bounded = {**unbounded, "action_space": FloatBox(-2.0, 2.0, shape=(1,))}
+    with pytest.raises(SpecError, match="cql_target_action_gap: needs cql_alpha > 0"):
+        Agent.from_spec({**spec, "cql_target_action_gap": 5.0}, **bounded)

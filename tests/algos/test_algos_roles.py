@@ -151,6 +151,8 @@ DENSE = [{"type": "dense", "units": 8}]
 #: Per agent type: its spaces, network, and the components its policy role holds.
 POLICIES = {
     "sac": (PENDULUM, DENSE, {"policy"}),
+    "iql": (PENDULUM, DENSE, {"policy"}),
+    "bc": (PENDULUM, DENSE, {"policy"}),
     "td3": (PENDULUM, DENSE, {"deterministic-policy"}),
     "ddpg": (PENDULUM, DENSE, {"deterministic-policy", "exploration"}),
     "ppo": (CARTPOLE, DENSE, {"policy"}),

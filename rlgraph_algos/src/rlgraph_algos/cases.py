@@ -23,12 +23,13 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
 from rlgraph.testing.strategies import box_spaces, ranked
-from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
 from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.impala.vtrace import VTrace
+from rlgraph_algos.iql.loss import IQLLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
 from rlgraph_algos.qr_dqn.losses import QuantileHuberLoss
@@ -599,6 +600,78 @@ def _sac_loss_case(id: str, make) -> ParityCase:
     return ParityCase(f"algo-sac-loss-{id}", make, SAC_SPACES, calls)
 
 
+# -- conservative Q-learning's penalty on SAC's critics ----------------------------------------------------------
+CQL_SPACES = {
+    "q_values": _TWIN,
+    "q_values_uniform": _TWIN,
+    "q_values_policy": _TWIN,
+    "log_probs_policy": FloatBox(low=-4.0, high=1.0, **B),
+    "weight": FloatBox(low=0.1, high=5.0),
+    "q_values_all": SAC_SPACES["q_values_all"],
+    "gaps": FloatBox(low=-1.0, high=4.0, **B),
+    "values": FloatBox(low=-1.0, high=1.0, shape=(3,), **B),
+    "like": FloatBox(low=-1.0, high=1.0, shape=(2,), **B),
+}
+
+
+def _cql_case(id: str, num_actions: int, target_action_gap: float | None) -> ParityCase:
+    """The penalty on batches of 5 (and 1) states with ``num_actions`` sampled actions each."""
+    calls: list = []
+    for size in (5, 1):
+        sampled = num_actions * size
+        calls += [
+            (
+                "penalty",
+                (
+                    Sampled("q_values", batch_size=size),
+                    Sampled("q_values_uniform", batch_size=sampled),
+                    Sampled("q_values_policy", batch_size=sampled),
+                    Sampled("log_probs_policy", batch_size=sampled),
+                    Sampled("weight"),
+                ),
+            ),
+            (
+                "exact_penalty",
+                tuple(Sampled(name, batch_size=size) for name in ("q_values", "q_values_all"))
+                + (Sampled("weight"),),
+            ),
+            ("weight_gradient", (Sampled("gaps", batch_size=size), Sampled("weight"))),
+            ("tile_batch", (Sampled("values", batch_size=size),)),
+        ]
+    calls.append(Call("uniform_actions", (Sampled("like", batch_size=6),), random=True))
+    make = lambda: ConservativePenalty([-2.0, 0.0], [2.0, 0.5], num_actions, target_action_gap)
+    return ParityCase(f"algo-cql-penalty-{id}", make, CQL_SPACES, calls)
+
+
+# -- implicit Q-learning ------------------------------------------------------------------------------------------
+IQL_SPACES = {
+    "q_values_target": _TWIN,
+    "values": FloatBox(low=-3.0, high=3.0, **B),
+    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+    "next_values": FloatBox(low=-3.0, high=3.0, **B),
+    "rewards": FloatBox(low=-1.0, high=1.0, **B),
+    "terminals": BoolBox(**B),
+    "q_values": _TWIN,
+    "targets": FloatBox(low=-3.0, high=3.0, **B),
+    "log_probs": FloatBox(low=-4.0, high=1.0, **B),
+}
+
+
+def _iql_case(id: str, make) -> ParityCase:
+    def args(*names: str, size: int) -> tuple:
+        return tuple(Sampled(name, batch_size=size) for name in names)
+
+    calls = []
+    for size in (9, 1):
+        calls += [
+            ("value_loss", args("q_values_target", "values", "importance_weights", size=size)),
+            ("q_targets", args("next_values", "rewards", "terminals", size=size)),
+            ("q_loss", args("q_values", "targets", size=size)),
+            ("policy_loss", args("log_probs", "q_values_target", "values", "importance_weights", size=size)),
+        ]
+    return ParityCase(f"algo-iql-loss-{id}", make, IQL_SPACES, calls)
+
+
 TD3_SPACES = {
     "target_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
     "noise": FloatBox(low=-3.0, high=3.0, shape=(2,), **B),
@@ -688,6 +761,10 @@ CASES = [
     # Off-policy actor-critic: SAC's three losses (with and without a target entropy), TD3's targets.
     _sac_loss_case("target-entropy", lambda: SACLoss(discount=0.9, target_entropy=-2.0)),
     _sac_loss_case("fixed-alpha", lambda: SACLoss(discount=0.99)),
+    _cql_case("fixed-weight", num_actions=3, target_action_gap=None),
+    _cql_case("lagrangian", num_actions=2, target_action_gap=1.0),
+    _iql_case("paper", lambda: IQLLoss(discount=0.99, expectile=0.7, beta=3.0, max_weight=100.0)),
+    _iql_case("clipped-weights", lambda: IQLLoss(discount=0.9, expectile=0.9, beta=10.0, max_weight=5.0)),
     _td3_targets_case("td3", lambda: TD3Loss(-2.0, 2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)),
     _td3_targets_case("ddpg", lambda: TD3Loss(-2.0, 2.0, discount=0.99, noise_std=0.0)),
     # Target-network synchronization: hard copies and soft (Polyak) updates.

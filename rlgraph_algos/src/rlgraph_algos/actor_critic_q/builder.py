@@ -14,7 +14,7 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.spaces.masks import action_mask_space
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
-from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
 from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -57,6 +57,13 @@ class ActorCriticQBuilder(AlgorithmBuilder):
         config = self.config
         return config.network_spec if config.value_function_spec is None else config.value_function_spec
 
+    def discrete_critic(self) -> Policy:
+        """A critic with a value per action, ``Q(s, .)``: a network and a linear layer of n units."""
+        try:
+            return Policy(self.critic_network_spec, action_space=self.action_space, scope="q-function")
+        except SpecError as error:
+            raise rebase(error, "value_function_spec") from None
+
     def q_function(self) -> Component:
         try:
             return QFunction(self.critic_network_spec)
@@ -91,12 +98,47 @@ class SACBuilder(ActorCriticQBuilder):
                 if target_entropy is None
                 else self.optimizer(config.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
             )
+            parts.update(self.conservative_parts(discrete_mode))
         return SACGraph(
             policy=policy,
             discrete_mode=discrete_mode,
             gumbel_softmax_temperature=float(config.gumbel_softmax_temperature),
             **parts,
         )
+
+    def conservative_parts(self, discrete_mode: str) -> dict[str, Any]:
+        """CQL's penalty, its weight and the weight's optimizer (a Lagrangian's), where ``cql_alpha`` > 0:
+        exact over one discrete action (``"expectation"``), else sampled over one bounded FloatBox."""
+        config, space = self.config, self.action_space
+        if not config.cql_alpha:
+            if config.cql_target_action_gap is not None:
+                raise SpecError(
+                    "needs cql_alpha > 0 (the Lagrange weight's initial value)", "cql_target_action_gap"
+                )
+            return {}
+        learned = config.cql_target_action_gap is not None
+        if discrete_mode == "expectation":
+            penalty = ConservativePenalty(target_action_gap=config.cql_target_action_gap)
+        elif isinstance(space, FloatBox) and np.isfinite(space.low).all() and np.isfinite(space.high).all():
+            low, high = (np.broadcast_to(bound, space.shape) for bound in (space.low, space.high))
+            penalty = ConservativePenalty(
+                low, high, config.cql_num_actions, target_action_gap=config.cql_target_action_gap
+            )
+        else:
+            raise SpecError(
+                "conservative Q-learning samples actions over one FloatBox bounded on both sides, or is exact "
+                f"over one IntBox(n) (discrete_mode 'expectation'); the action space is {space}",
+                "cql_alpha",
+            )
+        return {
+            "conservative": penalty,
+            "conservative_weight": Temperature(config.cql_alpha, learned=learned, scope="cql-weight"),
+            "conservative_weight_optimizer": self.optimizer(
+                config.alpha_optimizer_spec, "alpha_optimizer_spec", "cql-weight"
+            )
+            if learned
+            else None,
+        }
 
     def target_entropy(self) -> float | None:
         """The temperature's target entropy: ``target_entropy``, or for ``"auto"`` minus the continuous
@@ -141,13 +183,6 @@ class SACBuilder(ActorCriticQBuilder):
                 "discrete_mode",
             )
         return Policy.from_spec(spec, path="policy_spec", action_space=self.action_space)
-
-    def discrete_critic(self) -> Policy:
-        """A critic with a value per action, ``Q(s, .)``: a network and a linear layer of n units."""
-        try:
-            return Policy(self.critic_network_spec, action_space=self.action_space, scope="q-function")
-        except SpecError as error:
-            raise rebase(error, "value_function_spec") from None
 
 
 class TD3Builder(ActorCriticQBuilder):

@@ -10,7 +10,7 @@ import attrs
 from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec, one_of
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.errors import SpecError
-from rlgraph.specs.checks import check_of, positive, positive_int
+from rlgraph.specs.checks import check_of, non_negative, positive, positive_int
 from rlgraph.specs.validation import construct
 from rlgraph_algos.replay import REPLAY_ALIASES
 
@@ -110,7 +110,14 @@ class SACConfig(ActorCriticQConfig):
     a number, or None for a fixed temperature), ``alpha_optimizer_spec`` (the temperature's optimizer;
     default like ``optimizer_spec``), ``discrete_mode`` (how the losses treat discrete actions: exact
     ``"expectation"`` over one IntBox, straight-through ``"gumbel_softmax"``, or ``"auto"``) and
-    ``gumbel_softmax_temperature`` (the relaxation's temperature)."""
+    ``gumbel_softmax_temperature`` (the relaxation's temperature).
+
+    Conservative Q-learning for learning offline (Kumar et al. 2020, CQL(H); see
+    :class:`~rlgraph_algos.actor_critic_q.losses.ConservativePenalty`): ``cql_alpha`` (the penalty's weight;
+    0: none), ``cql_num_actions`` (actions drawn uniformly and from the policy per state, each, for the
+    continuous estimate) and ``cql_target_action_gap`` (None: a fixed weight; a number: the weight is a
+    Lagrange multiplier, starting at ``cql_alpha`` and stepped by ``alpha_optimizer_spec``'s rule, that
+    holds the critics' mean gap at that target)."""
 
     agent: ClassVar[str] = "SACAgent"
 
@@ -124,6 +131,9 @@ class SACConfig(ActorCriticQConfig):
         default="auto", metadata={"check": one_of(("auto", "gumbel_softmax", "expectation"))}
     )
     gumbel_softmax_temperature: float = attrs.field(default=1.0, metadata=check_of(positive))
+    cql_alpha: float = attrs.field(default=0.0, metadata=check_of(non_negative))
+    cql_num_actions: int = attrs.field(default=10, metadata=check_of(positive_int))
+    cql_target_action_gap: float | None = None
     name: str = "sac-agent"
 
 

@@ -13,7 +13,7 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph.utils import nested
-from rlgraph_algos.actor_critic_q.losses import SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
@@ -176,14 +176,23 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
 
     def critic_step(self, states, actions, loss_of, weights, time_step):
         """A step of the critics on ``loss_of(q_values) -> (per-item loss, targets)``, weighted by the
-        importance weights: ``(loss, the critics' mean absolute TD errors)``."""
+        importance weights: ``(loss, the critics' mean absolute TD errors)``. Where ``loss_of`` returns a
+        value computed alongside too, ``(per-item loss, targets, extra)``: ``(loss, (TD errors, extra))``."""
 
         def critic_loss():
             q_values = tuple(self.critic_values(q, states, actions) for q in self.q_functions)
-            per_item, targets = loss_of(q_values)
-            return self._graph_fn_weighted_mean(per_item, weights, q_values, targets)
+            per_item, targets, *extra = loss_of(q_values)
+            loss, td_errors = self._graph_fn_weighted_mean(per_item, weights, q_values, targets)
+            return loss, (td_errors, *extra) if extra else td_errors
 
         return self.q_optimizer.step(critic_loss, time_step)
+
+    @rlgraph.graph_fn
+    def _graph_fn_taken(self, q_values_all, actions):
+        """Of critics with a value per discrete action, ``Q(s, .)``: the value of each row's action."""
+        ops = self.ops
+        index = ops.expand_dims(ops.cast(actions, "int64"), -1)
+        return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
 
     def sync(self) -> list[Any]:
         return [synchronizer.sync() for synchronizer in self.synchronizers]
@@ -226,12 +235,22 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         alpha_optimizer: Optimizer | None = None,
         discrete_mode: str = "gumbel_softmax",
         gumbel_softmax_temperature: float = 1.0,
+        conservative: ConservativePenalty | None = None,
+        conservative_weight: Temperature | None = None,
+        conservative_weight_optimizer: Optimizer | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(policy=policy, **kwargs)
         self.temperature = temperature
         self.loss = loss
         self.alpha_optimizer = None if alpha_optimizer is None else alpha_optimizer.attach(temperature)
+        self.conservative = conservative
+        self.conservative_weight = conservative_weight
+        self.conservative_weight_optimizer = (
+            None
+            if conservative_weight_optimizer is None
+            else conservative_weight_optimizer.attach(conservative_weight)
+        )
         self.expectation = discrete_mode == "expectation"
         self.gumbel_softmax_temperature = gumbel_softmax_temperature
         #: Leaf path -> number of categories, for the IntBox leaves the critics see as one-hot vectors.
@@ -256,15 +275,24 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         alpha = self.temperature.alpha()
         next_log_probs, next_q_values = self._soft_terms(next_states, self.target_q_functions)
 
+        penalty_of = None if self.conservative is None else self._conservative_penalty(states)
+
         def loss_of(q_values):
             _, per_item, targets = self.loss.q_loss(
                 q_values, next_q_values, next_log_probs, rewards, terminals, alpha
             )
-            return per_item, targets
+            if penalty_of is None:
+                return per_item, targets
+            penalty, gaps = penalty_of(q_values)
+            return self._graph_fn_add(per_item, penalty), targets, gaps
 
         q_loss, td_errors = self.critic_step(states, actions, loss_of, weights, time_step)
+        conservative = None
+        if penalty_of is not None:
+            td_errors, gaps = self._graph_fn_pair(td_errors)
+            conservative = self._conservative_step(gaps, time_step)
         if not update_actor:
-            return {"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}
+            return self._with({"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}, conservative)
 
         def policy_loss():
             log_probs, q_values = self._soft_terms(states, self.q_functions)
@@ -277,7 +305,62 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
             self.alpha_optimizer.apply((self.loss.alpha_gradient(log_probs),), time_step)
         if sync:
             self.sync()
-        return self._graph_fn_results(actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha)
+        results = self._graph_fn_results(actor_loss, q_loss, alpha_loss, td_errors, log_probs, alpha)
+        return self._with(results, conservative)
+
+    def _with(self, results: Any, metrics: Any) -> Any:
+        """``results`` with CQL's ``metrics`` where it has any."""
+        return results if metrics is None else self._graph_fn_merged(results, metrics)
+
+    def _conservative_penalty(self, states: Any) -> Any:
+        """``q_values -> (CQL's penalty, the critics' mean gap)`` per item (see
+        :class:`~rlgraph_algos.actor_critic_q.losses.ConservativePenalty`): exact over one discrete action
+        (``"expectation"``), else from actions drawn uniformly and from the policy, ``N`` per state."""
+        weight = self.conservative_weight.alpha()
+        if self.expectation:
+            return lambda q_values: self.conservative.exact_penalty(
+                q_values, tuple(critic.get_q_values(states) for critic in self.q_functions), weight
+            )
+        tiled = self.conservative.tile_batch(states)
+        drawn, log_probs = self.policy.get_action_and_log_prob(tiled)
+        drawn, log_probs = self._graph_fn_constant(drawn, log_probs)
+        uniform = self.conservative.uniform_actions(drawn)
+
+        def penalty_of(q_values):
+            q_uniform = tuple(critic.q_values(tiled, uniform) for critic in self.q_functions)
+            q_policy = tuple(critic.q_values(tiled, drawn) for critic in self.q_functions)
+            return self.conservative.penalty(q_values, q_uniform, q_policy, log_probs, weight)
+
+        return penalty_of
+
+    def _conservative_step(self, gaps: Any, time_step: Any) -> dict[str, Any]:
+        """The Lagrangian weight's step (with a target action gap) and CQL's metrics."""
+        weight = self.conservative_weight.alpha()
+        if self.conservative_weight_optimizer is not None:  # linear in log(weight): a closed-form gradient
+            gradient = self.conservative.weight_gradient(gaps, weight)
+            self.conservative_weight_optimizer.apply((gradient,), time_step)
+        return self._graph_fn_conservative_metrics(gaps, weight)
+
+    @rlgraph.graph_fn
+    def _graph_fn_merged(self, results, metrics):
+        return {**results, **metrics}
+
+    @rlgraph.graph_fn(returns=2)
+    def _graph_fn_pair(self, pair):
+        return pair[0], pair[1]
+
+    @rlgraph.graph_fn
+    def _graph_fn_add(self, loss, penalty):
+        return loss + penalty
+
+    @rlgraph.graph_fn(returns=2)
+    def _graph_fn_constant(self, actions, log_probs):
+        """The policy's draws for the penalty, without gradients (the critics step on them)."""
+        return self.ops.stop_gradient(actions), self.ops.stop_gradient(log_probs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_conservative_metrics(self, gaps, weight):
+        return {"cql_gap": self.ops.mean(gaps), "cql_weight": weight}
 
     def _soft_terms(self, states: Any, critics: list[Component]) -> tuple[Any, Any]:
         """The policy's log-likelihood and the critics' values at ``states`` (gradients reach the policy):
@@ -289,12 +372,6 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
             states, self.gumbel_softmax_temperature
         )
         return log_probs, tuple(critic.q_values(states, drawn) for critic in critics)
-
-    @rlgraph.graph_fn
-    def _graph_fn_taken(self, q_values_all, actions):
-        ops = self.ops
-        index = ops.expand_dims(ops.cast(actions, "int64"), -1)
-        return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
 
     @rlgraph.graph_fn
     def _graph_fn_one_hot(self, actions):

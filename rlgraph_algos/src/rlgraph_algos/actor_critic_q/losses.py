@@ -3,16 +3,20 @@ targets with target policy smoothing, which DDPG uses with one Q-function and no
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
-from rlgraph.specs.checks import positive, unit_interval
+from rlgraph.errors import NotApplicableError, SpecError
+from rlgraph.specs.checks import positive, positive_int, unit_interval
+from rlgraph.utils import nested
 from rlgraph_networks.distributions.continuous import Interval
 
 
-def _minimum(ops: Any, values: Any) -> Any:
+def min_over_critics(ops: Any, values: Any) -> Any:
     """The elementwise minimum of one or several Q-value tensors (a tuple: twin Q-functions)."""
     if not isinstance(values, tuple | list):
         return values
@@ -60,7 +64,7 @@ class SACLoss(Component):
     @rlgraph.graph_fn(api=True)
     def policy_loss(self, log_probs_sampled: Any, q_values_sampled: Any, alpha: Any) -> Any:
         ops = self.ops
-        per_item = alpha * log_probs_sampled - _minimum(ops, q_values_sampled)
+        per_item = alpha * log_probs_sampled - min_over_critics(ops, q_values_sampled)
         return ops.mean(per_item), per_item
 
     @rlgraph.graph_fn(api=True)
@@ -74,7 +78,7 @@ class SACLoss(Component):
         alpha: Any,
     ) -> Any:
         ops = self.ops
-        soft_next = _minimum(ops, q_values_next_sampled) - alpha * log_probs_next_sampled
+        soft_next = min_over_critics(ops, q_values_next_sampled) - alpha * log_probs_next_sampled
         bootstrap = ops.where(terminals, ops.zeros_like(soft_next), self.discount * soft_next)
         targets = ops.stop_gradient(rewards + bootstrap)
         q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
@@ -88,7 +92,7 @@ class SACLoss(Component):
         ops = self.ops
         log_probs = ops.log_softmax(logits)
         probabilities = ops.exp(log_probs)
-        expected_q = ops.sum(probabilities * _minimum(ops, q_values_all), axis=-1)
+        expected_q = ops.sum(probabilities * min_over_critics(ops, q_values_all), axis=-1)
         return ops.sum(probabilities * log_probs, axis=-1), expected_q
 
     @rlgraph.graph_fn(api=True)
@@ -159,7 +163,7 @@ class TD3Loss(Component):
     @rlgraph.graph_fn(api=True)
     def targets(self, q_values_next: Any, rewards: Any, terminals: Any) -> Any:
         ops = self.ops
-        following = _minimum(ops, q_values_next)
+        following = min_over_critics(ops, q_values_next)
         bootstrap = ops.where(terminals, ops.zeros_like(following), self.discount * following)
         return ops.stop_gradient(rewards + bootstrap)
 
@@ -176,3 +180,110 @@ class TD3Loss(Component):
     def actor_loss(self, q_values_sampled: Any) -> Any:
         per_item = -q_values_sampled
         return self.ops.mean(per_item), per_item
+
+
+class ConservativePenalty(Component):
+    """Conservative Q-learning's penalty on the critics (Kumar et al., 2020, CQL(H)), per item: how far
+    the critics' soft maximum over all actions lies above their value of the data's action.
+
+    For critics ``Q_i`` (twins: ``i = 1, 2``), a data pair ``(s, a)``, and the weight ``w``::
+
+        gap_i(s, a) = log integral exp Q_i(s, a') da' - Q_i(s, a)
+        penalty:      w * sum_i (gap_i - target_action_gap)     (fixed weight: w * sum_i gap_i)
+        weight loss:  -w * (mean_i,b gap_i - target_action_gap)  (the Lagrangian, on log w)
+
+    For continuous actions the integral is estimated by importance sampling (the paper's appendix F) from
+    ``M = 2N`` actions per state: ``N`` drawn uniformly over the action bounds (log-density
+    ``log u = -sum_d log(high_d - low_d)``) and ``N`` drawn from the policy (``log pi(a_j|s)``)::
+
+        log integral exp Q_i(s, a') da' ~ logsumexp_j (Q_i(s, a_j) - log mu(a_j)) - log M
+
+    For one discrete action it is exact: ``logsumexp_a' Q_i(s, a')`` (``exact_penalty``).
+
+    With ``target_action_gap`` set, the weight ``w`` is a Lagrange multiplier learned on log w:
+    it rises while the mean gap exceeds the target and falls below it. ``weight_gradient`` is the mean
+    weight loss's gradient with respect to ``log w``, in closed form (zero for a fixed weight).
+
+    Sampled values are ``(N * B,)`` per critic, the batch tiled ``N`` times (``tile_batch``); data
+    values ``(B,)``. ``penalty`` and ``exact_penalty`` return ``(the term to add to the critics' loss per
+    item, mean_i gap_i per item)``.
+    """
+
+    def __init__(
+        self,
+        low: Any = None,
+        high: Any = None,
+        num_actions: int = 10,
+        target_action_gap: float | None = None,
+        scope: str = "conservative-penalty",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope=scope, **kwargs)
+        self.num_actions = positive_int(num_actions, "cql_num_actions")
+        self.bounds = None if low is None else Interval(low, high)
+        widths = np.asarray(high, np.float64) - np.asarray(low, np.float64) if low is not None else 1.0
+        self.uniform_log_density = -float(np.sum(np.log(widths)))
+        self.target_action_gap = None if target_action_gap is None else float(target_action_gap)
+
+    @rlgraph.graph_fn(api=True, batched=True)
+    def tile_batch(self, values: Any) -> Any:
+        """Every leaf of ``values`` repeated ``N`` times along its batch axis (``N`` copies of the batch)."""
+        ops, copies = self.ops, self.num_actions
+        return nested.map_structure(lambda x: ops.tile(x, [copies] + [1] * (len(x.shape) - 1)), values)
+
+    @rlgraph.graph_fn(api=True)
+    def uniform_actions(self, like: Any) -> Any:
+        """Draws uniform over the action bounds, of the shape of ``like``."""
+        if self.bounds is None:
+            raise NotApplicableError(f"{self.global_scope!r} has no action bounds to draw from (exact mode)")
+        ops = self.ops
+        return ops.random_uniform(ops.shape(like), self.bounds.on(ops, "low"), self.bounds.on(ops, "high"))
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def penalty(
+        self, q_values: Any, q_values_uniform: Any, q_values_policy: Any, log_probs_policy: Any, weight: Any
+    ) -> Any:
+        ops = self.ops
+        q_values = _tuple(q_values)
+        per_state = (-1, ops.shape(q_values[0])[0])  # (N, B): the batch was tiled N times
+        log_probs = ops.reshape(ops.stop_gradient(log_probs_policy), per_state)
+        log_m = math.log(2 * self.num_actions)
+        gaps = []
+        for q, uniform, policy in zip(q_values, _tuple(q_values_uniform), _tuple(q_values_policy)):
+            weighted = ops.concat(
+                [
+                    ops.reshape(uniform, per_state) - self.uniform_log_density,
+                    ops.reshape(policy, per_state) - log_probs,
+                ],
+                axis=0,
+            )
+            gaps.append(ops.logsumexp(weighted, axis=0) - log_m - q)
+        return self._weighted(gaps, weight)
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def exact_penalty(self, q_values: Any, q_values_all: Any, weight: Any) -> Any:
+        ops = self.ops
+        gaps = [ops.logsumexp(all_, axis=-1) - q for q, all_ in zip(_tuple(q_values), _tuple(q_values_all))]
+        return self._weighted(gaps, weight)
+
+    def _weighted(self, gaps: list[Any], weight: Any) -> tuple[Any, Any]:
+        """The weighted penalty (sum over the critics) and the critics' mean gap, per item."""
+        ops = self.ops
+        summed = gaps[0]
+        for gap in gaps[1:]:
+            summed = summed + gap
+        shift = 0.0 if self.target_action_gap is None else self.target_action_gap * len(gaps)
+        return ops.stop_gradient(weight) * (summed - shift), ops.stop_gradient(summed / float(len(gaps)))
+
+    @rlgraph.graph_fn(api=True)
+    def weight_gradient(self, gaps: Any, weight: Any) -> Any:
+        """The mean weight loss's gradient with respect to ``log w``: ``-w * (mean(gaps) -
+        target_action_gap)``; zero for a fixed weight."""
+        ops = self.ops
+        if self.target_action_gap is None:
+            return ops.zeros_like(ops.mean(gaps))
+        return -ops.stop_gradient(weight) * (ops.mean(ops.stop_gradient(gaps)) - self.target_action_gap)
+
+
+def _tuple(values: Any) -> tuple[Any, ...]:
+    return tuple(values) if isinstance(values, tuple | list) else (values,)

@@ -1,0 +1,37 @@
+"""Implicit Q-learning's config: every key it takes, typed and checked."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from rlgraph.agents.config import agent_argument, agent_config
+from rlgraph.specs.checks import check_of, non_negative, positive
+from rlgraph_algos.actor_critic_q.config import ActorCriticQConfig
+
+
+def _expectile(value: Any) -> str | None:
+    if not isinstance(value, int | float) or not 0.0 < value < 1.0:
+        return f"must be a number in (0, 1), got {value!r}"
+    return None
+
+
+@agent_config
+class IQLConfig(ActorCriticQConfig):
+    """IQL's keys: the keys of the actor-critics with learned Q-functions
+    (:class:`~rlgraph_algos.actor_critic_q.config.ActorCriticQConfig`: the memory, the critics' network
+    ``value_function_spec`` and optimizer ``value_function_optimizer_spec``, which the state value takes too,
+    and the target syncs), ``policy_spec`` and ``action_adapter_spec`` (the policy), ``double_q`` (twin
+    critics), ``expectile`` (tau of the value regression; the paper's 0.7 for locomotion), ``beta`` (the
+    advantage weights' inverse temperature; the paper's 3.0) and ``max_weight`` (their clip, 100)."""
+
+    agent: ClassVar[str] = "IQLAgent"
+
+    policy_spec: Any = agent_argument("policy_spec")
+    action_adapter_spec: Any = agent_argument("action_adapter_spec")
+    double_q: bool = True
+    expectile: float = attrs.field(default=0.7, metadata={"check": _expectile})
+    beta: float = attrs.field(default=3.0, metadata=check_of(non_negative))
+    max_weight: float = attrs.field(default=100.0, metadata=check_of(positive))
+    name: str = "iql-agent"
