@@ -43,3 +43,20 @@ def noisy_pendulum(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from offline_support import record_noisy_pendulum
 
     return record_noisy_pendulum(tmp_path_factory.mktemp("datasets"))
+
+
+@pytest.fixture(scope="session")
+def recorded_dataset(tmp_path_factory: pytest.TempPathFactory):
+    """``recorded_dataset(name, backend)``: the issue's dataset ``name`` (``"cartpole"``, ``"pendulum"``),
+    recorded once per backend by ``rlgraph dataset record`` from a stored run (:mod:`offline_support`)."""
+    pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+    from offline_support import record_from_run
+
+    made: dict[tuple[str, str], Path] = {}
+
+    def recorded(name: str, backend: str) -> Path:
+        if (name, backend) not in made:
+            made[name, backend] = record_from_run(name, backend, tmp_path_factory.mktemp("datasets"))
+        return made[name, backend]
+
+    return recorded

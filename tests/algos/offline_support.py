@@ -45,3 +45,29 @@ def record_noisy_pendulum(folder: Path) -> Path:
         "Pendulum-v1", lambda s: swing_up(s, 0.3, rng), out, 10_000, seed=0, expert_score=-150.0
     )
     return out
+
+
+#: The run folders the issue's datasets are recorded from (their README says how they were trained), and how.
+RECORDINGS = {
+    "cartpole": ("cartpole-dqn", ["--epsilon", "0.3"]),
+    "pendulum": ("pendulum-sac", ["--noise", "0.3"]),
+}
+
+
+def record_from_run(name: str, backend: str, folder: Path, steps: int = 50_000) -> Path:
+    """``rlgraph dataset record`` of a stored run's checkpoint on ``backend``: 50,000 steps of a DQN at a
+    greedy mean of about 180 with a random action at probability 0.3 (CartPole, mean return about 155), or of a
+    SAC at about -320 with Gaussian noise of 0.3 half ranges (Pendulum, about -440)."""
+    from rlgraph.cli import main
+
+    run, noise = RECORDINGS[name]
+    out = folder / f"{run}-{backend}-v0"
+    arguments = [
+        "dataset",
+        "record",
+        str(Path(__file__).parent / "offline_runs" / run),
+        "--steps",
+        str(steps),
+    ]
+    assert main([*arguments, *noise, "--seed", "0", "--backend", backend, "--out", str(out)]) == 0
+    return out

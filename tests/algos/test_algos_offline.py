@@ -208,3 +208,17 @@ def test_cql_on_actions_it_cannot_sample_or_without_a_weight_is_refused(rlgraph_
     bounded = {**unbounded, "action_space": FloatBox(-2.0, 2.0, shape=(1,))}
     with pytest.raises(SpecError, match="cql_target_action_gap: needs cql_alpha > 0"):
         Agent.from_spec({**spec, "cql_target_action_gap": 5.0}, **bounded)
+
+
+def test_a_stored_runs_noisy_play_records_through_the_cli_on_any_backend(rlgraph_backend, tmp_path):
+    """``rlgraph dataset record --noise 0.3 --backend NAME`` of the stored Pendulum SAC: its actions stay in
+    the bounds, its reference scores are random play's and the checkpoint's greedy mean (about -320)."""
+    from offline_support import record_from_run
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    dataset = load_dataset(record_from_run("pendulum", rlgraph_backend, tmp_path, steps=1000))
+    actions = dataset.records["actions"]
+    assert len(actions) == 1000 and dataset.env_id == "Pendulum-v1"
+    assert np.all(np.abs(actions) <= 2.0) and 0.3 < np.std(actions) < 2.0
+    assert -450.0 < dataset.ref_max_score < -200.0 and dataset.ref_min_score < -900.0

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         reference_episodes=args.reference_episodes,
         random_score=args.random_score,
         expert_score=args.expert_score,
+        backend=args.backend,
     )
     returns = written["episode_returns"]
     print(

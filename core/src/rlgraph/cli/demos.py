@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_recording_arguments(parser: argparse.ArgumentParser, out_metavar: str, out_help: str) -> None:
     """The arguments of a command recording a run's play: the run folder, ``--steps``, ``--out``,
-    ``--checkpoint`` and ``--seed``."""
+    ``--checkpoint``, ``--seed`` and ``--backend``."""
     parser.add_argument("run_dir", metavar="RUN_FOLDER", type=Path, help="a run folder of 'rlgraph train'")
     parser.add_argument(
         "--steps", metavar="N", type=positive_int_argument, required=True, help="environment steps to record"
@@ -35,6 +35,9 @@ def add_recording_arguments(parser: argparse.ArgumentParser, out_metavar: str, o
         "--checkpoint", metavar="FILE", type=Path, help="checkpoint to load (a path, or a name)"
     )
     parser.add_argument("--seed", metavar="S", type=int, help="seed of the environment")
+    parser.add_argument(
+        "--backend", metavar="NAME", help="backend to build the agent on (default: the run's)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +45,13 @@ def run(args: argparse.Namespace) -> int:
     from rlgraph.training.demos import record_demonstrations
 
     info = record_demonstrations(
-        args.run_dir, args.out, args.steps, args.checkpoint, args.seed, use_exploration=args.exploration
+        args.run_dir,
+        args.out,
+        args.steps,
+        args.checkpoint,
+        args.seed,
+        use_exploration=args.exploration,
+        backend=args.backend,
     )
     returns = info["episode_returns"]
     mean = f", mean return {sum(returns) / len(returns):.4g}" if returns else ""

@@ -153,6 +153,7 @@ def record_dataset(
     reference_episodes: int = 20,
     random_score: float | None = None,
     expert_score: float | None = None,
+    backend: str | None = None,
 ) -> dict[str, Any]:
     """Play ``steps`` steps with a run's agent on one environment and write them to ``out`` as a Minari
     dataset; returns what was written (steps, episodes, their returns, the reference scores).
@@ -162,6 +163,7 @@ def record_dataset(
     continuous actions: the mixed-quality data offline RL learns from. The reference scores are the mean
     returns of ``reference_episodes`` greedy and random episodes unless given (``expert_score``,
     ``random_score``). An episode still running at the last step is cut short there (truncated).
+    ``backend`` builds the agent on another backend than the run's.
     """
     from rlgraph.training.evaluation import GreedyEvaluator
     from rlgraph.training.runs import read_run_spec, run_agent
@@ -170,7 +172,7 @@ def record_dataset(
     out = Path(out)
     _check_recording(out, steps, epsilon, noise)
     _minari()
-    spec = read_run_spec(run_dir)
+    spec = read_run_spec(run_dir, backend)
     rng = np.random.default_rng(seed)
     with run_agent(spec, run_dir, checkpoint, spec.environment, 1) as (agent, env, file):
         _check_noise(noise, env.action_space)

@@ -26,18 +26,20 @@ def record_demonstrations(
     checkpoint: str | os.PathLike | None = None,
     seed: int | None = None,
     use_exploration: bool = False,
+    backend: str | None = None,
 ) -> dict[str, Any]:
     """Play ``steps`` steps with a run's agent (greedy unless ``use_exploration``) on one environment and
     write each transition (preprocessed states, as agents store them) to ``path`` (``.npz``); returns what
     was written: the step count, the episodes completed and their returns.
 
-    An episode still running at the last step is cut short there (marked truncated)."""
+    An episode still running at the last step is cut short there (marked truncated). ``backend`` builds the
+    agent on another backend than the run's."""
     from rlgraph.training.runs import read_run_spec, run_agent
     from rlgraph.workers import SingleThreadedWorker
 
     if steps < 1:
         raise RLGraphError(f"demonstrations need at least one step, got {steps}")
-    spec = read_run_spec(run_dir)
+    spec = read_run_spec(run_dir, backend)
     with run_agent(spec, run_dir, checkpoint, spec.environment, 1) as (agent, env, file):
         worker = SingleThreadedWorker(agent=agent, env_spec=env, num_environments=1, seed=seed)
         batch = worker.sample(steps, use_exploration=use_exploration, reset=True)

@@ -9,8 +9,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv, make_environments
@@ -81,9 +79,7 @@ def evaluate_run(
     """
     import gymnasium
 
-    spec = read_run_spec(run_dir)
-    if backend is not None:
-        spec = attrs.evolve(spec, backend=backend)
+    spec = read_run_spec(run_dir, backend)
     episodes = episodes or spec.evaluation.episodes or DEFAULT_EPISODES
     if seed is None:
         seed = evaluation_seed(spec)

@@ -176,8 +176,9 @@ OPTION_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def read_run_spec(run_dir: str | os.PathLike) -> RunSpec:
-    """The run spec stored in a run folder; CheckpointError if there is no run folder or spec."""
+def read_run_spec(run_dir: str | os.PathLike, backend: str | None = None) -> RunSpec:
+    """The run spec stored in a run folder (``backend`` in place of the run's, where given); CheckpointError
+    if there is no run folder or spec."""
     folder = Path(run_dir)
     if not folder.is_dir():
         raise CheckpointError(f"no run folder at {str(folder)!r}")
@@ -185,9 +186,10 @@ def read_run_spec(run_dir: str | os.PathLike) -> RunSpec:
     if not file.is_file():
         raise CheckpointError(f"{str(folder)!r} is not a run folder: it has no {RUN_SPEC_FILE}")
     try:
-        return load_run_spec(file)
+        spec = load_run_spec(file)
     except SpecError as error:
         raise CheckpointError(f"{file} is not a valid run spec: {error}") from error
+    return spec if backend is None else attrs.evolve(spec, backend=backend)
 
 
 def load_run_spec(
