@@ -275,22 +275,13 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         alpha = self.temperature.alpha()
         next_log_probs, next_q_values = self._soft_terms(next_states, self.target_q_functions)
 
-        penalty_of = None if self.conservative is None else self._conservative_penalty(states)
-
         def loss_of(q_values):
             _, per_item, targets = self.loss.q_loss(
                 q_values, next_q_values, next_log_probs, rewards, terminals, alpha
             )
-            if penalty_of is None:
-                return per_item, targets
-            penalty, gaps = penalty_of(q_values)
-            return self._graph_fn_add(per_item, penalty), targets, gaps
+            return per_item, targets
 
-        q_loss, td_errors = self.critic_step(states, actions, loss_of, weights, time_step)
-        conservative = None
-        if penalty_of is not None:
-            td_errors, gaps = self._graph_fn_pair(td_errors)
-            conservative = self._conservative_step(gaps, time_step)
+        q_loss, td_errors, conservative = self._critic_update(states, actions, loss_of, weights, time_step)
         if not update_actor:
             return self._with({"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}, conservative)
 
@@ -311,6 +302,22 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     def _with(self, results: Any, metrics: Any) -> Any:
         """``results`` with CQL's ``metrics`` where it has any."""
         return results if metrics is None else self._graph_fn_merged(results, metrics)
+
+    def _critic_update(self, states, actions, loss_of, weights, time_step) -> tuple[Any, Any, Any]:
+        """The critics' step (:meth:`critic_step`), with CQL's penalty where the graph has one:
+        ``(loss, TD errors, CQL's metrics or None)``; a Lagrangian weight steps after it."""
+        if self.conservative is None:
+            return (*self.critic_step(states, actions, loss_of, weights, time_step), None)
+        penalty_of = self._conservative_penalty(states)
+
+        def penalized(q_values):
+            per_item, targets = loss_of(q_values)
+            penalty, gaps = penalty_of(q_values)
+            return self._graph_fn_add(per_item, penalty), targets, gaps
+
+        q_loss, outputs = self.critic_step(states, actions, penalized, weights, time_step)
+        td_errors, gaps = self._graph_fn_pair(outputs)
+        return q_loss, td_errors, self._conservative_step(gaps, time_step)
 
     def _conservative_penalty(self, states: Any) -> Any:
         """``q_values -> (CQL's penalty, the critics' mean gap)`` per item (see

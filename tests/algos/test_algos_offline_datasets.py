@@ -1,0 +1,97 @@
+"""The offline issue's checks, on its datasets: 50,000 steps recorded through ``rlgraph dataset record`` from a
+DQN on CartPole-v1 (greedy mean about 180; epsilon 0.3: mean return about 155) and from a SAC on Pendulum-v1
+(about -320; noise 0.3: about -440), on each backend. BC plays about as the recorded policy; discrete CQL
+passes it and reaches 400; continuous CQL and IQL reach -250. "Reaches" is the best greedy evaluation (10
+episodes), the checkpoint a run keeps as ``best.npz``: offline, later updates can lose what earlier ones found.
+One seed of BC on CartPole runs in CI (on PyTorch); the rest are learning runs (``nox -s learning``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlgraph.training import Trainer, load_run_spec
+
+pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
+from rlgraph.training.datasets import load_dataset
+
+SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
+LEARNING_SEEDS = [pytest.param(seed, marks=pytest.mark.learning) for seed in (1, 2, 3)]
+DENSE = [{"type": "dense", "units": 64, "activation": "relu"}] * 2
+MEMORY = {"type": "replay", "capacity": 50_000}
+
+#: The agents, as tuned on seed 1-3 of PyTorch (docs/algorithms/offline.md has the numbers).
+AGENTS = {
+    "bc": {
+        "type": "bc",
+        "update_spec": {"batch_size": 64},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.001},
+    },
+    "discrete_cql": {
+        "type": "dqn",
+        "cql_alpha": 0.2,
+        "n_step": 3,
+        "update_spec": {"batch_size": 256, "sync_interval": 500},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.0003},
+    },
+    "cql": {"type": "sac", "cql_alpha": 5.0, "cql_num_actions": 4, "update_spec": {"batch_size": 128}},
+    "iql": {"type": "iql", "update_spec": {"batch_size": 256}},
+}
+
+
+def train(recorded_dataset, name, agent, backend, seed, updates, interval, tmp_path):
+    """An offline run of ``agent`` on the issue's dataset ``name``; its summary."""
+    environment = {"cartpole": "CartPole-v1", "pendulum": "Pendulum-v1"}[name]
+    spec = {
+        "environment": environment,
+        "dataset": str(recorded_dataset(name, backend)),
+        "timesteps": updates,
+        "seed": seed,
+        "evaluation": {"interval": interval, "episodes": 10},
+        "agent": {"network_spec": DENSE, "memory_spec": MEMORY, **AGENTS[agent]},
+    }
+    return Trainer(load_run_spec(spec, options={"backend": backend}), tmp_path / "run").run()
+
+
+def skip_numpy(backend: str) -> None:
+    if backend == "numpy":
+        pytest.skip("needs gradients")
+
+
+@pytest.mark.ci_backend("torch")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_bc_plays_about_as_the_recorded_dqn(recorded_dataset, seed, rlgraph_backend, tmp_path):
+    """The policy's modes are the checkpoint's choices without the random ones: about its greedy return."""
+    skip_numpy(rlgraph_backend)
+    summary = train(recorded_dataset, "cartpole", "bc", rlgraph_backend, seed, 2000, 1000, tmp_path)
+    assert 0.8 <= summary.last_normalized_score <= 2.0, summary
+
+
+@pytest.mark.parametrize("seed", LEARNING_SEEDS)
+def test_discrete_cql_passes_the_recorded_dqn_and_reaches_400(
+    recorded_dataset, seed, rlgraph_backend, tmp_path
+):
+    skip_numpy(rlgraph_backend)
+    summary = train(recorded_dataset, "cartpole", "discrete_cql", rlgraph_backend, seed, 8000, 1000, tmp_path)
+    recorded = load_dataset(recorded_dataset("cartpole", rlgraph_backend)).ref_max_score
+    assert summary.best_eval_mean_return >= 400.0 > recorded, summary
+
+
+@pytest.mark.parametrize("seed", LEARNING_SEEDS)
+def test_bc_plays_about_as_the_recorded_sac(recorded_dataset, seed, rlgraph_backend, tmp_path):
+    skip_numpy(rlgraph_backend)
+    summary = train(recorded_dataset, "pendulum", "bc", rlgraph_backend, seed, 5000, 1000, tmp_path)
+    assert summary.best_normalized_score >= 0.8, summary
+
+
+@pytest.mark.parametrize("seed", LEARNING_SEEDS)
+def test_continuous_cql_reaches_minus_250(recorded_dataset, seed, rlgraph_backend, tmp_path):
+    skip_numpy(rlgraph_backend)
+    summary = train(recorded_dataset, "pendulum", "cql", rlgraph_backend, seed, 30_000, 3000, tmp_path)
+    assert summary.best_eval_mean_return >= -250.0, summary
+
+
+@pytest.mark.parametrize("seed", LEARNING_SEEDS)
+def test_iql_reaches_minus_250(recorded_dataset, seed, rlgraph_backend, tmp_path):
+    skip_numpy(rlgraph_backend)
+    summary = train(recorded_dataset, "pendulum", "iql", rlgraph_backend, seed, 60_000, 6000, tmp_path)
+    assert summary.best_eval_mean_return >= -250.0, summary
