@@ -95,3 +95,37 @@ def test_iql_reaches_minus_250(recorded_dataset, seed, rlgraph_backend, tmp_path
     skip_numpy(rlgraph_backend)
     summary = train(recorded_dataset, "pendulum", "iql", rlgraph_backend, seed, 60_000, 6000, tmp_path)
     assert summary.best_eval_mean_return >= -250.0, summary
+
+
+@pytest.mark.parametrize("seed", LEARNING_SEEDS)
+def test_offline_cql_then_online_dqn_solves_cartpole(recorded_dataset, seed, rlgraph_backend, tmp_path):
+    """Offline-to-online: the DQN goes on from its offline CQL run's best checkpoint (its memory holding the
+    dataset) and plays 475 within 20,000 steps of its own."""
+    skip_numpy(rlgraph_backend)
+    train(
+        recorded_dataset, "cartpole", "discrete_cql", rlgraph_backend, seed, 4000, 1000, tmp_path / "offline"
+    )
+    online = {
+        "environment": "CartPole-v1",
+        "initial_checkpoint": str(tmp_path / "offline" / "run" / "checkpoints" / "best.npz"),
+        "timesteps": 20_000,
+        "seed": seed,
+        "evaluation": {"interval": 1000, "episodes": 10, "target_return": 475.0},
+        "agent": {
+            "network_spec": DENSE,
+            "memory_spec": MEMORY,
+            **AGENTS["discrete_cql"],
+            "cql_alpha": 0.0,  # online, the agent's own play checks its values
+            "exploration_spec": {
+                "epsilon_spec": {"decay_spec": {"type": "constant_decay", "constant_value": 0.05}}
+            },
+            "update_spec": {
+                "batch_size": 256,
+                "sync_interval": 500,
+                "update_interval": 4,
+                "steps_before_update": 0,
+            },
+        },
+    }
+    summary = Trainer(load_run_spec(online, options={"backend": rlgraph_backend}), tmp_path / "online").run()
+    assert summary.best_eval_mean_return >= 475.0, summary
