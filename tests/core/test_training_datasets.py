@@ -228,3 +228,21 @@ def test_an_online_run_goes_on_from_an_offline_checkpoint(random_dataset, tmp_pa
     err = capsys.readouterr().err
     assert "rlgraph: error:" in err and "shape" in err, err
     assert not (tmp_path / "other").exists()
+
+
+def test_an_offline_run_evaluates_on_its_datasets_environment_unless_given_one(random_dataset, tmp_path):
+    from rlgraph.errors import SpecError
+    from rlgraph.training import load_run_spec
+
+    dataset = tmp_path / "cartpole-lean-v0"
+    record_policy_dataset(
+        "CartPole-v1", lambda state: int(state[2] > 0), dataset, 50, seed=0, expert_score=500.0
+    )
+    agent = {"type": "random"}
+    assert load_run_spec({"dataset": str(dataset), "agent": agent}).environment == "CartPole-v1"
+    given = load_run_spec({"dataset": str(dataset), "environment": "CartPole-v1", "agent": agent})
+    assert given.environment == "CartPole-v1"
+    with pytest.raises(SpecError, match="names no Gymnasium environment: give 'environment'"):
+        load_run_spec({"dataset": str(random_dataset), "agent": agent})  # the grid world's spec dict
+    with pytest.raises(SpecError, match="dataset: no dataset"):
+        load_run_spec({"dataset": str(tmp_path / "missing-v0"), "agent": agent})

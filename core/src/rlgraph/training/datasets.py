@@ -487,6 +487,17 @@ def load_dataset(path: str | os.PathLike) -> OfflineDataset:
     )
 
 
+def dataset_env_id(path: str | os.PathLike) -> str | None:
+    """The Gymnasium id a dataset was recorded on, from its metadata alone (no Minari needed); None where it
+    names none. A clear error for a missing dataset or unreadable metadata."""
+    file = _data_folder(Path(path)) / "metadata.json"
+    try:
+        metadata = json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise RLGraphError(f"{str(file)!r} is not readable metadata: {error}") from None
+    return _env_id(metadata.get("env_spec")) if isinstance(metadata, dict) else None
+
+
 def is_dataset(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a Minari dataset's folder (or the ``data`` folder in one)."""
     path = Path(path)

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from rlgraph.errors import CheckpointError, SpecError
+from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.specs.checks import at_least, positive, validator_of
 from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
@@ -55,8 +55,8 @@ class RunSpec:
     and evaluation) after that many steps; without it, only the environment's own limit applies.
     ``dataset``: a Minari dataset's folder (:mod:`rlgraph.training.datasets`) to train from offline, with
     no acting: the ``offline`` executor stores it in the agent's memory and each of the ``timesteps`` is one
-    update; the environment gives the spaces and the greedy evaluations, and the summary the normalized
-    score of their returns.
+    update; the environment (default: the dataset's Gymnasium id) gives the spaces and the greedy
+    evaluations, and the summary the normalized score of their returns.
     ``initial_checkpoint``: a checkpoint (a file, or a run folder's newest) whose variables, memories among
     them, the agent starts from: an offline run's, to go on online (offline-to-online), or any run's of the
     same agent spec.
@@ -216,9 +216,26 @@ def load_run_spec(
     for option, value in options.items():
         if value is not None:
             set_path(data, OPTION_KEYS[option], value)
+    if "environment" not in data and data.get("dataset"):
+        data["environment"] = _dataset_environment(data["dataset"])
     if "environment" not in data and "agent" not in raw:
         raise SpecError("the spec is an agent spec: give the environment to train in with --env ENV")
     return construct(RunSpec, data)
+
+
+def _dataset_environment(dataset: Any) -> str:
+    """The environment an offline run evaluates on where its spec names none: its dataset's Gymnasium id."""
+    from rlgraph.training.datasets import dataset_env_id
+
+    try:
+        env_id = dataset_env_id(dataset)
+    except RLGraphError as error:
+        raise SpecError(str(error), "dataset") from None
+    if env_id is None:
+        raise SpecError(
+            f"the dataset {dataset!r} names no Gymnasium environment: give 'environment'", "environment"
+        )
+    return env_id
 
 
 def _prepare_executor(data: dict[str, Any], assignments: Sequence[str], options: Mapping[str, Any]) -> None:
