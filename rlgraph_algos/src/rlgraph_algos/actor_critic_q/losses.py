@@ -26,6 +26,20 @@ def min_over_critics(ops: Any, values: Any) -> Any:
     return smallest
 
 
+def as_critics(values: Any) -> tuple[Any, ...]:
+    """One or several critics' values (a tuple: twin critics) as a tuple."""
+    return tuple(values) if isinstance(values, tuple | list) else (values,)
+
+
+def squared_errors(ops: Any, q_values: Any, targets: Any, scale: float = 1.0) -> Any:
+    """``sum_i scale * (Q_i - y)^2`` per item, over one or several critics' values."""
+    critics = as_critics(q_values)
+    per_item = scale * ops.square(critics[0] - targets)
+    for q in critics[1:]:
+        per_item = per_item + scale * ops.square(q - targets)
+    return per_item
+
+
 class SACLoss(Component):
     """The losses of Soft Actor-Critic (Haarnoja et al., 2018), per item, with temperature ``alpha``.
 
@@ -81,10 +95,7 @@ class SACLoss(Component):
         soft_next = min_over_critics(ops, q_values_next_sampled) - alpha * log_probs_next_sampled
         bootstrap = ops.where(terminals, ops.zeros_like(soft_next), self.discount * soft_next)
         targets = ops.stop_gradient(rewards + bootstrap)
-        q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
-        per_item = 0.5 * ops.square(q_values[0] - targets)
-        for q in q_values[1:]:
-            per_item = per_item + 0.5 * ops.square(q - targets)
+        per_item = squared_errors(ops, q_values, targets, 0.5)
         return ops.mean(per_item), per_item, targets
 
     @rlgraph.graph_fn(api=True)
@@ -169,12 +180,8 @@ class TD3Loss(Component):
 
     @rlgraph.graph_fn(api=True)
     def critic_loss(self, q_values: Any, targets: Any) -> Any:
-        ops = self.ops
-        q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
-        per_item = ops.square(q_values[0] - targets)
-        for q in q_values[1:]:
-            per_item = per_item + ops.square(q - targets)
-        return ops.mean(per_item), per_item
+        per_item = squared_errors(self.ops, q_values, targets)
+        return self.ops.mean(per_item), per_item
 
     @rlgraph.graph_fn(api=True)
     def actor_loss(self, q_values_sampled: Any) -> Any:
@@ -244,12 +251,12 @@ class ConservativePenalty(Component):
         self, q_values: Any, q_values_uniform: Any, q_values_policy: Any, log_probs_policy: Any, weight: Any
     ) -> Any:
         ops = self.ops
-        q_values = _tuple(q_values)
+        q_values = as_critics(q_values)
         per_state = (-1, ops.shape(q_values[0])[0])  # (N, B): the batch was tiled N times
         log_probs = ops.reshape(ops.stop_gradient(log_probs_policy), per_state)
         log_m = math.log(2 * self.num_actions)
         gaps = []
-        for q, uniform, policy in zip(q_values, _tuple(q_values_uniform), _tuple(q_values_policy)):
+        for q, uniform, policy in zip(q_values, as_critics(q_values_uniform), as_critics(q_values_policy)):
             weighted = ops.concat(
                 [
                     ops.reshape(uniform, per_state) - self.uniform_log_density,
@@ -263,7 +270,10 @@ class ConservativePenalty(Component):
     @rlgraph.graph_fn(api=True, returns=2)
     def exact_penalty(self, q_values: Any, q_values_all: Any, weight: Any) -> Any:
         ops = self.ops
-        gaps = [ops.logsumexp(all_, axis=-1) - q for q, all_ in zip(_tuple(q_values), _tuple(q_values_all))]
+        gaps = [
+            ops.logsumexp(all_, axis=-1) - q
+            for q, all_ in zip(as_critics(q_values), as_critics(q_values_all))
+        ]
         return self._weighted(gaps, weight)
 
     def _weighted(self, gaps: list[Any], weight: Any) -> tuple[Any, Any]:
@@ -283,7 +293,3 @@ class ConservativePenalty(Component):
         if self.target_action_gap is None:
             return ops.zeros_like(ops.mean(gaps))
         return -ops.stop_gradient(weight) * (ops.mean(ops.stop_gradient(gaps)) - self.target_action_gap)
-
-
-def _tuple(values: Any) -> tuple[Any, ...]:
-    return tuple(values) if isinstance(values, tuple | list) else (values,)

@@ -8,8 +8,8 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph.specs.checks import positive, unit_interval
-from rlgraph_algos.actor_critic_q.losses import min_over_critics
+from rlgraph.specs.checks import non_negative, positive, unit_interval
+from rlgraph_algos.actor_critic_q.losses import min_over_critics, squared_errors
 
 
 class IQLLoss(Component):
@@ -45,10 +45,8 @@ class IQLLoss(Component):
         self.discount = unit_interval(discount, "discount")
         if not 0.0 < expectile < 1.0:
             raise SpecError(f"must be in (0, 1), got {expectile!r}", "expectile")
-        if beta < 0.0:
-            raise SpecError(f"must be >= 0, got {beta!r}", "beta")
         self.expectile = float(expectile)
-        self.beta = float(beta)
+        self.beta = non_negative(beta, "beta")
         self.max_weight = positive(max_weight, "max_weight")
 
     @rlgraph.graph_fn(api=True, returns=2)
@@ -67,12 +65,8 @@ class IQLLoss(Component):
 
     @rlgraph.graph_fn(api=True, returns=2)
     def q_loss(self, q_values: Any, targets: Any) -> Any:
-        ops = self.ops
-        q_values = q_values if isinstance(q_values, tuple | list) else (q_values,)
-        per_item = ops.square(q_values[0] - targets)
-        for q in q_values[1:]:
-            per_item = per_item + ops.square(q - targets)
-        return ops.mean(per_item), per_item
+        per_item = squared_errors(self.ops, q_values, targets)
+        return self.ops.mean(per_item), per_item
 
     @rlgraph.graph_fn(api=True, returns=2)
     def policy_loss(self, log_probs: Any, q_values_target: Any, values: Any, importance_weights: Any) -> Any:
