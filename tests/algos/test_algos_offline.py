@@ -222,3 +222,20 @@ def test_a_stored_runs_noisy_play_records_through_the_cli_on_any_backend(rlgraph
     assert len(actions) == 1000 and dataset.env_id == "Pendulum-v1"
     assert np.all(np.abs(actions) <= 2.0) and 0.3 < np.std(actions) < 2.0
     assert -450.0 < dataset.ref_max_score < -200.0 and dataset.ref_min_score < -900.0
+
+
+def test_a_discrete_dataset_for_a_continuous_agent_is_refused_before_a_run_folder(
+    cartpole_dataset, rlgraph_backend, tmp_path
+):
+    """The environment defaults to the dataset's; the agent's own build names the action space it needs."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spec = load_run_spec(
+        {"dataset": str(cartpole_dataset), "timesteps": 10, "agent": {"type": "td3", "network_spec": []}},
+        options={"backend": rlgraph_backend},
+    )
+    with pytest.raises(
+        SpecError, match="TD3Agent acts in one FloatBox action space bounded on both sides; got IntBox"
+    ):
+        Trainer(spec, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

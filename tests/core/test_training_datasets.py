@@ -131,15 +131,12 @@ def test_bad_datasets_and_recordings_get_clear_errors(trained_run, tmp_path, mon
         load_dataset(good)
 
 
-def test_a_dataset_checks_the_spaces_and_action_kind_it_is_given(tmp_path):
+def test_a_dataset_checks_the_spaces_it_is_given(tmp_path):
     record_policy_dataset("CartPole-v1", lambda state: 1, tmp_path / "c-v0", 30, seed=0)
     dataset = load_dataset(tmp_path / "c-v0")
     dataset.check_spaces(dataset.state_space.with_batch_rank(), IntBox(2, add_batch_rank=True), "the agent")
     with pytest.raises(RLGraphError, match="action space IntBox.*but the environment has IntBox"):
         dataset.check_spaces(dataset.state_space, IntBox(3), "the environment")
-    with pytest.raises(RLGraphError, match="holds discrete actions.*SAC learns continuous ones"):
-        dataset.check_discrete(False, "SAC")
-    dataset.check_discrete(True, "DQN")
     assert json.loads((tmp_path / "c-v0" / "data" / "metadata.json").read_text())["total_steps"] == 30
 
 

@@ -109,17 +109,6 @@ class OfflineDataset:
                     f"{theirs.strip_ranks()}"
                 )
 
-    def check_discrete(self, discrete: bool, algorithm: str) -> None:
-        """A clear error where ``algorithm`` needs discrete (or continuous) actions and the dataset's are not."""
-        actual = isinstance(self.action_space, IntBox)
-        if actual != discrete:
-            kind = "discrete" if actual else "continuous"
-            needed = "discrete" if discrete else "continuous"
-            raise RLGraphError(
-                f"dataset {str(self.path)!r} holds {kind} actions ({self.action_space}); {algorithm} learns "
-                f"{needed} ones"
-            )
-
 
 def same_layout(first: Space, second: Space) -> bool:
     """Whether two spaces hold the same values: the same leaves, each of the same type, shape and kind of
