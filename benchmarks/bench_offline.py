@@ -67,16 +67,16 @@ EVALUATION_SEED = 1000
 INSTALL_HINT = "d3rlpy is not installed: pip install -c constraints.txt d3rlpy (a virtualenv of its own)"
 
 _NETWORK = [{"type": "dense", "units": 64, "activation": "relu"}] * 2
-#: RLgraph's agent spec per pairing (the memory must hold the dataset's 50,000 transitions).
+#: RLgraph's agent spec per pairing: those of tests/algos/test_algos_offline_datasets.py (its AGENTS), with
+#: its networks and memory (which must hold the dataset's 50,000 transitions).
 RLGRAPH_AGENTS: dict[str, dict[str, Any]] = {
     "cartpole-cql": {
         "type": "dqn",
-        "cql_alpha": 0.3,
+        "cql_alpha": 0.2,
         "n_step": 3,
-        "dueling_q": False,
         "network_spec": _NETWORK,
         "memory_spec": {"type": "replay", "capacity": 50000},
-        "update_spec": {"batch_size": 256, "sync_interval": 500},
+        "update_spec": {"batch_size": 256, "sync_tau": 0.005},
         "optimizer_spec": {"type": "adam", "learning_rate": 0.0003},
     },
     "pendulum-cql": {
