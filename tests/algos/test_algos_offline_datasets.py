@@ -30,7 +30,7 @@ AGENTS = {
         "type": "dqn",
         "cql_alpha": 0.2,
         "n_step": 3,
-        "update_spec": {"batch_size": 256, "sync_interval": 500},
+        "update_spec": {"batch_size": 256, "sync_tau": 0.005},  # soft syncs: steadier than copies every 500
         "optimizer_spec": {"type": "adam", "learning_rate": 0.0003},
     },
     "cql": {"type": "sac", "cql_alpha": 5.0, "cql_num_actions": 4, "update_spec": {"batch_size": 128}},
