@@ -65,28 +65,35 @@ def test_a_memory_smaller_than_the_dataset_is_refused(cartpole_dataset, rlgraph_
     assert not (tmp_path / "run").exists(), "no run folder is left"
 
 
+def offline_sac(dataset, environment, backend, timesteps=60, **keys):
+    """A small SAC learning from ``dataset`` for ``timesteps`` updates, evaluated once at the end."""
+    return load_run_spec(
+        {
+            "environment": environment,
+            "dataset": str(dataset),
+            "timesteps": timesteps,
+            "seed": 1,
+            "evaluation": {"interval": timesteps, "episodes": 1},
+            "agent": {
+                "type": "sac",
+                "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+                "memory_spec": {"type": "replay", "capacity": 2000},
+                "update_spec": {"batch_size": 16},
+                **keys,
+            },
+        },
+        options={"backend": backend},
+    )
+
+
 def test_sac_trains_offline_on_continuous_actions(rlgraph_backend, tmp_path):
     """SAC's twin critics and policy update from a Pendulum dataset, its delayed target syncs on updates."""
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
     dataset = tmp_path / "pendulum-controller-v0"
     record_policy_dataset("Pendulum-v1", swing_up, dataset, 400, seed=0, expert_score=-150.0)
-    spec = load_run_spec(
-        {
-            "environment": "Pendulum-v1",
-            "dataset": str(dataset),
-            "timesteps": 100,
-            "seed": 1,
-            "evaluation": {"interval": 100, "episodes": 1},
-            "agent": {
-                "type": "sac",
-                "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
-                "value_function_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
-                "memory_spec": {"type": "replay", "capacity": 400},
-                "update_spec": {"batch_size": 32, "sync_interval": 10},
-            },
-        },
-        options={"backend": rlgraph_backend},
+    spec = offline_sac(
+        dataset, "Pendulum-v1", rlgraph_backend, 100, update_spec={"batch_size": 32, "sync_interval": 10}
     )
     trainer = Trainer(spec, tmp_path / "run")
     agent, before = trainer.agent, trainer.agent.get_weights()
@@ -140,26 +147,6 @@ def test_discrete_cql_solves_cartpole_offline_where_naive_dqn_collapses(
     assert conservative.last_eval_mean_return >= 475.0 > dataset_return, conservative
     assert conservative.last_normalized_score >= 0.95
     assert naive.last_eval_mean_return < dataset_return, naive
-
-
-def offline_sac(dataset, environment, backend, **keys):
-    return load_run_spec(
-        {
-            "environment": environment,
-            "dataset": str(dataset),
-            "timesteps": 60,
-            "seed": 1,
-            "evaluation": {"interval": 60, "episodes": 1},
-            "agent": {
-                "type": "sac",
-                "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
-                "memory_spec": {"type": "replay", "capacity": 2000},
-                "update_spec": {"batch_size": 16},
-                **keys,
-            },
-        },
-        options={"backend": backend},
-    )
 
 
 @pytest.mark.parametrize("target_gap", [None, 5.0])
