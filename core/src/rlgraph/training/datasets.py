@@ -10,7 +10,6 @@ with ``MINARI_DATASETS_PATH`` set to its parent folder. Minari is an optional de
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import warnings
@@ -23,6 +22,7 @@ import numpy as np
 
 from rlgraph.errors import RLGraphError
 from rlgraph.spaces import FloatBox, IntBox, Space, from_gymnasium, to_gymnasium
+from rlgraph.training.dataset_files import data_folder, env_id_of
 from rlgraph.utils import nested
 
 #: The fields of a dataset's transitions: one row per step, episodes one after another in time order (as
@@ -452,7 +452,7 @@ def load_dataset(path: str | os.PathLike) -> OfflineDataset:
     """The Minari dataset at ``path`` (its ``NAME-vN`` folder, or the ``data`` folder in it) as transitions;
     a clear error for a missing, corrupt or unreadable one."""
     minari = _minari()
-    data = _data_folder(Path(path))
+    data = data_folder(Path(path))
     try:
         dataset = minari.MinariDataset(data)
         metadata = dict(dataset.storage.metadata)
@@ -472,37 +472,8 @@ def load_dataset(path: str | os.PathLike) -> OfflineDataset:
         episode_returns=tuple(float(np.sum(e.rewards)) for e in episodes),
         ref_min_score=_optional_float(metadata.get("ref_min_score")),
         ref_max_score=_optional_float(metadata.get("ref_max_score")),
-        env_id=_env_id(metadata.get("env_spec")),
+        env_id=env_id_of(metadata.get("env_spec")),
     )
-
-
-def dataset_env_id(path: str | os.PathLike) -> str | None:
-    """The Gymnasium id a dataset was recorded on, from its metadata alone (no Minari needed); None where it
-    names none. A clear error for a missing dataset or unreadable metadata."""
-    file = _data_folder(Path(path)) / "metadata.json"
-    try:
-        metadata = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise RLGraphError(f"{str(file)!r} is not readable metadata: {error}") from None
-    return _env_id(metadata.get("env_spec")) if isinstance(metadata, dict) else None
-
-
-def is_dataset(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a Minari dataset's folder (or the ``data`` folder in one)."""
-    path = Path(path)
-    return (path / "data" / "metadata.json").is_file() or (path / "metadata.json").is_file()
-
-
-def _data_folder(path: Path) -> Path:
-    if (path / "data" / "metadata.json").is_file():
-        return path / "data"
-    if (path / "metadata.json").is_file():
-        return path
-    if not path.exists():
-        raise RLGraphError(
-            f"no dataset {str(path)!r} (write one with 'rlgraph dataset record RUN --out {path}')"
-        )
-    raise RLGraphError(f"{str(path)!r} is not a Minari dataset: it has no data/metadata.json")
 
 
 def _transitions(episodes: list[Any], label: str) -> dict[str, Any]:
@@ -544,11 +515,3 @@ def episode_rows(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
-
-
-def _env_id(env_spec: Any) -> str | None:
-    """The Gymnasium id in Minari's metadata (an environment spec as JSON), where there is one."""
-    if isinstance(env_spec, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            env_spec = json.loads(env_spec)
-    return env_spec.get("id") if isinstance(env_spec, dict) else None

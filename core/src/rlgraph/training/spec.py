@@ -22,6 +22,7 @@ from rlgraph.errors import CheckpointError, RLGraphError, SpecError
 from rlgraph.specs.checks import at_least, positive, validator_of
 from rlgraph.specs.loading import load_spec_file, load_yaml
 from rlgraph.specs.validation import construct
+from rlgraph.training.dataset_files import dataset_env_id
 
 
 @attrs.define
@@ -225,8 +226,6 @@ def load_run_spec(
 
 def _dataset_environment(dataset: Any) -> str:
     """The environment an offline run evaluates on where its spec names none: its dataset's Gymnasium id."""
-    from rlgraph.training.datasets import dataset_env_id
-
     try:
         env_id = dataset_env_id(dataset)
     except RLGraphError as error:

@@ -125,7 +125,8 @@ class DQFDAgent(DQNAgent):
     def load_demonstrations(self, path: str | os.PathLike) -> int:
         """Store the demonstrations of a file written by ``rlgraph demos record``, or of a Minari dataset (its
         folder, which must hold this agent's spaces); the demonstrations held."""
-        from rlgraph.training.datasets import is_dataset, load_dataset
+        from rlgraph.training.dataset_files import is_dataset
+        from rlgraph.training.datasets import load_dataset
         from rlgraph.training.demos import load_demonstrations
 
         if not is_dataset(path):
