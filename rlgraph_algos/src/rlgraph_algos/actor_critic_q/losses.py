@@ -211,8 +211,9 @@ class ConservativePenalty(Component):
     it rises while the mean gap exceeds the target and falls below it. ``weight_gradient`` is the mean
     weight loss's gradient with respect to ``log w``, in closed form (zero for a fixed weight).
 
-    Sampled values are ``(N * B,)`` per critic, the batch tiled ``N`` times (``tile_batch``); data
-    values ``(B,)``. ``penalty`` and ``exact_penalty`` return ``(the term to add to the critics' loss per
+    ``low`` and ``high`` are the action bounds, one per action dimension (the uniform density multiplies
+    over them); none for the exact penalty. Sampled values are ``(N * B,)`` per critic, the batch tiled
+    ``N`` times (``tile_batch``); data values ``(B,)``. ``penalty`` and ``exact_penalty`` return ``(the term to add to the critics' loss per
     item, mean_i gap_i per item)``.
     """
 
