@@ -71,3 +71,28 @@ def record_from_run(name: str, backend: str, folder: Path, steps: int = 50_000) 
     ]
     assert main([*arguments, *noise, "--seed", "0", "--backend", backend, "--out", str(out)]) == 0
     return out
+
+
+def small_run_spec(
+    agent_type: str, environment: str, backend: str, dataset=None, timesteps: int = 60, **keys
+):
+    """A run spec of a small ``agent_type`` (one layer of 16 units, batches of 16, a memory of 2,000) for
+    ``timesteps`` steps, offline from ``dataset`` where given, evaluated by one episode at the end."""
+    from rlgraph.training import load_run_spec
+
+    spec = {
+        "environment": environment,
+        "timesteps": timesteps,
+        "seed": 1,
+        "evaluation": {"interval": timesteps, "episodes": 1},
+        "agent": {
+            "type": agent_type,
+            "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+            "memory_spec": {"type": "replay", "capacity": 2000},
+            "update_spec": {"batch_size": 16},
+            **keys,
+        },
+    }
+    if dataset is not None:
+        spec["dataset"] = str(dataset)
+    return load_run_spec(spec, options={"backend": backend})

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from offline_support import lean_with_the_pole, swing_up
+from offline_support import lean_with_the_pole, small_run_spec, swing_up
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, Tuple
-from rlgraph.training import Trainer, load_run_spec
+from rlgraph.training import Trainer
 from rlgraph_algos.iql.loss import IQLLoss
 
 minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
@@ -98,22 +98,7 @@ def test_bad_settings_are_spec_errors(kwargs, key):
 
 
 def iql_run(environment, backend, tmp_path, dataset=None, timesteps=60, **keys):
-    spec = {
-        "environment": environment,
-        "timesteps": timesteps,
-        "seed": 1,
-        "evaluation": {"interval": timesteps, "episodes": 1},
-        "agent": {
-            "type": "iql",
-            "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
-            "memory_spec": {"type": "replay", "capacity": 2000},
-            "update_spec": {"batch_size": 16},
-            **keys,
-        },
-    }
-    if dataset is not None:
-        spec["dataset"] = str(dataset)
-    return Trainer(load_run_spec(spec, options={"backend": backend}), tmp_path / "run")
+    return Trainer(small_run_spec("iql", environment, backend, dataset, timesteps, **keys), tmp_path / "run")
 
 
 @pytest.mark.parametrize("environment", ["Pendulum-v1", "CartPole-v1"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from offline_support import lean_with_the_pole, swing_up
+from offline_support import lean_with_the_pole, small_run_spec, swing_up
 
 from rlgraph.errors import SpecError
 from rlgraph.training import Trainer, load_run_spec
@@ -65,35 +65,19 @@ def test_a_memory_smaller_than_the_dataset_is_refused(cartpole_dataset, rlgraph_
     assert not (tmp_path / "run").exists(), "no run folder is left"
 
 
-def offline_sac(dataset, environment, backend, timesteps=60, **keys):
-    """A small SAC learning from ``dataset`` for ``timesteps`` updates, evaluated once at the end."""
-    return load_run_spec(
-        {
-            "environment": environment,
-            "dataset": str(dataset),
-            "timesteps": timesteps,
-            "seed": 1,
-            "evaluation": {"interval": timesteps, "episodes": 1},
-            "agent": {
-                "type": "sac",
-                "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
-                "memory_spec": {"type": "replay", "capacity": 2000},
-                "update_spec": {"batch_size": 16},
-                **keys,
-            },
-        },
-        options={"backend": backend},
-    )
-
-
 def test_sac_trains_offline_on_continuous_actions(rlgraph_backend, tmp_path):
     """SAC's twin critics and policy update from a Pendulum dataset, its delayed target syncs on updates."""
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
     dataset = tmp_path / "pendulum-controller-v0"
     record_policy_dataset("Pendulum-v1", swing_up, dataset, 400, seed=0, expert_score=-150.0)
-    spec = offline_sac(
-        dataset, "Pendulum-v1", rlgraph_backend, 100, update_spec={"batch_size": 32, "sync_interval": 10}
+    spec = small_run_spec(
+        "sac",
+        "Pendulum-v1",
+        rlgraph_backend,
+        dataset,
+        100,
+        update_spec={"batch_size": 32, "sync_interval": 10},
     )
     trainer = Trainer(spec, tmp_path / "run")
     agent, before = trainer.agent, trainer.agent.get_weights()
@@ -160,7 +144,9 @@ def test_sac_with_cql_penalizes_its_critics_on_sampled_continuous_actions(
     dataset = tmp_path / "pendulum-controller-v0"
     record_policy_dataset("Pendulum-v1", swing_up, dataset, 400, seed=0, expert_score=-150.0)
     keys = {"cql_alpha": 2.0, "cql_num_actions": 4, "cql_target_action_gap": target_gap}
-    trainer = Trainer(offline_sac(dataset, "Pendulum-v1", rlgraph_backend, **keys), tmp_path / "run")
+    trainer = Trainer(
+        small_run_spec("sac", "Pendulum-v1", rlgraph_backend, dataset, **keys), tmp_path / "run"
+    )
     summary = trainer.run()
     assert summary.updates == 60
     metrics = trainer.agent.update().metrics
@@ -174,7 +160,9 @@ def test_sac_with_cql_penalizes_its_critics_on_sampled_continuous_actions(
 def test_discrete_sac_with_cql_takes_the_exact_penalty(cartpole_dataset, rlgraph_backend, tmp_path):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
-    trainer = Trainer(offline_sac(cartpole_dataset, "CartPole-v1", rlgraph_backend, cql_alpha=1.0), tmp_path)
+    trainer = Trainer(
+        small_run_spec("sac", "CartPole-v1", rlgraph_backend, cartpole_dataset, cql_alpha=1.0), tmp_path
+    )
     trainer.run()
     metrics = trainer.agent.update().metrics
     assert metrics["cql_gap"] >= 0.0, "a log-sum-exp over every action bounds each action's value"

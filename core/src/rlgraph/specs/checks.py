@@ -46,6 +46,13 @@ def unit_interval(value: Any, key: str) -> float:
     return float(value)
 
 
+def open_unit_interval(value: Any, key: str) -> float:
+    """A number strictly between 0 and 1 (an expectile, a quantile level)."""
+    if not _is_number(value) or not 0.0 < value < 1.0:
+        raise SpecError(f"must be a number in (0, 1), got {value!r}", key)
+    return float(value)
+
+
 def finite(value: Any, key: str) -> float:
     """A finite number: a NaN or infinite hyperparameter passes every comparison and fails only once
     training runs."""

@@ -308,7 +308,8 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         ``(loss, TD errors, CQL's metrics or None)``; a Lagrangian weight steps after it."""
         if self.conservative is None:
             return (*self.critic_step(states, actions, loss_of, weights, time_step), None)
-        penalty_of = self._conservative_penalty(states)
+        weight = self.conservative_weight.alpha()
+        penalty_of = self._conservative_penalty(states, weight)
 
         def penalized(q_values):
             per_item, targets = loss_of(q_values)
@@ -317,13 +318,12 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
 
         q_loss, outputs = self.critic_step(states, actions, penalized, weights, time_step)
         td_errors, gaps = self._graph_fn_pair(outputs)
-        return q_loss, td_errors, self._conservative_step(gaps, time_step)
+        return q_loss, td_errors, self._conservative_step(gaps, weight, time_step)
 
-    def _conservative_penalty(self, states: Any) -> Any:
+    def _conservative_penalty(self, states: Any, weight: Any) -> Any:
         """``q_values -> (CQL's penalty, the critics' mean gap)`` per item (see
         :class:`~rlgraph_algos.actor_critic_q.losses.ConservativePenalty`): exact over one discrete action
         (``"expectation"``), else from actions drawn uniformly and from the policy, ``N`` per state."""
-        weight = self.conservative_weight.alpha()
         if self.expectation:
             return lambda q_values: self.conservative.exact_penalty(
                 q_values, tuple(critic.get_q_values(states) for critic in self.q_functions), weight
@@ -340,9 +340,8 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
 
         return penalty_of
 
-    def _conservative_step(self, gaps: Any, time_step: Any) -> dict[str, Any]:
-        """The Lagrangian weight's step (with a target action gap) and CQL's metrics."""
-        weight = self.conservative_weight.alpha()
+    def _conservative_step(self, gaps: Any, weight: Any, time_step: Any) -> dict[str, Any]:
+        """The Lagrangian weight's step (with a target action gap) and CQL's metrics (the weight before it)."""
         if self.conservative_weight_optimizer is not None:  # linear in log(weight): a closed-form gradient
             gradient = self.conservative.weight_gradient(gaps, weight)
             self.conservative_weight_optimizer.apply((gradient,), time_step)

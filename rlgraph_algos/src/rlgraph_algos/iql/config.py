@@ -7,14 +7,8 @@ from typing import Any, ClassVar
 import attrs
 
 from rlgraph.agents.config import agent_argument, agent_config
-from rlgraph.specs.checks import check_of, non_negative, positive
+from rlgraph.specs.checks import check_of, non_negative, open_unit_interval, positive
 from rlgraph_algos.actor_critic_q.config import ActorCriticQConfig
-
-
-def _expectile(value: Any) -> str | None:
-    if not isinstance(value, int | float) or not 0.0 < value < 1.0:
-        return f"must be a number in (0, 1), got {value!r}"
-    return None
 
 
 @agent_config
@@ -31,7 +25,7 @@ class IQLConfig(ActorCriticQConfig):
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
     double_q: bool = True
-    expectile: float = attrs.field(default=0.7, metadata={"check": _expectile})
+    expectile: float = attrs.field(default=0.7, metadata=check_of(open_unit_interval))
     beta: float = attrs.field(default=3.0, metadata=check_of(non_negative))
     max_weight: float = attrs.field(default=100.0, metadata=check_of(positive))
     name: str = "iql-agent"

@@ -7,8 +7,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph.errors import SpecError
-from rlgraph.specs.checks import non_negative, positive, unit_interval
+from rlgraph.specs.checks import non_negative, open_unit_interval, positive, unit_interval
 from rlgraph_algos.actor_critic_q.losses import min_over_critics, squared_errors
 
 
@@ -43,9 +42,7 @@ class IQLLoss(Component):
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         self.discount = unit_interval(discount, "discount")
-        if not 0.0 < expectile < 1.0:
-            raise SpecError(f"must be in (0, 1), got {expectile!r}", "expectile")
-        self.expectile = float(expectile)
+        self.expectile = open_unit_interval(expectile, "expectile")
         self.beta = non_negative(beta, "beta")
         self.max_weight = positive(max_weight, "max_weight")
 
