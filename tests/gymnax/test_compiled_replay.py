@@ -165,3 +165,38 @@ def test_a_resumed_replay_loop_keeps_its_schedule(tmp_path: Path) -> None:
         assert result["updates_executed"] == 10 and second.updates == 85
     finally:
         second.terminate()
+
+
+def test_a_decaying_learning_rate_follows_the_compiled_time_steps() -> None:
+    """DQN's update takes the time step compiled as on the host: a rate decaying to 0 at step 1,200 moves the
+    weights in the updates before and leaves them as they are after."""
+    agent = yaml.safe_load((EXAMPLES / "dqn_gymnax_cartpole.yaml").read_text())["agent"]
+    decay = {"type": "linear_decay", "from": 0.01, "to": 0.0, "num_timesteps": 1200}
+    agent = {
+        **agent,
+        "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+        "policy_spec": {"units_state_value_stream": 16},
+        "optimizer_spec": {"type": "sgd", "learning_rate": decay},
+    }
+    executor = CompiledExecutor(
+        {"type": "gymnax", "env_id": "CartPole-v1"}, agent, num_environments=8, seed=3
+    )
+
+    def weights() -> dict[str, np.ndarray]:
+        member = executor.load_member_into_agent(0)
+        names = member.executor.variables(trainable_only=True)
+        return {
+            name: np.array(value) for name, value in member.executor.get_weights().items() if name in names
+        }
+
+    try:
+        executor.execute_workload({"num_timesteps": 1000})  # no update yet
+        first = weights()
+        executor.execute_workload({"num_timesteps": 200})  # updates at rates from 0.0017 down to 0
+        decayed = weights()
+        executor.execute_workload({"num_timesteps": 400})  # updates at rate 0
+        assert executor.updates == 75
+        assert any(not np.array_equal(first[name], decayed[name]) for name in first)
+        assert all(np.array_equal(value, weights()[name]) for name, value in decayed.items())
+    finally:
+        executor.terminate()

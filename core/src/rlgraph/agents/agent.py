@@ -820,7 +820,13 @@ class Agent(Specifiable):
         batch its memory gives (:meth:`learn_from_sample`)."""
         if self.learner_group is not None and self.has_api("sample_batch"):
             return self.learn_from_sample(self.update_from_sampled)
-        return update_result(self._execute("update"))
+        return update_result(self._execute("update", *self.time_step_args("update")))
+
+    def time_step_args(self, api_method: str) -> list[Any]:
+        """``[learning_time_step]`` where the root's ``api_method`` takes a ``time_step`` (last): its
+        learning schedules (learning-rate decays) read it. ``[]`` for one that takes none."""
+        api = type(self._built_root()).api_methods()[api_method]
+        return [self.learning_time_step] if "time_step" in api.signature.parameters else []
 
     def training_plan(self, num_environments: int) -> Any:
         """The agent's training loop in terms of its root API methods, for an executor that compiles the loop
@@ -862,11 +868,12 @@ class Agent(Specifiable):
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         """One update from an external batch (its root's ``update_from_batch`` API method)."""
-        return update_result(self._execute("update_from_batch", *self._batch_args(batch)))
+        args = self._batch_args(batch) + self.time_step_args("update_from_batch")
+        return update_result(self._execute("update_from_batch", *args))
 
     def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
         api = type(self._built_root()).api_methods()["update_from_batch"]
-        params = [p for p in api.signature.parameters if p != "self"]
+        params = [p for p in api.signature.parameters if p not in ("self", "time_step")]
         missing = [p for p in params if p not in batch]
         if missing:
             raise APICallError(f"update: batch lacks {missing}; it needs {params}")

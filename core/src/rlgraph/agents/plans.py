@@ -67,7 +67,7 @@ class ReplayPlan(ActingPlan):
     the run, from 1) updates the policy where ``g % policy_delay == 0``, and syncs the targets where it does
     and ``sync_interval`` time steps passed since the last sync (0: at every such step). With
     ``update_takes_flags`` a step is ``update_method(time_step, update_policy, sync_targets)``; else
-    ``update_method()``, then ``sync_method()`` when a sync is due. ``start_method`` runs once on each
+    ``update_method(time_step)``, then ``sync_method()`` when a sync is due. ``start_method`` runs once on each
     member's new graph (the targets' first copy).
     """
 

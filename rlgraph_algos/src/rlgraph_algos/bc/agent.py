@@ -9,7 +9,7 @@ import numpy as np
 from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
-from rlgraph.spaces import FloatBox
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_algos.bc.builder import BCBuilder
 from rlgraph_algos.bc.config import BCConfig
 
@@ -29,7 +29,8 @@ class BCAgent(Agent):
         return {k: v for k, v in self.record_space().items() if k in ("states", "actions")}
 
     def input_spaces(self) -> dict[str, Any]:
-        return {**super().input_spaces(), "importance_weights": FloatBox(add_batch_rank=True)}
+        weights = FloatBox(add_batch_rank=True)
+        return {**super().input_spaces(), "importance_weights": weights, "time_step": IntBox(dtype=np.int64)}
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         return [states]

@@ -46,18 +46,18 @@ class BCGraph(DrawingActing, SampledBatches, AgentRoot):
         self.memory.insert_records(records)
 
     @rlgraph.api(needs=("memory", "optimizer"))
-    def update(self):
+    def update(self, time_step=None):
         sample = self.memory.get_records(self.batch_size)
         records = sample["records"]
-        return self._learn(records["states"], records["actions"], sample["weights"])
+        return self._learn(records["states"], records["actions"], sample["weights"], time_step)
 
     @rlgraph.api(needs="optimizer")
-    def update_from_batch(self, preprocessed_states, actions, importance_weights):
-        return self._learn(preprocessed_states, actions, importance_weights)
+    def update_from_batch(self, preprocessed_states, actions, importance_weights, time_step=None):
+        return self._learn(preprocessed_states, actions, importance_weights, time_step)
 
-    def _learn(self, states: Any, actions: Any, weights: Any) -> dict[str, Any]:
+    def _learn(self, states: Any, actions: Any, weights: Any, time_step: Any) -> dict[str, Any]:
         def loss():
             return self.loss.loss(self.policy.get_log_prob(states, actions), weights)
 
-        loss, per_item = self.optimizer.step(loss)
+        loss, per_item = self.optimizer.step(loss, time_step)
         return {"loss": loss, "loss_per_item": per_item}

@@ -167,7 +167,9 @@ class DQFDAgent(DQNAgent):
 
     def _pretrain_step(self) -> UpdateResult:
         if self.learner_group is None:
-            return update_result(self._execute("update_from_demos"))
+            return update_result(
+                self._execute("update_from_demos", *self.time_step_args("update_from_demos"))
+            )
         return self.learn_from_sample(self.update_from_sampled, sample_api="sample_demos")
 
     def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
@@ -181,7 +183,8 @@ class DQFDAgent(DQNAgent):
 
     def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
         """One step on a batch the memories gave (both memories' rows, ``expert`` marking demonstrations)."""
-        return update_result(self._execute("update_from_sample", *self._batch_args(batch), batch["expert"]))
+        args = [*self._batch_args(batch), batch["expert"], *self.time_step_args("update_from_sample")]
+        return update_result(self._execute("update_from_sample", *args))
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         raise APICallError(

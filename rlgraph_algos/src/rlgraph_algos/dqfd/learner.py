@@ -80,6 +80,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         discounts,
         importance_weights,
         expert,
+        time_step=None,
     ):
         records = {
             "states": preprocessed_states,
@@ -89,7 +90,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
             "next_states": next_states,
             "discounts": discounts,
         }
-        loss, stats = self.optimizer.step(self._dqfd_loss(records, importance_weights, expert))
+        loss, stats = self.optimizer.step(self._dqfd_loss(records, importance_weights, expert), time_step)
         return self._graph_fn_result(loss, stats)
 
     @rlgraph.api(needs="demo_memory")
@@ -103,13 +104,13 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         self.demo_memory.insert_records(demo_records)
 
     @rlgraph.api(needs=("memory", "demo_memory", "optimizer"))
-    def update(self):
+    def update(self, time_step=None):
         own = self.memory.get_records(self.batch_size)
         demos = self.demo_memory.get_records(self.demo_sample_size)
         records, weights, expert = self._graph_fn_join(
             own["records"], demos["records"], own["weights"], demos["weights"]
         )
-        loss, stats = self.optimizer.step(self._dqfd_loss(records, weights, expert))
+        loss, stats = self.optimizer.step(self._dqfd_loss(records, weights, expert), time_step)
         own_errors, demo_errors = self._graph_fn_split(stats["td_errors"])
         if self.prioritized:
             self.memory.update_records(own["indices"], own_errors)
@@ -118,10 +119,12 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         return self._graph_fn_result(loss, stats)
 
     @rlgraph.api(needs=("demo_memory", "optimizer"))
-    def update_from_demos(self):
+    def update_from_demos(self, time_step=None):
         demos = self.demo_memory.get_records(self.demo_batch_size)
         expert = self._graph_fn_all(demos["weights"])
-        loss, stats = self.optimizer.step(self._dqfd_loss(demos["records"], demos["weights"], expert))
+        loss, stats = self.optimizer.step(
+            self._dqfd_loss(demos["records"], demos["weights"], expert), time_step
+        )
         if self.demos_prioritized:
             self.demo_memory.update_records(demos["indices"], stats["td_errors"])
         return self._graph_fn_result(loss, stats)

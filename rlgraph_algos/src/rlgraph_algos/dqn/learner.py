@@ -30,7 +30,8 @@ class TargetSync:
 
 class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
-    (``update``) or from batches given from outside (``update_from_batch``), the TD errors of a batch
+    (``update``) or from batches given from outside (``update_from_batch``), each taking the time step a
+    decaying learning rate reads (the agent's ``learning_time_step``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs.
 
     Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: a worker the
@@ -65,7 +66,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         self.memory.insert_records(records)  # nothing returned: the agent needs no result back per step
 
     @rlgraph.api(needs=("memory", "optimizer"))
-    def update(self):
+    def update(self, time_step=None):
         sample = self.memory.get_records(self.batch_size)
         records = sample["records"]
         return self._learn(
@@ -77,14 +78,31 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
             records["discounts"],
             sample["weights"],
             sample["indices"],
+            time_step,
         )
 
     @rlgraph.api(needs="optimizer")
     def update_from_batch(
-        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+        self,
+        preprocessed_states,
+        actions,
+        rewards,
+        terminals,
+        next_states,
+        discounts,
+        importance_weights,
+        time_step=None,
     ):
         return self._learn(
-            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights, None
+            preprocessed_states,
+            actions,
+            rewards,
+            terminals,
+            next_states,
+            discounts,
+            importance_weights,
+            None,
+            time_step,
         )
 
     @rlgraph.api(needs="loss")
@@ -110,9 +128,11 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
         return td_loss
 
-    def _learn(self, states, actions, rewards, terminals, next_states, discounts, weights, indices):
+    def _learn(
+        self, states, actions, rewards, terminals, next_states, discounts, weights, indices, time_step
+    ):
         td_loss = self._td_loss(states, actions, rewards, terminals, next_states, discounts, weights)
-        loss, td_errors = self.optimizer.step(td_loss)
+        loss, td_errors = self.optimizer.step(td_loss, time_step)
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
         return {"loss": loss, "td_errors": td_errors}

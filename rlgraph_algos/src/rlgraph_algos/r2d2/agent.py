@@ -97,7 +97,10 @@ class R2D2Agent(DQNAgent):
     def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
         """One step on sequences the replay gave (a learner group's update: the sequences split over them)."""
         records = {name: value for name, value in batch.items() if name != "importance_weights"}
-        return update_result(self._execute("update_from_sample", records, batch["importance_weights"]))
+        weights = batch["importance_weights"]
+        return update_result(
+            self._execute("update_from_sample", records, weights, *self.time_step_args("update_from_sample"))
+        )
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         raise APICallError(

@@ -129,21 +129,21 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         self.memory.insert_records(records)
 
     @rlgraph.api(needs=("memory", "optimizer"))
-    def update(self):
+    def update(self, time_step=None):
         sample = self.memory.get_records(self.batch_size)
-        loss, priorities = self._learn(sample["records"], sample["weights"])
+        loss, priorities = self._learn(sample["records"], sample["weights"], time_step)
         if self.prioritized:
             self.memory.update_records(sample["indices"], priorities)
         return {"loss": loss, "td_errors": priorities}
 
     @rlgraph.api(needs="optimizer")
-    def update_from_sample(self, records, importance_weights):
-        loss, priorities = self._learn(records, importance_weights)
+    def update_from_sample(self, records, importance_weights, time_step=None):
+        loss, priorities = self._learn(records, importance_weights, time_step)
         return {"loss": loss, "td_errors": priorities}
 
-    def _learn(self, sequences, weights):
+    def _learn(self, sequences, weights, time_step):
         """One step on replayed ``sequences`` (batch-major records) weighted by ``weights``: the loss and the
-        sequences' new priorities."""
+        sequences' new priorities (a decaying learning rate at ``time_step``)."""
         records = self._graph_fn_time_major(sequences)
         states, resets, internals = records["states"], records["resets"], sequences["internals"]
         burn_in_states, learned_states = self._graph_fn_split_time(states)
@@ -158,7 +158,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             per_item, td_errors = self.loss.per_item_loss(*inputs)
             return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
 
-        return self.optimizer.step(sequence_loss)
+        return self.optimizer.step(sequence_loss, time_step)
 
     def _burn_in(self, network, states, internals, resets):
         """The recurrent state after the burn-in states, without gradient (``internals`` without one)."""

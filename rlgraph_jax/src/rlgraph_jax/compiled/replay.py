@@ -199,7 +199,7 @@ class ReplayLoop(Loop):
         if plan.update_takes_flags:
             outputs, state = graph.call(member.graph, plan.update_method, time_step, policy, sync)
         else:
-            outputs, state = graph.call(member.graph, plan.update_method)
+            outputs, state = graph.call(member.graph, plan.update_method, time_step)
             if sync:
                 assert plan.sync_method is not None, "a plan that syncs names its sync method"
                 _, state = graph.call(state, plan.sync_method)
