@@ -13,6 +13,7 @@ from rlgraph.training import Trainer, load_run_spec
 
 minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
 from rlgraph.training.datasets import load_dataset, record_policy_dataset
+from rlgraph.training.progress import read_progress
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +150,8 @@ def test_sac_with_cql_penalizes_its_critics_on_sampled_continuous_actions(
     )
     summary = trainer.run()
     assert summary.updates == 60
+    last_row = read_progress(tmp_path / "run" / "progress.csv")[-1]  # the means of the run's update metrics
+    assert np.isfinite(last_row["update/cql_gap"]) and last_row["update/critic_loss"] > 0.0, last_row
     metrics = trainer.agent.update().metrics
     assert np.isfinite(metrics["cql_gap"]) and np.isfinite(metrics["critic_loss"])
     if target_gap is None:

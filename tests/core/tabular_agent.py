@@ -100,7 +100,7 @@ class QTable(Component):
         counts = ops.matmul(ops.transpose(states), actions)
         sums = ops.matmul(ops.transpose(states), actions * ops.expand_dims(td, -1))
         ops.assign(self.q, q + self.learning_rate * sums / ops.maximum(counts, 1.0))
-        return {"loss": ops.mean(ops.square(td))}
+        return {"loss": ops.mean(ops.square(td)), "max_td_error": ops.max(ops.abs(td))}
 
 
 class TabularRoot(Component):

@@ -130,3 +130,26 @@ def test_a_loggers_info_records_are_shown_as_notices_within_the_block_only():
     with ProgressDisplay(10, stream=quiet, enabled=False).showing_notices("rlgraph.test-notices"):
         logger.info("not shown: the display is off")
     assert quiet.getvalue() == "" and not logger.handlers
+
+
+def test_update_metrics_widen_the_columns_and_a_resumed_run_keeps_them(tmp_path):
+    path = tmp_path / "progress.csv"
+    log = ProgressLog(path)
+    log.write_row({**ROW, "timesteps": 100, "loss": None})  # before the first update: no metrics
+    log.write_row({**ROW, "timesteps": 200, "update/critic_loss": 0.5})
+    log.write_row({**ROW, "timesteps": 300, "update/critic_loss": 0.25, "update/alpha": 0.1})
+    log.close()
+    header, *rows = list(csv.reader(path.open()))
+    assert header == [*COLUMNS, "update/critic_loss", "update/alpha"]
+    assert [row[-2:] for row in rows] == [["", ""], ["0.5", ""], ["0.25", "0.1"]]
+
+    resumed = ProgressLog(path, after=200)  # a checkpoint at 200: the row at 300 is done again
+    resumed.write_row({**ROW, "timesteps": 300, "update/critic_loss": 0.2})
+    resumed.close()
+    header, *rows = list(csv.reader(path.open()))
+    assert header == [*COLUMNS, "update/critic_loss", "update/alpha"]
+    assert [(row[0], row[-2:]) for row in rows] == [
+        ("100", ["", ""]),
+        ("200", ["0.5", ""]),
+        ("300", ["0.2", ""]),
+    ]

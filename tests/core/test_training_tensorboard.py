@@ -107,3 +107,16 @@ def test_a_progress_rows_executor_counts_become_executor_scalars(tmp_path):
         events.Tags()["scalars"]
     )
     assert [(e.step, e.value) for e in events.Scalars("executor/replay_ratio")] == [(100, 0.5)]
+
+
+def test_the_update_metrics_means_are_progress_columns_and_scalars(tabular):
+    """The tabular agent reports its largest TD error per update; each progress row holds the mean over its
+    updates, as column and scalar ``update/max_td_error``."""
+    Trainer(load_run_spec(run_spec()), tabular / "run").run()
+    rows = read_progress(tabular / "run")
+    logged = [
+        (int(r["timesteps"]), float(r["update/max_td_error"])) for r in rows if r["update/max_td_error"]
+    ]
+    assert logged and all(value >= 0.0 for _, value in logged)
+    scalars = accumulate(tabular / "run").Scalars("update/max_td_error")
+    assert [(e.step, e.value) for e in scalars] == [(t, pytest.approx(v, rel=1e-6)) for t, v in logged]

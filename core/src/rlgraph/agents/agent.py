@@ -18,6 +18,7 @@ from rlgraph.agents.env_columns import EnvIds
 from rlgraph.agents.observation_buffer import ObservationBuffer
 from rlgraph.agents.records import (
     INTERNALS,
+    MetricMeans,
     RecordCheck,
     RecordStage,
     UpdateResult,
@@ -199,6 +200,8 @@ class Agent(Specifiable):
         self.episodes = 0
         self.updates = 0
         self.last_loss: Any = None
+        #: The means of the updates' metrics since a progress row last took them.
+        self.update_metrics = MetricMeans()
         #: Whether a memory of the graph was seen holding records (an update from storage needs one).
         self._storage_filled = False
         #: Randomness drawn outside the graph (minibatch orders, say), seeded from ``execution_spec.seed``;
@@ -722,6 +725,7 @@ class Agent(Specifiable):
             raise NonFiniteError(self._non_finite_loss(result.loss, batch))
         self.updates += 1
         self.last_loss = result.loss
+        self.update_metrics.add(result.metrics)
         return result
 
     def _check_role_learns(self, batch: Any) -> None:

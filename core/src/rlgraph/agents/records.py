@@ -235,3 +235,23 @@ class UpdateResult:
 
     def __float__(self) -> float:
         return float(self.loss)
+
+
+class MetricMeans:
+    """The means of updates' named metrics (:attr:`UpdateResult.metrics`) since the last :meth:`take`: a
+    progress row's ``update/<name>`` columns. A metric counts in the updates that report it."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, float] = {}
+        self._counts: dict[str, int] = {}
+
+    def add(self, metrics: Mapping[str, float]) -> None:
+        for name, value in metrics.items():
+            self._sums[name] = self._sums.get(name, 0.0) + value
+            self._counts[name] = self._counts.get(name, 0) + 1
+
+    def take(self) -> dict[str, float]:
+        """Each metric's mean since the last call (none where no update reported one); then it starts anew."""
+        means = {name: total / self._counts[name] for name, total in self._sums.items()}
+        self._sums, self._counts = {}, {}
+        return means

@@ -31,49 +31,71 @@ evaluation's mean, in rows where one ran."""
 RECENT_EPISODES = 100
 
 
+UPDATE_PREFIX = "update/"
+"""The prefix of the columns of the agent's update metrics (``update/critic_loss``, ...): each the mean over
+the row's updates. They join the columns as updates first report them."""
+
+
 class ProgressLog:
     """Writes progress rows to a CSV file, flushed after each row.
 
-    ``after``: go on with the file of a run resumed after that many time steps, keeping its rows up to
-    there (later ones came from steps the resumed run does again); None starts a new file.
-    ``extra_columns`` follow :data:`COLUMNS`: what the run's executor counts (its ``metrics()``).
+    ``after``: go on with the file of a run resumed after that many time steps, keeping its rows (and
+    columns) up to there (later ones came from steps the resumed run does again); None starts a new file.
+    ``extra_columns`` follow :data:`COLUMNS`: what the run's executor counts (its ``metrics()``). A row's
+    ``update/<name>`` values not yet among the columns widen them: the file is written anew with them (the
+    earlier rows' cells empty).
     """
 
     def __init__(
         self, path: str | os.PathLike, after: int | None = None, extra_columns: tuple[str, ...] = ()
     ) -> None:
-        path = Path(path)
-        self.columns = (*COLUMNS, *extra_columns)
-        kept = _rows_up_to(path, after) if after is not None and path.is_file() else []
-        temporary = path.with_name(f".{path.name}.tmp")  # the old file stays whole until replaced
-        with open(temporary, "w", newline="", encoding="utf-8") as file:
-            csv.writer(file).writerows([self.columns, *kept])
-        os.replace(temporary, path)
-        self._file = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
-        self._writer = csv.writer(self._file)
+        self.path = Path(path)
+        header, kept = (
+            _rows_up_to(self.path, after) if after is not None and self.path.is_file() else ((), [])
+        )
+        self.columns = tuple(dict.fromkeys((*COLUMNS, *extra_columns, *header)))
+        self._file: TextIO
+        self._rewrite(kept)
 
     def write_row(self, row: Mapping[str, Any]) -> None:
+        new = [key for key in row if key.startswith(UPDATE_PREFIX) and key not in self.columns]
+        if new:
+            self.columns = (*self.columns, *new)
+            self._file.close()
+            self._rewrite(_rows_up_to(self.path, None)[1])
         self._writer.writerow([_csv_value(row.get(column)) for column in self.columns])
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
 
+    def _rewrite(self, rows: list[dict[str, str]]) -> None:
+        """The file anew: the columns, then ``rows`` (cells by column); opened to append."""
+        temporary = self.path.with_name(f".{self.path.name}.tmp")  # the old file stays whole until replaced
+        with open(temporary, "w", newline="", encoding="utf-8") as file:
+            writer = csv.writer(file)
+            writer.writerow(self.columns)
+            writer.writerows([row.get(column, "") for column in self.columns] for row in rows)
+        os.replace(temporary, self.path)
+        self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
+        self._writer = csv.writer(self._file)
+
 
 def read_progress(path: str | os.PathLike) -> list[dict[str, float | None]]:
-    """The rows a :class:`ProgressLog` wrote: each column a float, or None where the row has no value."""
+    """The rows a :class:`ProgressLog` wrote: each of its columns a float, or None where the row has no value."""
     with open(Path(path), newline="", encoding="utf-8") as file:
         return [
-            {column: float(row[column]) if row.get(column) else None for column in COLUMNS}
+            {column: float(value) if value else None for column, value in row.items()}
             for row in csv.DictReader(file)
         ]
 
 
-def _rows_up_to(path: Path, timesteps: int) -> list[list[str]]:
-    """The rows of a progress file (as text, without its header) up to ``timesteps``."""
+def _rows_up_to(path: Path, timesteps: int | None) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    """A progress file's columns and its rows (cells as text, by column) up to ``timesteps`` (None: all)."""
     with open(path, newline="", encoding="utf-8") as file:
-        rows = list(csv.reader(file))[1:]
-    return [row for row in rows if row and float(row[0]) <= timesteps]
+        reader = csv.DictReader(file)
+        rows = [row for row in reader if timesteps is None or float(row["timesteps"]) <= timesteps]
+        return tuple(reader.fieldnames or ()), rows
 
 
 def _csv_value(value: Any) -> Any:

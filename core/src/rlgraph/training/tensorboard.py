@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rlgraph.plugins.hookspecs import hookimpl
+from rlgraph.training.progress import UPDATE_PREFIX
 
 _CASTAGNOLI = 0x82F63B78  # CRC-32C polynomial, bit-reversed
 _MASK_DELTA = 0xA282EAD8
@@ -128,8 +129,8 @@ class TensorBoardWriter:
     An :class:`~rlgraph.plugins.hookspecs.EventHooks` observer: every episode's return and length
     (``episode/return``, ``episode/length``, at the time step it ended) and the loss
     (``train/loss``) arrive as ``after_episode`` and ``after_update`` events; the trainer's
-    progress rows (recent mean return, steps per second, greedy evaluation) through
-    :meth:`write_row`. The x axis is always environment time steps.
+    progress rows (recent mean return, steps per second, greedy evaluation, the means of the update
+    metrics as ``update/<name>``) through :meth:`write_row`. The x axis is always environment time steps.
     """
 
     ROW_TAGS: Mapping[str, str] = {
@@ -155,6 +156,7 @@ class TensorBoardWriter:
         """Record a progress row's scalars at its time step, and flush."""
         scalars = {tag: row.get(key) for key, tag in self.ROW_TAGS.items()}
         scalars.update({f"executor/{key}": value for key, value in row.get("executor", {}).items()})
+        scalars.update({key: value for key, value in row.items() if key.startswith(UPDATE_PREFIX)})
         self.file.add_scalars(row["timesteps"], scalars)
         self.file.flush()
 

@@ -26,7 +26,7 @@ from rlgraph.errors import CheckpointError, ExecutorGaveUpError, RLGraphError, S
 from rlgraph.graph.backend import EventBus
 from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
-from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
+from rlgraph.training.progress import RECENT_EPISODES, UPDATE_PREFIX, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
 from rlgraph.training.spec import (
     RUN_SPEC_FILE,
@@ -427,6 +427,8 @@ class Trainer:
     def _row(self, steps_per_second: float) -> dict[str, Any]:
         executor = self.executor
         metrics = executor.metrics()
+        means = getattr(self.agent, "update_metrics", None)
+        update = means.take() if means is not None else {}
         return {
             "timesteps": int(executor.timesteps),
             "episodes": int(executor.episodes),
@@ -436,6 +438,7 @@ class Trainer:
             "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
             "loss": _scalar(getattr(self.agent, "last_loss", None)) if executor.updates else None,
             **metrics,  # progress.csv's extra columns
+            **{UPDATE_PREFIX + name: value for name, value in update.items()},  # and the update metrics'
             "executor": metrics,  # TensorBoard's executor/ scalars
         }
 
