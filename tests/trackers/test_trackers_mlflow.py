@@ -38,6 +38,7 @@ def test_a_run_logs_its_spec_progress_evaluations_best_checkpoint_and_summary(ml
     # Metrics: every progress row's numbers at its time steps, as progress.csv holds them (7 digits).
     series = progress_series(run_dir)
     assert [step for step, _ in series["timesteps"]] == [256, 512, 768, 1024]
+    assert "update/entropy" in series  # the means of PPO's update metrics among them
     for column, expected in series.items():
         history = [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, column)]
         assert sorted(history) == [(step, pytest.approx(value, rel=1e-6)) for step, value in expected], column
