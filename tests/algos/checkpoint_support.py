@@ -137,20 +137,23 @@ def fixed_states(env: GymnasiumEnv) -> np.ndarray:
     return np.random.default_rng(11).uniform(low, high, (NUM_STATES, *space.shape)).astype(np.float32)
 
 
+def random_demonstrations(rows: int = 40) -> dict[str, np.ndarray]:
+    """CartPole-shaped demonstrations of random states and actions, in episodes of 9 steps (a DQfD's)."""
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(rows, 4)).astype(np.float32)
+    return {
+        "states": states,
+        "actions": rng.integers(0, 2, rows),
+        "rewards": np.ones(rows, np.float32),
+        "terminals": np.arange(rows) % 9 == 8,
+        "next_states": np.roll(states, -1, axis=0),
+    }
+
+
 def write(family: str) -> None:
     agent, env = agent_of(family, "torch")
     if family == "dqfd":
-        rng = np.random.default_rng(0)
-        states = rng.normal(size=(40, 4)).astype(np.float32)
-        agent.import_demonstrations(
-            {
-                "states": states,
-                "actions": rng.integers(0, 2, 40),
-                "rewards": np.ones(40, np.float32),
-                "terminals": np.arange(40) % 9 == 8,
-                "next_states": np.roll(states, -1, axis=0),
-            }
-        )
+        agent.import_demonstrations(random_demonstrations())
     worker = SingleThreadedWorker(agent=agent, env_spec=FAMILIES[family][0], num_environments=2, seed=5)
     worker.execute_timesteps(STEPS)
     assert family == "random" or agent.updates > 0, family

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from checkpoint_support import DENSE, FAMILIES, REPLAY, SMALL_UPDATES
+from checkpoint_support import DENSE, FAMILIES, REPLAY, SMALL_UPDATES, random_demonstrations
 
 from rlgraph.agents import Agent
 from rlgraph.environments import GymnasiumEnv
@@ -44,17 +44,7 @@ def decaying_agent(backend: str, name: str, **changes) -> Agent:
     }
     agent = Agent.from_spec(spec, state_space=env.state_space, action_space=env.action_space)
     if name == "dqfd":
-        rng = np.random.default_rng(0)
-        states = rng.normal(size=(40, 4)).astype(np.float32)
-        agent.import_demonstrations(
-            {
-                "states": states,
-                "actions": rng.integers(0, 2, 40),
-                "rewards": np.ones(40, np.float32),
-                "terminals": np.arange(40) % 9 == 8,
-                "next_states": np.roll(states, -1, axis=0),
-            }
-        )
+        agent.import_demonstrations(random_demonstrations())
     worker = SingleThreadedWorker(agent=agent, env_spec="CartPole-v1", num_environments=2, seed=5)
     worker.execute_timesteps(64, use_exploration=True)
     return agent

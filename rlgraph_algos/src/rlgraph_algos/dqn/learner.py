@@ -13,6 +13,9 @@ from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.synchronizer import Synchronizer
 
+#: The fields of a transition, in the order the losses take them.
+TRANSITION_FIELDS = ("states", "actions", "rewards", "terminals", "next_states", "discounts")
+
 
 class TargetSync:
     """The API methods of a root with one target network, synchronized by its ``synchronizer`` (None where the
@@ -68,18 +71,8 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     @rlgraph.api(needs=("memory", "optimizer"))
     def update(self, time_step=None):
         sample = self.memory.get_records(self.batch_size)
-        records = sample["records"]
-        return self._learn(
-            records["states"],
-            records["actions"],
-            records["rewards"],
-            records["terminals"],
-            records["next_states"],
-            records["discounts"],
-            sample["weights"],
-            sample["indices"],
-            time_step,
-        )
+        transition = tuple(sample["records"][field] for field in TRANSITION_FIELDS)
+        return self._learn(transition, sample["weights"], sample["indices"], time_step)
 
     @rlgraph.api(needs="optimizer")
     def update_from_batch(
@@ -93,17 +86,8 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         importance_weights,
         time_step=None,
     ):
-        return self._learn(
-            preprocessed_states,
-            actions,
-            rewards,
-            terminals,
-            next_states,
-            discounts,
-            importance_weights,
-            None,
-            time_step,
-        )
+        transition = (preprocessed_states, actions, rewards, terminals, next_states, discounts)
+        return self._learn(transition, importance_weights, None, time_step)
 
     @rlgraph.api(needs="loss")
     def get_td_loss(
@@ -128,10 +112,10 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
         return td_loss
 
-    def _learn(
-        self, states, actions, rewards, terminals, next_states, discounts, weights, indices, time_step
-    ):
-        td_loss = self._td_loss(states, actions, rewards, terminals, next_states, discounts, weights)
+    def _learn(self, transition, weights, indices, time_step):
+        """One step on ``transition`` (states, actions, rewards, terminals, next states, discounts), the
+        learning rate at ``time_step``; the new priorities of the memory's rows ``indices`` (None: none)."""
+        td_loss = self._td_loss(*transition, weights)
         loss, td_errors = self.optimizer.step(td_loss, time_step)
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
