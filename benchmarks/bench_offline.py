@@ -77,7 +77,10 @@ RLGRAPH_AGENTS: dict[str, dict[str, Any]] = {
         "network_spec": _NETWORK,
         "memory_spec": {"type": "replay", "capacity": 50000},
         "update_spec": {"batch_size": 256, "sync_tau": 0.005},
-        "optimizer_spec": {"type": "adam", "learning_rate": 0.0003},
+        "optimizer_spec": {  # down to 0 at 8,000 updates
+            "type": "adam",
+            "learning_rate": {"type": "linear_decay", "from": 0.0003, "to": 0.0, "num_timesteps": 8000},
+        },
     },
     "pendulum-cql": {
         "type": "sac",
@@ -86,12 +89,14 @@ RLGRAPH_AGENTS: dict[str, dict[str, Any]] = {
         "network_spec": _NETWORK,
         "memory_spec": {"type": "replay", "capacity": 50000},
         "update_spec": {"batch_size": 128},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.001},  # the policy's
     },
     "pendulum-iql": {
         "type": "iql",
         "network_spec": _NETWORK,
         "memory_spec": {"type": "replay", "capacity": 50000},
         "update_spec": {"batch_size": 256},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.001},  # the policy's
     },
 }
 
