@@ -76,7 +76,7 @@ RLGRAPH_AGENTS: dict[str, dict[str, Any]] = {
         "n_step": 3,
         "network_spec": _NETWORK,
         "memory_spec": {"type": "replay", "capacity": 50000},
-        "update_spec": {"batch_size": 256, "sync_tau": 0.005},
+        "update_spec": {"batch_size": 512, "sync_tau": 0.005},
         "optimizer_spec": {  # down to 0 at 8,000 updates
             "type": "adam",
             "learning_rate": {"type": "linear_decay", "from": 0.0003, "to": 0.0, "num_timesteps": 8000},
