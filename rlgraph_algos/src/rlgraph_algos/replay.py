@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 import rlgraph
+from rlgraph.agents import Agent
+from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, NotApplicableError, SpecError
@@ -32,6 +35,30 @@ class SampledBatches:
         if "update_records" not in type(self.memory).api_methods():
             raise NotApplicableError(f"{type(self.memory).__name__} keeps no priorities")
         self.memory.update_records(indices, priorities)
+
+
+class TargetSyncingAgent(Agent):
+    """An off-policy agent that moves its target networks on a schedule it keeps on the host. ``last_sync``
+    holds the clock at the last move, by where the agent learned from: its memory (True; the clock counts the
+    time steps acted, or the updates offline) or batches given from outside (False; it counts updates). A
+    checkpoint keeps it, so that a loaded agent syncs when the stored one would have."""
+
+    last_sync: dict[bool, int]
+
+    def configure(self, config: AgentConfig) -> None:
+        self.last_sync = {True: 0, False: 0}
+
+    def schedule_state(self) -> dict[str, Any]:
+        return {
+            **super().schedule_state(),
+            "last_sync_from_memory": int(self.last_sync[True]),
+            "last_sync_from_batches": int(self.last_sync[False]),
+        }
+
+    def set_schedule_state(self, state: Mapping[str, Any]) -> None:
+        super().set_schedule_state(state)
+        self.last_sync[True] = int(state.get("last_sync_from_memory", self.last_sync[True]))
+        self.last_sync[False] = int(state.get("last_sync_from_batches", self.last_sync[False]))
 
 
 def replay_memory(memory_spec: dict[str, Any], batch_size: int) -> Component:

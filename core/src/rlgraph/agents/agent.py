@@ -946,6 +946,7 @@ class Agent(Specifiable):
             "timesteps": self.timesteps,
             "episodes": self.episodes,
             "updates": self.updates,
+            "schedule": self.schedule_state(),
             **(metadata or {}),
         }
         stored = executor.store(target, metadata, {HOST_RANDOM: generator_state(self.rng)})
@@ -973,9 +974,20 @@ class Agent(Specifiable):
         host = metadata.get("random_state", {}).get(HOST_RANDOM)
         if host is not None:
             set_generator_state(self.rng, host)
+        self.set_schedule_state(metadata.get("schedule", {}))
         if self.learner_group is not None:
             self.learner_group.sync()
         return metadata
+
+    def schedule_state(self) -> dict[str, Any]:
+        """What the agent counts on the host beside the time step, episode and update counts (when its targets
+        were last synced, say), as plain JSON data. A checkpoint keeps it (:meth:`store_model`), so that a
+        loaded agent goes on with the stored one's schedule. Nothing by default."""
+        return {}
+
+    def set_schedule_state(self, state: Mapping[str, Any]) -> None:
+        """Go on from :meth:`schedule_state`'s result, with the graph's variables already loaded. ``state``
+        is empty for a checkpoint written before it kept one: the agent keeps what it has."""
 
     def _checkpoint_fit(self, metadata: Mapping[str, Any]) -> tuple[bool, frozenset[str]]:
         """How a checkpoint written for another role fits this graph (see :meth:`GraphExecutor.set_weights`):

@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.plans import ReplayPlan, check_update_spec
@@ -21,10 +20,10 @@ from rlgraph_algos.actor_critic_q.config import (
     SACConfig,
     TD3Config,
 )
-from rlgraph_algos.replay import transition_batch_args
+from rlgraph_algos.replay import TargetSyncingAgent, transition_batch_args
 
 
-class ActorCriticQAgent(Agent):
+class ActorCriticQAgent(TargetSyncingAgent):
     """The common ground of :class:`SACAgent`, :class:`TD3Agent` and :class:`DDPGAgent`: a replay memory,
     critics ``Q(s, a)`` with target copies, an optimizer for the policy and one for the critics.
 
@@ -47,12 +46,6 @@ class ActorCriticQAgent(Agent):
     policy_delay: int = 1
     #: Whether ``get_actions`` takes the time step after the states (an exploration noise's decay).
     acts_with_time_step: ClassVar[bool] = False
-
-    def configure(self, config: ActorCriticQConfig) -> None:
-        self.last_sync = {
-            True: 0,
-            False: 0,
-        }  # when the targets last moved: learning from memory, from batches
 
     # -- the graph ---------------------------------------------------------------------------------------
     @property

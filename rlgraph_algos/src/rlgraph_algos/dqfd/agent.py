@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -106,6 +107,17 @@ class DQFDAgent(DQNAgent):
         self._execute("observe_demos", self.memory_records(transitions))
         self.demo_count += rows
         return self.demo_count
+
+    def schedule_state(self) -> dict[str, Any]:
+        return {**super().schedule_state(), "pretrained": self.pretrained}
+
+    def set_schedule_state(self, state: Mapping[str, Any]) -> None:
+        """Go on from a checkpoint: pre-trained where the stored agent was, holding the demonstrations its
+        memory holds now (the checkpoint's, or a lighter role's checkpoint left this agent's own)."""
+        super().set_schedule_state(state)
+        self.pretrained = self.pretrained or bool(state.get("pretrained", False))
+        if self.role is Role.AGENT:
+            self.demo_count = self._memory_sizes()[self.root.demo_memory.global_scope]
 
     def _refuse_without_demo_memory(self, method: str) -> None:
         if self.role is not Role.AGENT:

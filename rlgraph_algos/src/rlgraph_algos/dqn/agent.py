@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlgraph.agents import Agent
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
@@ -19,10 +18,10 @@ from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.n_step import NStepBuffer
-from rlgraph_algos.replay import transition_batch_args
+from rlgraph_algos.replay import TargetSyncingAgent, transition_batch_args
 
 
-class DQNAgent(Agent):
+class DQNAgent(TargetSyncingAgent):
     """Deep Q-learning (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
 
     Its keys, with their types, defaults and checks: :class:`~rlgraph_algos.dqn.config.DQNConfig`. The
@@ -39,11 +38,11 @@ class DQNAgent(Agent):
     builder_class: ClassVar[type[Builder] | None] = DQNBuilder
 
     def configure(self, config: DQNConfig) -> None:
+        super().configure(config)
         self.n_step = config.n_step
         self.clip_rewards = float(config.clip_rewards)
         #: A frame replay's record fields (it forms the n-step returns itself), or None.
         self.frame_steps = self.builder.frame_steps
-        self.last_sync = {True: 0, False: 0}  # when the target was last synced: from memory, from batches
         if self.n_step > 1 and self.frame_steps is None:
             self.buffer = NStepBuffer(self.n_step, self.discount)
             self.buffer_passes_through = False

@@ -1,0 +1,108 @@
+"""A loaded checkpoint keeps what the agent counts on the host beside its graph: when the targets were last
+synced (DQN, SAC, TD3, IQL), which demonstrations DQfD holds and whether it was pre-trained."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from checkpoint_support import random_demonstrations
+
+from rlgraph.agents import Agent
+from rlgraph.spaces import FloatBox, IntBox
+
+CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
+PENDULUM = {"state_space": FloatBox(-8.0, 8.0, shape=(4,)), "action_space": FloatBox(-2.0, 2.0, shape=(1,))}
+NETWORK = [{"type": "dense", "units": 8, "activation": "relu"}]
+#: Agents whose targets move every 20 time steps (and, for the soft ones, by half), fed 8 steps a round: a
+#: checkpoint at 24 steps falls between syncs, so an agent that forgot the last one would sync at 32, not 44.
+AGENTS = {
+    "dqn": ({"type": "dqn", "update_spec": {"batch_size": 8, "sync_interval": 20}}, CARTPOLE),
+    "sac": (
+        {"type": "sac", "update_spec": {"batch_size": 8, "sync_interval": 20, "sync_tau": 0.5}},
+        PENDULUM,
+    ),
+    "td3": (
+        {"type": "td3", "update_spec": {"batch_size": 8, "sync_interval": 20, "sync_tau": 0.5}},
+        PENDULUM,
+    ),
+    "iql": (
+        {"type": "iql", "update_spec": {"batch_size": 8, "sync_interval": 20, "sync_tau": 0.5}},
+        PENDULUM,
+    ),
+}
+
+
+def make(spec: dict, spaces: dict, backend: str, seed: int) -> Agent:
+    if backend == "numpy":
+        pytest.skip("needs gradients")
+    return Agent.from_spec(
+        {
+            **spec,
+            "network_spec": NETWORK,
+            "memory_spec": {"type": "replay", "capacity": 128},
+            "execution_spec": {"seed": seed},
+            "backend": backend,
+        },
+        **spaces,
+    )
+
+
+def train(agent: Agent, rounds: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``rounds`` of 8 environments' steps, each followed by an update; the weights after them."""
+    for _ in range(rounds):
+        states = rng.normal(size=(8, 4)).astype(np.float32)
+        agent.observe(
+            states,
+            agent.get_action(states),
+            None,
+            rng.normal(size=8).astype(np.float32),
+            rng.normal(size=(8, 4)).astype(np.float32),
+            rng.random(8) < 0.1,
+            env_id=list(range(8)),
+        )
+        agent.update()
+    return agent.executor.get_weights()
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_a_loaded_checkpoint_syncs_the_targets_when_the_stored_agent_would_have(
+    name, rlgraph_backend, tmp_path
+):
+    spec, spaces = AGENTS[name]
+    original = make(spec, spaces, rlgraph_backend, seed=3)
+    train(original, 3, np.random.default_rng(0))
+    path = original.store_model(tmp_path / "model.npz")
+    expected = train(original, 4, np.random.default_rng(1))
+    resumed = make(spec, spaces, rlgraph_backend, seed=77)
+    resumed.load_model(path)
+    weights = train(resumed, 4, np.random.default_rng(1))
+    assert weights.keys() == expected.keys()
+    for variable, value in expected.items():
+        np.testing.assert_allclose(weights[variable], value, rtol=1e-5, atol=1e-6, err_msg=variable)
+
+
+def test_a_loaded_dqfd_checkpoint_holds_its_demonstrations_and_its_pre_training(rlgraph_backend, tmp_path):
+    """Demonstrations imported through the API come back with the checkpoint: the loaded agent learns from them
+    without importing them again, adds later ones after them, and is not pre-trained a second time."""
+    spec = {
+        "type": "dqfd",
+        "pretrain_updates": 5,
+        "demo_memory_spec": {"type": "prioritized_replay", "capacity": 100},
+        "update_spec": {"batch_size": 8},
+    }
+    original = make(spec, CARTPOLE, rlgraph_backend, seed=3)
+    assert original.import_demonstrations(random_demonstrations(40)) == 40
+    original.pretrain(5)
+    path = original.store_model(tmp_path / "model.npz")
+    resumed = make(spec, CARTPOLE, rlgraph_backend, seed=77)
+    resumed.load_model(path)
+    assert resumed.demo_count == 40 and resumed.pretrained
+    before = resumed.executor.get_weights()
+    train(resumed, 1, np.random.default_rng(1))  # learns at once: no second pre-training, no refusal
+    assert resumed.updates == 1
+    assert any(
+        not np.array_equal(value, before[name]) for name, value in resumed.executor.get_weights().items()
+    )
+    assert resumed.import_demonstrations(random_demonstrations(40)) == 80
+    with pytest.raises(Exception, match="would not fit"):
+        resumed.import_demonstrations(random_demonstrations(40))
