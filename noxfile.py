@@ -126,10 +126,12 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def types(session: nox.Session) -> None:
-    """mypy over the core and the three backends (pyproject.toml's [tool.mypy]), with the frameworks installed
-    so that the backends are checked against their types, and each backend against the Backend contract."""
-    session.install(
-        *CONSTRAINTS, MYPY, "./core[test]", "./rlgraph_torch", "./rlgraph_tf[cpu]", "./rlgraph_jax"
+    """mypy over the core, the three backends and the algorithms (pyproject.toml's [tool.mypy]), with the
+    frameworks installed so that the backends are checked against their types, and each backend against the
+    Backend contract; the component plugins the algorithms import are installed for their types."""
+    session.install(*CONSTRAINTS, MYPY)
+    install_local(
+        session, "./core[test]", "./rlgraph_torch", "./rlgraph_tf[cpu]", "./rlgraph_jax", *COMPONENT_PACKAGES
     )
     session.run("mypy")
 

@@ -278,6 +278,14 @@ def test_gumbel_softmax_sac_takes_containers_of_discrete_and_continuous_actions(
             "action_adapter_spec.bounded_distribution",
         ),
         ({"target_entropy": "high"}, None, "target_entropy"),
+        (  # "auto" counts each entry's choices: entries of other bounds have no one count
+            {},
+            {
+                "state_space": FloatBox(shape=(3,)),
+                "action_space": IntBox(low=np.zeros(2), high=np.array([2, 3])),
+            },
+            "target_entropy",
+        ),
         ({"initial_alpha": 0.0}, None, "initial_alpha"),
         ({"update_spec": {"batch_size": 1000}}, None, "update_spec.batch_size"),
         ({"value_function_spec": [{"type": "dense", "unitz": 4}]}, None, "value_function_spec"),

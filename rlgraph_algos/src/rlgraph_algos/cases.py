@@ -203,9 +203,9 @@ def _gae_spaces(ranks: dict) -> dict:
 # The issue's rollout: rewards (0.1, 0.2, 0.3), baselines (1, 2, 3), the sequence ending at its last step
 # and bootstrapping there from the last baseline; then the same with a terminal last step.
 GAE_ROLLOUT = (
-    np.float32([0.1, 0.2, 0.3]),
-    np.float32([1.0, 2.0, 3.0]),
-    np.float32([2.0, 3.0, 3.0]),
+    np.asarray([0.1, 0.2, 0.3], np.float32),
+    np.asarray([1.0, 2.0, 3.0], np.float32),
+    np.asarray([2.0, 3.0, 3.0], np.float32),
     np.array([False, False, False]),
     np.array([False, False, True]),
 )
@@ -214,6 +214,7 @@ GAE_TERMINAL_ROLLOUT = (*GAE_ROLLOUT[:3], np.array([False, False, True]), GAE_RO
 
 def _gae_case(id: str, gae_lambda: float, clip_rewards: float = 0.0, time_major: bool = True) -> ParityCase:
     """Time-major ``(T, B)`` rollouts (batches of 5 and 1), or 1-d ``(T,)`` ones with the issue's."""
+    calls: list[Call | tuple[Any, ...]]
     if time_major:
         calls = [("advantages", tuple(Sampled(arg.name, batch_size=n) for arg in GAE_ARGS)) for n in (5, 1)]
     else:
@@ -230,7 +231,7 @@ def _gae_case(id: str, gae_lambda: float, clip_rewards: float = 0.0, time_major:
 VTRACE_NAMES = ("log_rhos", "rewards", "values", "next_values", "terminals", "sequence_ends")
 
 
-def _vtrace_case(id: str, **settings: float) -> ParityCase:
+def _vtrace_case(id: str, **settings: Any) -> ParityCase:
     """Time-major ``(T, B)`` rollouts (batches of 5 and 1), importance weights spread around 1."""
     spaces = {"log_rhos": FloatBox(low=-1.5, high=1.5, **TIME_MAJOR), **_gae_spaces(TIME_MAJOR)}
     calls = [("targets", tuple(Sampled(name, batch_size=n) for name in VTRACE_NAMES)) for n in (5, 1)]
@@ -327,10 +328,10 @@ POLICY_LOSS_SPACES = {
 POLICY_LOSS_ARGS = tuple(Sampled(name) for name in POLICY_LOSS_SPACES)
 # The issue's PPO numbers: probabilities (0.4, 0.9, 0.1) against (0.3, 0.95, 0.2), advantages (1, 3, 2).
 PPO_ISSUE = (
-    np.log(np.float32([0.4, 0.9, 0.1])),
-    np.log(np.float32([0.3, 0.95, 0.2])),
-    np.float32([1.0, 3.0, 2.0]),
-    np.float32([0.7, 0.3, 3.2]),
+    np.log(np.asarray([0.4, 0.9, 0.1], np.float32)),
+    np.log(np.asarray([0.3, 0.95, 0.2], np.float32)),
+    np.asarray([1.0, 3.0, 2.0], np.float32),
+    np.asarray([0.7, 0.3, 3.2], np.float32),
 )
 
 
@@ -687,7 +688,7 @@ TD3_SPACES = {
 def _td3_targets_case(id: str, make) -> ParityCase:
     smoothing = tuple(Sampled(name) for name in ("target_actions", "noise"))
     targets = tuple(Sampled(name) for name in ("q_values_next", "rewards", "terminals"))
-    calls = [
+    calls: list[Call | tuple[Any, ...]] = [
         ("smoothed_actions", smoothing),
         ("targets", targets),
         ("targets", targets),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.env_columns import EnvColumns
+from rlgraph.agents.env_columns import EnvColumns, EnvIds
 from rlgraph.utils import nested
 
 _STORED = ("states", "actions")
@@ -48,9 +48,7 @@ class NStepBuffer:
     def __len__(self) -> int:
         return int(self._count.sum())
 
-    def add(
-        self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
-    ) -> dict[str, Any] | None:
+    def add(self, env_ids: EnvIds, fields: dict[str, Any], ended: np.ndarray) -> dict[str, Any] | None:
         """Add one row per env id; return the n-step transitions now complete (or None): first those
         of full windows, in row order, then each ended episode's pending ones, oldest first."""
         cols, distinct = self._columns.of(env_ids)

@@ -13,7 +13,7 @@ from rlgraph.agents.config import AgentConfig, agent_config
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph.spaces import BoolBox, ContainerSpace, Dict, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox, Tuple
 
 
 class RandomActions(Component):
@@ -43,10 +43,10 @@ class RandomActions(Component):
 
 
 def _draw(ops: Any, space: Any, batch: Any) -> Any:
-    if isinstance(space, ContainerSpace):
-        keys = list(space.keys()) if isinstance(space, Dict) else list(range(len(space)))
-        drawn = {key: _draw(ops, space[key], batch) for key in keys}
-        return drawn if isinstance(space, Dict) else tuple(drawn.values())
+    if isinstance(space, Dict):
+        return {key: _draw(ops, child, batch) for key, child in space.items()}
+    if isinstance(space, Tuple):
+        return tuple(_draw(ops, child, batch) for child in space)
     shape = (batch, *space.shape)
     if isinstance(space, IntBox):
         return ops.random_int(
@@ -96,8 +96,8 @@ def _bounded(space: FloatBox) -> bool:
 
 def _draw_check(space: Any) -> None:
     """Fail at build time (not in the first get_action) for spaces that cannot be sampled uniformly."""
-    if isinstance(space, ContainerSpace):
-        for key in list(space.keys()) if isinstance(space, Dict) else range(len(space)):
-            _draw_check(space[key])
+    if isinstance(space, Dict | Tuple):
+        for child in space.values() if isinstance(space, Dict) else space:
+            _draw_check(child)
     elif isinstance(space, FloatBox) and not _bounded(space):
         raise SpecError(f"RandomAgent cannot draw from the unbounded {space}.", "action_space")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, Tuple
 from rlgraph_networks.neural_network import NeuralNetwork
+
+if TYPE_CHECKING:
+    from rlgraph_networks.layers.recurrent import LSTM
 
 
 def use_recurrent_body(agent: Any, body: NeuralNetwork) -> None:
@@ -15,7 +18,7 @@ def use_recurrent_body(agent: Any, body: NeuralNetwork) -> None:
 
     A given ``internal_states_space`` must be that space, or for one LSTM layer its ``(h, c)`` (as RLgraph's
     specs give it)."""
-    layers = [layer for layer in body.layers if layer.is_recurrent]
+    layers = [cast("LSTM", layer) for layer in body.layers if layer.is_recurrent]  # LSTM: the recurrent layer
     states = [Tuple(FloatBox(shape=(layer.units,)), FloatBox(shape=(layer.units,))) for layer in layers]
     derived = Tuple(*states)
     given = agent.internal_states_space

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 import rlgraph
-from rlgraph.agents import Agent
-from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.agent import Agent, BuilderT, ConfigT
 from rlgraph.agents.env_columns import EnvColumns
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, NotApplicableError, SpecError
@@ -37,7 +36,7 @@ class SampledBatches:
         self.memory.update_records(indices, priorities)
 
 
-class TargetSyncingAgent(Agent):
+class TargetSyncingAgent(Agent[ConfigT, BuilderT]):
     """An off-policy agent that moves its target networks on a schedule it keeps on the host. ``last_sync``
     holds the clock at the last move, by where the agent learned from: its memory (True; the clock counts the
     time steps acted, or the updates offline) or batches given from outside (False; it counts updates). A
@@ -45,7 +44,7 @@ class TargetSyncingAgent(Agent):
 
     last_sync: dict[bool, int]
 
-    def configure(self, config: AgentConfig) -> None:
+    def configure(self, config: ConfigT) -> None:
         self.last_sync = {True: 0, False: 0}
 
     def schedule_state(self) -> dict[str, Any]:

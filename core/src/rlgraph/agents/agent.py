@@ -7,15 +7,16 @@ import os
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Generic, Protocol, Self, cast
 
 import attrs
 import numpy as np
+from typing_extensions import TypeVar
 
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig, agent_config_class
 from rlgraph.agents.env_columns import EnvIds
-from rlgraph.agents.observation_buffer import ObservationBuffer
+from rlgraph.agents.observation_buffer import ObservationBuffer, ObserveBuffer
 from rlgraph.agents.records import (
     INTERNALS,
     MetricMeans,
@@ -74,13 +75,20 @@ MOVED_TO_BUILDERS = (
 )
 
 
+#: The config an agent class takes (:attr:`Agent.config_class`): the type of :attr:`Agent.config` and of
+#: :meth:`Agent.configure`'s argument.
+ConfigT = TypeVar("ConfigT", bound=AgentConfig, default=AgentConfig)
+#: The builder an agent class names (:attr:`Agent.builder_class`): the type of :attr:`Agent.builder`.
+BuilderT = TypeVar("BuilderT", bound=Builder, default=Builder)
+
+
 class _PreprocessedActing(Protocol):
     """A root with the API method ``get_preprocessed_actions``."""
 
     def get_preprocessed_actions(self, *inputs: Any) -> dict[str, Any]: ...
 
 
-class Agent(Specifiable):
+class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     """An RL agent: acts, observes, updates; its numeric work runs in a component graph.
 
     Subclasses build the root component in :meth:`build_root` and may add to the record it stores per
@@ -107,7 +115,10 @@ class Agent(Specifiable):
     does not use, with what it uses instead), a given nested key it does not use
     (``update_spec.num_iterations: DQNAgent does not use this key; ...``), a value out of range, and keys
     that contradict each other (naming both). A subclass names its
-    config class; its :meth:`configure` takes the algorithm's keys from the config before the build. A class
+    config class; its :meth:`configure` takes the algorithm's keys from the config before the build. Where it
+    reads keys of its own config, or attributes of its own builder, it gives their classes as the type
+    arguments too (``class MyAgent(Agent[MyConfig, MyBuilder])``), typing :attr:`config`,
+    :meth:`configure` and :attr:`builder`. A class
     without a config may instead declare the keys of the base it uses, added to its parents' declarations
     (its config is derived from them)::
 
@@ -159,10 +170,10 @@ class Agent(Specifiable):
                 f"{builder.__name__} with them and name it in {cls.__name__}.builder_class"
             )
 
-    def __init__(self, config: AgentConfig | None = None, /, **keys: Any) -> None:
+    def __init__(self, config: ConfigT | None = None, /, **keys: Any) -> None:
         config = self.make_config(config, keys)
         #: The agent's config, as given or structured from the keys (:attr:`config_class`).
-        self.config = config
+        self.config: ConfigT = config
         #: The role the graph is built for (see :mod:`rlgraph.agents.roles`).
         self.role = smallest_role_including(Role.of(config.role), roles_built(type(self)))
         from rlgraph.spaces import space_from_spec
@@ -230,33 +241,41 @@ class Agent(Specifiable):
         #: The fields the root's ``observe`` receives (:meth:`graph_record_space`'s keys), set by build().
         self.graph_record_fields: tuple[str, ...] = ()
         buffer_size = self.observe_spec.buffer_size if self.observe_spec.buffer_enabled else 1
-        self.buffer = ObservationBuffer(buffer_size)
+        #: What observed rows pass through before the graph (a subclass may keep n-step transitions, say).
+        self.buffer: ObserveBuffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
         self.buffer_passes_through = buffer_size == 1
         #: The algorithm's builder (None where the class builds its graph itself).
-        self.builder = (
-            None
-            if self.builder_class is None
-            else self.builder_class(config, self.state_space, self.action_space, self.internal_states_space)
-        )
+        self.builder: BuilderT | None = None
+        if self.builder_class is not None:
+            # The class's builder_class is the BuilderT it declares (a ClassVar cannot name a type variable).
+            self.builder = cast(
+                BuilderT,
+                self.builder_class(config, self.state_space, self.action_space, self.internal_states_space),
+            )
         self.configure(config)
         if config.auto_build:
             self.build()
 
     @classmethod
-    def make_config(
-        cls, config: AgentConfig | None = None, keys: Mapping[str, Any] | None = None
-    ) -> AgentConfig:
+    def make_config(cls, config: ConfigT | None = None, keys: Mapping[str, Any] | None = None) -> ConfigT:
         """The agent's config: ``config`` as given, or structured from ``keys`` (checked: a SpecError naming
         every key that is wrong)."""
         config_class = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
         if config is None:
-            return config_class.from_keys(keys or {}, subject=cls.__name__)
+            return cls._structured_config(keys or {})
         if keys:
             raise TypeError(f"{cls.__name__}: give a config or keys, not both (got keys {sorted(keys)})")
         if not isinstance(config, config_class):
             raise TypeError(f"{cls.__name__} takes a {config_class.__name__}, got {type(config).__name__}")
         return config
+
+    @classmethod
+    def _structured_config(cls, keys: Mapping[str, Any], path: str = "") -> ConfigT:
+        """The class's config structured from ``keys`` at ``path`` (checked)."""
+        config_class = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
+        # The class's config (its config_class, or derived from it) is the ConfigT it declares.
+        return cast(ConfigT, config_class.from_keys(keys, path, cls.__name__))
 
     @classmethod
     def __rlgraph_spec_class__(cls) -> type[AgentConfig] | None:
@@ -283,19 +302,19 @@ class Agent(Specifiable):
         return {**keys, **dict.fromkeys(passed_on, (Any, None))}
 
     @classmethod
-    def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Agent:
+    def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Self:
         config_class = cls.__rlgraph_spec_class__()
         if config_class is None:  # RLgraph's names first: the constructor's checks structure the nested specs
             own = agent_config_class(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
             spec = renamed_keys(spec, own.rlgraph_names, path)
             return super().construct_from_spec(spec, path)
-        config = config_class.from_keys(spec, path, cls.__name__)
+        config = cls._structured_config(spec, path)
         try:
             return cls(config)
         except SpecError as error:
             raise rebase(error, path) from None
 
-    def configure(self, config: AgentConfig) -> None:
+    def configure(self, config: ConfigT) -> None:
         """Take the algorithm's own keys from ``config``, before the build (a subclass sets its attributes
         and buffers here; nothing by default)."""
 
@@ -303,16 +322,21 @@ class Agent(Specifiable):
     def build_root(self) -> Component:
         """Compose and return the root component (with its API methods): the builder's for the agent's role,
         with the spaces that follow from it."""
-        builder = self.builder
-        if builder is None:
-            raise NotImplementedError(
-                f"{type(self).__name__} must name a builder_class or implement build_root()."
-            )
+        builder = self._algorithm_builder()
         root = builder.root(self.role)
         self.preprocessed_state_space = builder.preprocessed_state_space
         self.internal_states_space = builder.internal_states_space
         self.acts_on_sequences = builder.acts_on_sequences
         return root
+
+    def _algorithm_builder(self) -> BuilderT:
+        """:attr:`builder`; a NotImplementedError where the class names no :attr:`builder_class` (it must then
+        implement :meth:`build_root`)."""
+        if self.builder is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} must name a builder_class or implement build_root()."
+            )
+        return self.builder
 
     def record_space(self) -> dict[str, Any]:
         """The record the agent stores per step, field name -> space (no batch rank): the environment's
@@ -1097,7 +1121,7 @@ class Agent(Specifiable):
 
     # -- specs ---------------------------------------------------------------------------------------------------
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> Agent:
+    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> Self:
         """An agent from a JSON/YAML spec file; ``overrides`` (e.g. spaces) win over the file's keys."""
         return cls.from_spec(os.fspath(path), **overrides)
 

@@ -10,12 +10,26 @@ buffers) receive them unbroken.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from rlgraph.agents.env_columns import EnvColumns, EnvIds
 from rlgraph.utils import nested
+
+
+class ObserveBuffer(Protocol):
+    """What an agent's observe buffer (``Agent.buffer``) does: an :class:`ObservationBuffer`, or an
+    algorithm's own (n-step transitions, recurrent sequences)."""
+
+    def add(self, env_ids: EnvIds, fields: dict[str, Any], ended: np.ndarray) -> dict[str, Any] | None:
+        """Take one row per env id; return the rows ready for the graph, or None."""
+
+    def pop_all(self) -> dict[str, Any] | None:
+        """The rows held that can go to the graph now (a flush), or None."""
+
+    def reset(self, env_id: Hashable | None = None) -> None:
+        """Drop the rows held of ``env_id`` (of every env if None)."""
 
 
 class ObservationBuffer:

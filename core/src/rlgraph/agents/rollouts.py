@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.env_columns import EnvColumns
+from rlgraph.agents.env_columns import EnvColumns, EnvIds
 from rlgraph.utils import nested
 
 MASK = "mask"
@@ -47,7 +47,7 @@ class RolloutBuffer:
     def __len__(self) -> int:
         return int(self._count.sum())
 
-    def add(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
+    def add(self, env_ids: EnvIds, record: dict[str, Any], ended: np.ndarray) -> None:
         """Append one step per row; each env id's rows in order."""
         cols, unique = self.env_columns.of(env_ids)
         if not unique:

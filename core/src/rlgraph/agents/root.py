@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import rlgraph
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
+from rlgraph.errors import BuildError
 from rlgraph.spaces.masks import action_mask_of
+
+_Part = TypeVar("_Part")
 
 
 class Preprocessor(Protocol):
@@ -33,6 +36,15 @@ class AgentRoot(Component):
     def __init__(self, scope: str = "agent", role: Role = Role.AGENT, device: str | None = None) -> None:
         super().__init__(scope=scope, device=device)
         self.role = role
+
+    def held(self, part: _Part | None, name: str) -> _Part:
+        """``part``, the root's ``name``, which the role it was built for holds: a BuildError where it is None
+        (the API methods that need it say so in ``needs``, and the roles that leave it out leave them out)."""
+        if part is None:
+            raise BuildError(
+                f"{type(self).__name__} built for the {self.role} role holds no {name}", self.scope
+            )
+        return part
 
     @rlgraph.api
     def preprocess_states(self, states: Any, env_rows: Any = None) -> Any:

@@ -7,7 +7,7 @@ import functools
 import time
 import zlib
 from collections.abc import Iterator
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 
@@ -118,7 +118,7 @@ class Component(Specifiable):
         for sub in self.sub_components.values():
             yield from sub.walk()
 
-    def copy(self, scope: str | None = None) -> Component:
+    def copy(self, scope: str | None = None) -> Self:
         """An unbuilt deep copy with no parent (for a target network, say)."""
         if self.variables_created:
             raise BuildError(
@@ -154,10 +154,11 @@ class Component(Specifiable):
         return True
 
     # -- variables ---------------------------------------------------------------------------
-    def create_variables(self, input_spaces: dict[str, Any], action_space: Any = None) -> None:
+    def create_variables(self, input_spaces: dict[str, Any]) -> None:
         """Create this component's variables from its input spaces. Override if it has any:
         ``create_variables(self, input_spaces)``; a component that needs the agent's action space (an
-        exploration's bounds) declares an ``action_space`` parameter, and only such a one is given it."""
+        exploration's bounds) declares an ``action_space`` parameter after them, and only such a one is
+        given it."""
 
     def get_variable(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from typing_extensions import TypeVar
 
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
@@ -22,8 +23,12 @@ from rlgraph_algos.actor_critic_q.config import (
 )
 from rlgraph_algos.replay import TargetSyncingAgent, transition_batch_args
 
+#: The config and the builder of an off-policy actor-critic agent class (SAC reads its own of both).
+ActorCriticQConfigT = TypeVar("ActorCriticQConfigT", bound=ActorCriticQConfig, default=ActorCriticQConfig)
+ActorCriticQBuilderT = TypeVar("ActorCriticQBuilderT", bound=ActorCriticQBuilder, default=ActorCriticQBuilder)
 
-class ActorCriticQAgent(TargetSyncingAgent):
+
+class ActorCriticQAgent(TargetSyncingAgent[ActorCriticQConfigT, ActorCriticQBuilderT]):
     """The common ground of :class:`SACAgent`, :class:`TD3Agent` and :class:`DDPGAgent`: a replay memory,
     critics ``Q(s, a)`` with target copies, an optimizer for the policy and one for the critics.
 
@@ -128,7 +133,7 @@ class ActorCriticQAgent(TargetSyncingAgent):
         return self._execute("get_q_values", preprocessed_states, actions)
 
 
-class SACAgent(ActorCriticQAgent):
+class SACAgent(ActorCriticQAgent[SACConfig, SACBuilder]):
     """Soft Actor-Critic (Haarnoja et al. 2018) with RLgraph's keys: a stochastic policy (squashed
     Gaussian for bounded continuous actions, categorical for discrete ones), twin critics with soft target
     updates and an automatically tuned entropy temperature, each with its own optimizer. Every gradient
@@ -171,7 +176,7 @@ class SACAgent(ActorCriticQAgent):
             if (
                 not mismatch
                 or self.config.discrete_mode != "auto"
-                or self.builder.discrete_mode() != "expectation"
+                or self._algorithm_builder().discrete_mode() != "expectation"
             ):
                 raise
             raise CheckpointError(
@@ -186,7 +191,7 @@ class SACAgent(ActorCriticQAgent):
         return float(self._execute("get_alpha"))
 
 
-class TD3Agent(ActorCriticQAgent):
+class TD3Agent(ActorCriticQAgent[TD3Config]):
     """TD3 (Fujimoto et al. 2018): a deterministic policy, clipped double-Q targets with target policy
     smoothing, and delayed policy and target updates (see :class:`ActorCriticQAgent` for the schedule).
 

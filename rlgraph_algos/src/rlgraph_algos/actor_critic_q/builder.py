@@ -149,7 +149,7 @@ class SACBuilder(ActorCriticQBuilder):
         total = 0.0
         for leaf in self.action_space.flatten().values():
             size = int(np.prod(leaf.shape, dtype=np.int64))
-            total += size * 0.98 * math.log(leaf.num_categories) if isinstance(leaf, IntBox) else -size
+            total += size * 0.98 * math.log(_choices(leaf)) if isinstance(leaf, IntBox) else -size
         return total
 
     def discrete_mode(self) -> str:
@@ -246,3 +246,16 @@ class DDPGBuilder(TD3Builder):
 def one_discrete_action(space: Any) -> bool:
     """Whether ``space`` is one discrete action (``IntBox(n)``), over which expectations can be exact."""
     return isinstance(space, IntBox) and space.shape == ()
+
+
+def _choices(action: IntBox) -> int:
+    """The choices of each entry of ``action``, as ``target_entropy`` "auto" counts them: a SpecError where
+    it is unbounded or its entries do not share one ``low`` and one ``high``."""
+    choices = action.num_categories
+    if choices is None:
+        raise SpecError(
+            "'auto' counts the choices of each discrete action: it needs a bounded IntBox whose entries share "
+            f"one low and one high, got {action}",
+            "target_entropy",
+        )
+    return choices

@@ -7,7 +7,14 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from rlgraph.agents.config import LearningAgentConfig, agent_argument, agent_config, nested_spec, one_of
+from rlgraph.agents.config import (
+    LearningAgentConfig,
+    agent_argument,
+    agent_config,
+    default_of,
+    nested_spec,
+    one_of,
+)
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive, positive_int
@@ -90,7 +97,7 @@ def with_sync_rules(update: dict[str, Any], rules: SyncRules) -> dict[str, Any]:
     for key in ("sync_interval", "sync_tau") if rules.sync_tau is not None else ("sync_interval",):
         if key in update:
             raise SpecError(f"given in sync_rules too (as {moved[key]}); give one", f"update_spec.{key}")
-    interval = update.get("update_interval", attrs.fields(UpdateSpec).update_interval.default)
+    interval = update.get("update_interval", default_of(UpdateSpec, "update_interval"))
     update = {**update, "sync_interval": rules.sync_every_n_updates * interval}
     if rules.sync_tau is not None:
         update["sync_tau"] = rules.sync_tau

@@ -4,7 +4,7 @@ copies, a replay memory and an optimizer per loss. Soft Actor-Critic's and TD3's
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import rlgraph
 from rlgraph.agents.roles import Role
@@ -22,6 +22,22 @@ from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.synchronizer import Synchronizer
 from rlgraph_networks.value_function import QFunction
+
+#: A critic: ``Q(s, a)`` of the state and the action (a QFunction, :func:`state_action_values`), or a value
+#: per discrete action ``Q(s, .)`` (a Policy's ``get_q_values``, :func:`action_values`), as the graph's mode
+#: says.
+Critic = QFunction | Policy
+_Source = TypeVar("_Source", bound=Component)
+
+
+def state_action_values(critic: Critic, states: Any, actions: Any) -> Any:
+    """``Q(s, a)`` of a critic of the state and the action."""
+    return cast(QFunction, critic).q_values(states, actions)
+
+
+def action_values(critic: Critic, states: Any) -> Any:
+    """``Q(s, .)`` of a critic with a value per discrete action."""
+    return cast(Policy, critic).get_q_values(states)
 
 
 class Temperature(Component):
@@ -73,10 +89,10 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
     def __init__(
         self,
         preprocessor: PreprocessorStack,
-        policy: Component,
+        policy: Policy | DeterministicPolicy,
         scope: str,
         role: Role = Role.AGENT,
-        q_function: QFunction | None = None,
+        q_function: Critic | None = None,
         num_q_functions: int = 1,
         memory: Component | None = None,
         optimizer: Optimizer | None = None,
@@ -100,8 +116,8 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
                 for q, target in zip(self.q_functions, self.target_q_functions)
             ]
             self.add_components(*self.synchronizers)
-            self.optimizer = optimizer.attach(policy)
-            self.q_optimizer = q_optimizer.attach(*self.q_functions)
+            self.optimizer = self.held(optimizer, "optimizer").attach(policy)
+            self.q_optimizer = self.held(q_optimizer, "q_optimizer").attach(*self.q_functions)
         self.memory = memory
         self.batch_size = batch_size
         self.sync_tau = sync_tau
@@ -113,7 +129,7 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
         return self.q_functions is not None
 
     @staticmethod
-    def _target_of(source: Component) -> Component:
+    def _target_of(source: _Source) -> _Source:
         target = source.copy(scope=f"target-{source.scope}")
         target.set_trainable(False)
         return target
@@ -123,9 +139,9 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
         """Every critic's ``Q(s, a)``: a tuple, one value per row each."""
         return tuple(self.critic_values(q, preprocessed_states, actions) for q in self.q_functions)
 
-    def critic_values(self, critic: Component, states: Any, actions: Any) -> Any:
+    def critic_values(self, critic: Critic, states: Any, actions: Any) -> Any:
         """``Q(s, a)`` of ``critic`` for actions as the agent takes and stores them."""
-        return critic.q_values(states, actions)
+        return state_action_values(critic, states, actions)
 
     @rlgraph.api(needs="memory")
     def observe(self, records):
@@ -195,7 +211,7 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
         return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
 
     def sync(self) -> list[Any]:
-        return [synchronizer.sync() for synchronizer in self.synchronizers]
+        return [synchronizer.sync() for synchronizer in self.held(self.synchronizers, "synchronizers")]
 
     @rlgraph.graph_fn
     def _graph_fn_weighted_mean(self, per_item, weights, q_values, targets):
@@ -227,6 +243,8 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     without exploration) and the preprocessed states; ``get_alpha()``; and the base's.
     """
 
+    policy: Policy
+
     def __init__(
         self,
         policy: Policy,
@@ -243,13 +261,15 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         super().__init__(policy=policy, **kwargs)
         self.temperature = temperature
         self.loss = loss
-        self.alpha_optimizer = None if alpha_optimizer is None else alpha_optimizer.attach(temperature)
+        self.alpha_optimizer = (
+            None if alpha_optimizer is None else alpha_optimizer.attach(self.held(temperature, "temperature"))
+        )
         self.conservative = conservative
         self.conservative_weight = conservative_weight
         self.conservative_weight_optimizer = (
             None
             if conservative_weight_optimizer is None
-            else conservative_weight_optimizer.attach(conservative_weight)
+            else conservative_weight_optimizer.attach(self.held(conservative_weight, "conservative_weight"))
         )
         self.expectation = discrete_mode == "expectation"
         self.gumbel_softmax_temperature = gumbel_softmax_temperature
@@ -264,12 +284,12 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     def get_alpha(self):
         return self.temperature.alpha()
 
-    def critic_values(self, critic: Component, states: Any, actions: Any) -> Any:
+    def critic_values(self, critic: Critic, states: Any, actions: Any) -> Any:
         if self.expectation:
-            return self._graph_fn_taken(critic.get_q_values(states), actions)
+            return self._graph_fn_taken(action_values(critic, states), actions)
         if self.one_hot_leaves:
             actions = self._graph_fn_one_hot(actions)
-        return critic.q_values(states, actions)
+        return state_action_values(critic, states, actions)
 
     def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         alpha = self.temperature.alpha()
@@ -308,7 +328,7 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         ``(loss, TD errors, CQL's metrics or None)``; a Lagrangian weight steps after it."""
         if self.conservative is None:
             return (*self.critic_step(states, actions, loss_of, weights, time_step), None)
-        weight = self.conservative_weight.alpha()
+        weight = self.held(self.conservative_weight, "conservative_weight").alpha()
         penalty_of = self._conservative_penalty(states, weight)
 
         def penalized(q_values):
@@ -324,26 +344,28 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         """``q_values -> (CQL's penalty, the critics' mean gap)`` per item (see
         :class:`~rlgraph_algos.actor_critic_q.losses.ConservativePenalty`): exact over one discrete action
         (``"expectation"``), else from actions drawn uniformly and from the policy, ``N`` per state."""
+        conservative = self.held(self.conservative, "conservative")
+        critics = self.held(self.q_functions, "q_functions")
         if self.expectation:
-            return lambda q_values: self.conservative.exact_penalty(
-                q_values, tuple(critic.get_q_values(states) for critic in self.q_functions), weight
+            return lambda q_values: conservative.exact_penalty(
+                q_values, tuple(action_values(critic, states) for critic in critics), weight
             )
-        tiled = self.conservative.tile_batch(states)
+        tiled = conservative.tile_batch(states)
         drawn, log_probs = self.policy.get_action_and_log_prob(tiled)
         drawn, log_probs = self._graph_fn_constant(drawn, log_probs)
-        uniform = self.conservative.uniform_actions(drawn)
+        uniform = conservative.uniform_actions(drawn)
 
         def penalty_of(q_values):
-            q_uniform = tuple(critic.q_values(tiled, uniform) for critic in self.q_functions)
-            q_policy = tuple(critic.q_values(tiled, drawn) for critic in self.q_functions)
-            return self.conservative.penalty(q_values, q_uniform, q_policy, log_probs, weight)
+            q_uniform = tuple(state_action_values(critic, tiled, uniform) for critic in critics)
+            q_policy = tuple(state_action_values(critic, tiled, drawn) for critic in critics)
+            return conservative.penalty(q_values, q_uniform, q_policy, log_probs, weight)
 
         return penalty_of
 
     def _conservative_step(self, gaps: Any, weight: Any, time_step: Any) -> dict[str, Any]:
         """The Lagrangian weight's step (with a target action gap) and CQL's metrics (the weight before it)."""
         if self.conservative_weight_optimizer is not None:  # linear in log(weight): a closed-form gradient
-            gradient = self.conservative.weight_gradient(gaps, weight)
+            gradient = self.held(self.conservative, "conservative").weight_gradient(gaps, weight)
             self.conservative_weight_optimizer.apply((gradient,), time_step)
         return self._graph_fn_conservative_metrics(gaps, weight)
 
@@ -368,16 +390,17 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     def _graph_fn_conservative_metrics(self, gaps, weight):
         return {"cql_gap": self.ops.mean(gaps), "cql_weight": weight}
 
-    def _soft_terms(self, states: Any, critics: list[Component]) -> tuple[Any, Any]:
+    def _soft_terms(self, states: Any, critics: list[Critic]) -> tuple[Any, Any]:
         """The policy's log-likelihood and the critics' values at ``states`` (gradients reach the policy):
         of a draw, or their exact expectations over the actions (``"expectation"``)."""
         if self.expectation:
-            q_values_all = tuple(critic.get_q_values(states) for critic in critics)
-            return self.loss.expectations(self.policy.get_distribution_parameters(states), q_values_all)
+            q_values_all = tuple(action_values(critic, states) for critic in critics)
+            loss = self.held(self.loss, "loss")
+            return loss.expectations(self.policy.get_distribution_parameters(states), q_values_all)
         drawn, log_probs = self.policy.get_differentiable_action_and_log_prob(
             states, self.gumbel_softmax_temperature
         )
-        return log_probs, tuple(critic.q_values(states, drawn) for critic in critics)
+        return log_probs, tuple(state_action_values(critic, states, drawn) for critic in critics)
 
     @rlgraph.graph_fn
     def _graph_fn_one_hot(self, actions):
@@ -416,6 +439,8 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
     the base's.
     """
 
+    policy: DeterministicPolicy
+
     def __init__(
         self,
         policy: DeterministicPolicy,
@@ -429,7 +454,7 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
             self.policy_synchronizer = Synchronizer(tau=self.sync_tau, scope="synchronizer-policy").attach(
                 policy, self.target_policy
             )
-            self.synchronizers.append(self.policy_synchronizer)
+            self.held(self.synchronizers, "synchronizers").append(self.policy_synchronizer)
         self.exploration = exploration
         self.loss = loss
 

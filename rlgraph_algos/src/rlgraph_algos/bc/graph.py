@@ -59,5 +59,5 @@ class BCGraph(DrawingActing, SampledBatches, AgentRoot):
         def loss():
             return self.loss.loss(self.policy.get_log_prob(states, actions), weights)
 
-        loss, per_item = self.optimizer.step(loss, time_step)
+        loss, per_item = self.held(self.optimizer, "optimizer").step(loss, time_step)
         return {"loss": loss, "loss_per_item": per_item}

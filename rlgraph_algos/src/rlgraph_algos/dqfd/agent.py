@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.agents.roles import Role
+from rlgraph.components import Component
 from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_algos.dqfd.builder import DQFDBuilder
@@ -26,7 +27,7 @@ PRETRAIN_SYNC_INTERVAL = 100
 _DEMO_ENV = "demonstrations"
 
 
-class DQFDAgent(DQNAgent):
+class DQFDAgent(DQNAgent[DQFDConfig]):
     """DQfD: DQN (double, dueling, n-step returns) that learns from demonstrations too (RLgraph's keys).
 
     Demonstrations sit in a memory of their own that is never overwritten (``demo_memory_spec``: its capacity
@@ -97,8 +98,9 @@ class DQFDAgent(DQNAgent):
             record["truncateds"] = np.array(record["truncateds"], bool)
             record["truncateds"][-1] = ended[-1] = True
         transitions = self.demo_buffer.add([_DEMO_ENV] * len(ended), record, ended)
+        assert transitions is not None  # the last row ends an episode: every transition is complete
         rows = len(transitions["terminals"])
-        capacity = getattr(self.root.demo_memory, "capacity", None)
+        capacity = getattr(self._demo_memory(), "capacity", None)
         if capacity is not None and self.demo_count + rows > capacity:
             raise APICallError(
                 f"import_demonstrations: {self.demo_count + rows} demonstrations would not fit in the "
@@ -117,7 +119,16 @@ class DQFDAgent(DQNAgent):
         super().set_schedule_state(state)
         self.pretrained = self.pretrained or bool(state.get("pretrained", False))
         if self.role is Role.AGENT:
-            self.demo_count = self._memory_sizes()[self.root.demo_memory.global_scope]
+            self.demo_count = self._memory_sizes()[self._demo_memory().global_scope]
+
+    def _learner_graph(self) -> DQFDLearnerGraph:
+        """The built root of a role that learns (:class:`~rlgraph_algos.dqfd.learner.DQFDLearnerGraph`)."""
+        return cast(DQFDLearnerGraph, self._built_root())
+
+    def _demo_memory(self) -> Component:
+        """The demonstrations' memory, which the agent role's graph holds."""
+        graph = self._learner_graph()
+        return graph.held(graph.demo_memory, "demo_memory")
 
     def _refuse_without_demo_memory(self, method: str) -> None:
         if self.role is not Role.AGENT:
@@ -187,7 +198,7 @@ class DQFDAgent(DQNAgent):
     def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
         """A joined batch's priorities: the agent's rows (the first ``batch_size``) to its memory, the
         demonstrations' to theirs; a batch of demonstrations alone's to theirs."""
-        own = 0 if sample_api == "sample_demos" else self.root.batch_size
+        own = 0 if sample_api == "sample_demos" else self._learner_graph().batch_size
         if own and self.has_api("update_priorities"):
             self._execute("update_priorities", indices[:own], priorities[:own])
         if self.has_api("update_demo_priorities"):

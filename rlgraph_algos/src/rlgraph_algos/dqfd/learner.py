@@ -31,7 +31,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
 
     def __init__(
         self,
-        demo_memory: Component,
+        demo_memory: Component | None,
         margin_loss: LargeMarginLoss,
         supervised_weight: float,
         demo_sample_size: int,

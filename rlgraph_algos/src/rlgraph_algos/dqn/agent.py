@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from typing_extensions import TypeVar
 
 from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
@@ -20,8 +21,11 @@ from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import TargetSyncingAgent, transition_batch_args
 
+#: The config of a DQN agent class: its subclasses read keys of their own.
+DQNConfigT = TypeVar("DQNConfigT", bound=DQNConfig, default=DQNConfig)
 
-class DQNAgent(TargetSyncingAgent):
+
+class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
     """Deep Q-learning (Mnih et al. 2015) with the variants of RLgraph's DQNAgent.
 
     Its keys, with their types, defaults and checks: :class:`~rlgraph_algos.dqn.config.DQNConfig`. The
@@ -37,12 +41,12 @@ class DQNAgent(TargetSyncingAgent):
     config_class: ClassVar[type[AgentConfig] | None] = DQNConfig
     builder_class: ClassVar[type[Builder] | None] = DQNBuilder
 
-    def configure(self, config: DQNConfig) -> None:
+    def configure(self, config: DQNConfigT) -> None:
         super().configure(config)
         self.n_step = config.n_step
         self.clip_rewards = float(config.clip_rewards)
         #: A frame replay's record fields (it forms the n-step returns itself), or None.
-        self.frame_steps = self.builder.frame_steps
+        self.frame_steps = self._algorithm_builder().frame_steps
         if self.n_step > 1 and self.frame_steps is None:
             self.buffer = NStepBuffer(self.n_step, self.discount)
             self.buffer_passes_through = False

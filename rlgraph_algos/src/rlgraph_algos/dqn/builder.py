@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
@@ -13,8 +13,12 @@ from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph, DQNLearnerG
 from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
+from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
 from rlgraph_networks.policies.policy import Policy
+
+if TYPE_CHECKING:
+    from rlgraph_memories.frame_replay import FrameReplay
 
 
 class DQNBuilder(AlgorithmBuilder):
@@ -65,9 +69,10 @@ class DQNBuilder(AlgorithmBuilder):
 
     def memory(self) -> Component:
         memory = super().memory()
-        if self.frame_steps is not None:
-            memory.learn_with(self.config.n_step, self.config.discount)
-            self.frame_steps.num_environments = memory.num_environments
+        if self.frame_steps is not None:  # the spec names the frame replay
+            frames = cast("FrameReplay", memory)
+            frames.learn_with(self.config.n_step, self.config.discount)
+            self.frame_steps.num_environments = frames.num_environments
         return memory
 
     def loss(self) -> Component:
@@ -99,13 +104,16 @@ class DistributionalDQNBuilder(DQNBuilder):
     roles: ClassVar[frozenset[Role]] = frozenset(Role)
     graph_class: ClassVar[type] = DistributionalDQNLearnerGraph
     #: The distributional Q-network head's class.
-    head_class: ClassVar[type]
+    head_class: ClassVar[type[DistributionalQPolicy]]
 
     def head_arguments(self) -> dict[str, Any]:
         """The head's arguments from the config (its distribution's settings)."""
         raise NotImplementedError
 
-    def policy(self, network_spec: Any = None, base: type[Policy] | None = None) -> Policy:
+    # The head is not a Policy: it stands in for DQN's Q-network (acting calls get_action and get_q_values).
+    def policy(  # type: ignore[override]
+        self, network_spec: Any = None, base: type[Policy] | None = None
+    ) -> DistributionalQPolicy:
         spec = dict(self.config.policy_spec or {})
         spec.setdefault("network_spec", self.network_spec if network_spec is None else network_spec)
         return self.head_class.from_spec(

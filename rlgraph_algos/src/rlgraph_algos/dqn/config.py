@@ -83,6 +83,7 @@ class DQNConfig(LearningAgentConfig):
 
     def _schedule_conflicts(self) -> list[Problem]:
         update_spec, problems = self.update_spec, []
+        assert update_spec is not None  # the converter makes a None given its defaults
         if (
             update_spec.sync_tau < 1.0
             and update_spec.sync_interval > 0

@@ -15,7 +15,7 @@ from rlgraph_algos.impala.config import IMPALAConfig, queue_capacity
 from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
 
 
-class IMPALAAgent(ActorCriticAgent):
+class IMPALAAgent(ActorCriticAgent[IMPALAConfig]):
     """IMPALA with RLgraph's keys: actors sample rollouts of ``worker_sample_size`` steps per environment
     with the weights they last received (the behaviour policy, whose log-likelihoods each step's record
     keeps), and the learner updates on batches of them with V-trace's targets and advantages.

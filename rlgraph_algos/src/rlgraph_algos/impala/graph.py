@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import rlgraph
-from rlgraph.components import Component
+from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
 
 
@@ -13,7 +13,7 @@ class VTraceTargets:
     """The ``vtrace`` API method of the IMPALA graphs: V-trace's value targets and policy-gradient
     advantages of time-major rollouts (:class:`~rlgraph_algos.impala.vtrace.VTrace`, ``v_trace``)."""
 
-    v_trace: Component
+    v_trace: VTrace | None
 
     @rlgraph.api(needs="v_trace")
     def vtrace(
@@ -28,7 +28,7 @@ class IMPALAGraph(VTraceTargets, PolicyGradientGraph):
     """:class:`PolicyGradientGraph` with ``vtrace`` and ``get_log_probs_and_values(preprocessed_states,
     actions)``: the current policy's log-likelihoods of the actions taken and the baseline's values."""
 
-    def __init__(self, v_trace: Component | None = None, **kwargs: Any) -> None:
+    def __init__(self, v_trace: VTrace | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.v_trace = v_trace
 
@@ -42,7 +42,7 @@ class RecurrentIMPALAGraph(VTraceTargets, RecurrentPolicyGradientGraph):
     preprocessed_states, internals, rollout_actions)``: time-major steps and their actions, each taken one
     step from its own internal states (the states it was acted with); outputs ``(T * B,)``."""
 
-    def __init__(self, v_trace: Component | None = None, **kwargs: Any) -> None:
+    def __init__(self, v_trace: VTrace | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.v_trace = v_trace
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.agents.root import DrawingActing
-from rlgraph.components import Component
-from rlgraph_algos.actor_critic_q.graph import ActorCriticQGraph
+from rlgraph_algos.actor_critic_q.graph import ActorCriticQGraph, Critic, action_values, state_action_values
 from rlgraph_algos.iql.loss import IQLLoss
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
@@ -29,6 +28,8 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
     without exploration); ``get_values(preprocessed_states)``: ``V(s)``; and the base's.
     """
 
+    policy: Policy
+
     def __init__(
         self,
         policy: Policy,
@@ -40,7 +41,11 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
     ) -> None:
         super().__init__(policy=policy, **kwargs)
         self.value_function = value_function
-        self.value_optimizer = None if value_optimizer is None else value_optimizer.attach(value_function)
+        self.value_optimizer = (
+            None
+            if value_optimizer is None
+            else value_optimizer.attach(self.held(value_function, "value_function"))
+        )
         self.loss = loss
         self.per_action_critics = per_action_critics
 
@@ -48,10 +53,10 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
     def get_values(self, preprocessed_states):
         return self.value_function.value_output(preprocessed_states)
 
-    def critic_values(self, critic: Component, states: Any, actions: Any) -> Any:
+    def critic_values(self, critic: Critic, states: Any, actions: Any) -> Any:
         if self.per_action_critics:
-            return self._graph_fn_taken(critic.get_q_values(states), actions)
-        return critic.q_values(states, actions)
+            return self._graph_fn_taken(action_values(critic, states), actions)
+        return state_action_values(critic, states, actions)
 
     def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         target_q = tuple(self.critic_values(target, states, actions) for target in self.target_q_functions)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
+from typing_extensions import TypeVar
 
 from rlgraph.agents import Agent
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.env_columns import EnvIds
 from rlgraph.agents.plans import RolloutPlan
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
@@ -39,8 +41,14 @@ MINIBATCH_FIELDS = {
     "values": "values",
 }
 
+#: The config of a policy-gradient agent class: its subclasses read keys of their own (IMPALA's config derives
+#: from PolicyGradientConfig).
+PolicyGradientConfigT = TypeVar(
+    "PolicyGradientConfigT", bound=PolicyGradientConfig, default=PolicyGradientConfig
+)
 
-class PolicyGradientAgent(Agent):
+
+class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
     """The common ground of :class:`PPOAgent` and :class:`ActorCriticAgent`.
 
     Each step's record (the environment's fields and the behaviour policy's ``log_probs``) is kept per
@@ -62,7 +70,7 @@ class PolicyGradientAgent(Agent):
     config_class: ClassVar[type[AgentConfig] | None] = PolicyGradientConfig
     builder_class: ClassVar[type[Builder] | None] = PolicyGradientBuilder
 
-    def configure(self, config: PolicyGradientConfig) -> None:
+    def configure(self, config: PolicyGradientConfigT) -> None:
         self.sample_episodes = config.sample_episodes
         self.standardize_advantages = config.standardize_advantages
         self.rollouts = RolloutBuffer(memory_capacity(config.memory_spec))
@@ -102,7 +110,7 @@ class PolicyGradientAgent(Agent):
         return spaces
 
     # -- storing and learning ---------------------------------------------------------------------------------
-    def store_record(self, env_ids: Sequence[Hashable], record: dict[str, Any], ended: np.ndarray) -> None:
+    def store_record(self, env_ids: EnvIds, record: dict[str, Any], ended: np.ndarray) -> None:
         self.rollouts.add(env_ids, record, ended)
 
     def reset_env_buffers(self, env_id: Hashable | None = None) -> None:
@@ -118,7 +126,7 @@ class PolicyGradientAgent(Agent):
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         records = dict(getattr(batch, "records", batch))
-        needed = (*ROLLOUT_FIELDS, "actions", "log_probs")
+        needed: tuple[str, ...] = (*ROLLOUT_FIELDS, "actions", "log_probs")
         if self.acts_on_sequences:  # the states each step was acted, and its next state seen, with
             needed = (*needed, INTERNALS, NEXT_INTERNALS)
         missing = [name for name in needed if name not in records]
@@ -367,7 +375,7 @@ class PPOAgent(PolicyGradientAgent):
             order = order[size:]
 
 
-class ActorCriticAgent(PolicyGradientAgent):
+class ActorCriticAgent(PolicyGradientAgent[PolicyGradientConfigT]):
     """Actor-critic policy gradients with a learned baseline (RLgraph's ``actor_critic``): one gradient
     step per update on the whole batch.
 

@@ -59,11 +59,13 @@ class PolicyGradientGraph(AgentRoot):
         self.policy_loss = policy_loss
         self.value_loss = value_loss
         self.optimizer = self.value_optimizer = None
-        if optimizer is not None and value_optimizer is None:
-            self.optimizer = optimizer.attach(policy, value_function)
-        elif optimizer is not None:
-            self.optimizer = optimizer.attach(policy)
-            self.value_optimizer = value_optimizer.attach(value_function)
+        if optimizer is not None:  # a role that learns: the value function too
+            learned = self.held(value_function, "value_function")
+            if value_optimizer is None:
+                self.optimizer = optimizer.attach(policy, learned)
+            else:
+                self.optimizer = optimizer.attach(policy)
+                self.value_optimizer = value_optimizer.attach(learned)
 
     # -- acting ----------------------------------------------------------------------------------------------
     @rlgraph.api
@@ -138,7 +140,7 @@ class PolicyGradientGraph(AgentRoot):
 
     def _values(self, states: Any) -> Any:
         features = self.policy.get_nn_outputs(states) if self.shared_network else states
-        return self.value_function.value_output(features)
+        return self.held(self.value_function, "value_function").value_output(features)
 
     @rlgraph.graph_fn
     def _graph_fn_with_stats(self, mean, per_item, stats):

@@ -20,7 +20,7 @@ from rlgraph_algos.r2d2.sequences import SequenceBuffer
 from rlgraph_algos.recurrent import sequence_state_spaces
 
 
-class R2D2Agent(DQNAgent):
+class R2D2Agent(DQNAgent[R2D2Config]):
     """R2D2: a :class:`~rlgraph_algos.dqn.agent.DQNAgent` whose network has LSTM layers, acting with one
     recurrent state per environment and learning from replayed sequences.
 

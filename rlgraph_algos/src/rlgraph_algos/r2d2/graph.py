@@ -96,7 +96,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         if loss is not None:
             self.target_q_network = q_network.copy(scope="target-q-network")
             self.target_q_network.set_trainable(False)
-            self.optimizer = optimizer.attach(q_network)
+            self.optimizer = self.held(optimizer, "optimizer").attach(q_network)
             self.synchronizer = Synchronizer(tau=sync_tau).attach(q_network, self.target_q_network)
         self.memory = memory
         self.loss = loss

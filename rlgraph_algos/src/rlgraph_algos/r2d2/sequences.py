@@ -3,12 +3,12 @@ the recurrent state to start from, and the n-step targets' returns and bootstrap
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from rlgraph.agents.env_columns import EnvColumns
+from rlgraph.agents.env_columns import EnvColumns, EnvIds
 from rlgraph.agents.records import INTERNALS
 from rlgraph.utils import nested
 from rlgraph_algos.n_step import concat_rows, leaves
@@ -68,9 +68,7 @@ class SequenceBuffer:
         return int(self._episode_step.sum())
 
     # -- the observe-buffer interface ----------------------------------------------------------------
-    def add(
-        self, env_ids: Sequence[Hashable], fields: dict[str, Any], ended: np.ndarray
-    ) -> dict[str, Any] | None:
+    def add(self, env_ids: EnvIds, fields: dict[str, Any], ended: np.ndarray) -> dict[str, Any] | None:
         """Add one step per env id; return the sequences now complete (batch-major), or None."""
         cols, distinct = self._columns.of(env_ids)
         if not distinct:  # an environment twice in one call: its rows in order

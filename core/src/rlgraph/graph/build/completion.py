@@ -51,7 +51,8 @@ class Completion:
         with self.backend.device_scope(component.device):
             # mypy#11470: a class is Hashable.
             if _takes_action_space(type(component)):  # type: ignore[arg-type]
-                component.create_variables(spaces, action_space=self.action_space)
+                create: Callable[..., None] = component.create_variables  # declares action_space
+                create(spaces, action_space=self.action_space)
             else:
                 component.create_variables(spaces)
         component.input_complete = True
