@@ -55,7 +55,8 @@ FAILURE_SECONDS = 5.0
 """How long the others are asked why, once a round failed on learner 0."""
 DYING_SECONDS = 2.0
 """How long a failed round waits to see a learner dead: a collective fails in the survivors as soon as a dying
-learner's connections close, a moment before its process has ended."""
+learner's connections close, a moment before its process has ended (a survivor's own report of the failed
+collective may come first). A learner that fails on its own lives on, so its reason comes 2 s later."""
 
 
 class LearnerGroup:
@@ -229,8 +230,9 @@ class LearnerGroup:
     def _failure(self, error: BaseException, what: str) -> LearnerGroupError:
         """Why a round failed: a learner that died (the others' failures follow from it: a collective it left),
         else one that said why (asked briefly), else ``error``."""
-        # A learner that says why it failed is the cause; a failure without a reason may be a death still under way.
-        dead = self._dead_learner(DYING_SECONDS if not isinstance(error, LearnerFailedError) else 0.0)
+        # A death still under way comes first: the survivors' collectives fail (and they say so, as a learner that
+        # failed on its own does) as soon as the dying learner's connections close, before its process has ended.
+        dead = self._dead_learner(DYING_SECONDS)
         if dead is not None:
             code = "" if dead.exit_code is None else f" (exit code {dead.exit_code})"
             return LearnerGroupError(f"learner {dead.rank} of {self.size} died{code} in {what}: {error}")
