@@ -212,3 +212,63 @@ def test_a_populations_settings_divide_it_and_set_agent_keys_only():
         load_run_spec(base, options={"population_set": ["agent.discount=0.9,0.95,0.99"]})
     with pytest.raises(SpecError, match="population_set: 'timesteps=10'.*agent settings only"):
         load_run_spec(base, options={"population_set": ["timesteps=10,20"]})
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1e-3", 1e-3),
+        ("1E+3", 1e3),
+        ("-2.5e-4", -2.5e-4),
+        ("+3e2", 300.0),
+        ("1.0e+12", 1e12),
+        ("2e0", 2.0),
+        (".5e1", 5.0),
+        ("6.", 6.0),
+        ("0.001", 0.001),
+        ("12", 12),
+        ("'1e-3'", "1e-3"),
+        ('"1E+3"', "1E+3"),
+        ("1e", "1e"),
+        ("e3", "e3"),
+        ("1e-3x", "1e-3x"),
+        ("1-3", "1-3"),
+    ],
+)
+def test_set_reads_numbers_in_exponent_form_as_floats_and_the_rest_as_it_reads_them(text, value):
+    """YAML 1.2's float rule (PyYAML's YAML 1.1 reads 1e-3 as a string); quoted text stays text."""
+    spec = load_run_spec(
+        {"environment": "CartPole-v1", "agent": AGENT}, [f"agent.optimizer_spec.learning_rate={text}"]
+    )
+    learning_rate = spec.agent["optimizer_spec"]["learning_rate"]
+    assert learning_rate == value and type(learning_rate) is type(value)
+
+
+def test_spec_files_read_numbers_in_exponent_form_as_floats(tmp_path):
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(
+        "environment: CartPole-v1\n"
+        "agent:\n"
+        "  type: dqn\n"
+        "  optimizer_spec: {type: adam, learning_rate: 1e-3, epsilon: 1E-8}\n"
+        "  network_spec: [{type: dense, units: 2e1}]\n"
+        "  name: '5e-1'\n"
+        "evaluation: {target_return: -2.5e+2}\n"
+    )
+    spec = load_run_spec(spec_file)
+    assert spec.agent["optimizer_spec"] == {"type": "adam", "learning_rate": 1e-3, "epsilon": 1e-8}
+    assert spec.agent["network_spec"][0]["units"] == 20.0
+    assert spec.agent["name"] == "5e-1"  # quoted: a string
+    assert spec.evaluation.target_return == -250.0
+
+
+def test_a_string_that_reads_as_a_number_stays_a_string_in_run_yaml(tmp_path):
+    from rlgraph.training.spec import read_run_spec
+    from rlgraph.training.trainer import write_run_spec
+
+    spec = load_run_spec(
+        {"environment": "CartPole-v1", "agent": {**AGENT, "name": "1e-3", "learning_rate": 1e-3}}
+    )
+    write_run_spec(tmp_path, spec, "numpy", None)
+    stored = read_run_spec(tmp_path)
+    assert stored.agent["name"] == "1e-3" and stored.agent["learning_rate"] == 1e-3

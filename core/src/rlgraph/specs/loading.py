@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,14 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_spec_loader())  # a SafeLoader subclass: plain data only
 
 
+def dump_yaml(data: Any, **options: Any) -> str:
+    """``data`` as YAML that :func:`load_yaml` reads back as it is (``yaml.safe_dump``'s ``options``): a
+    string that would read as a number (``"1e-3"``) is quoted."""
+    import yaml
+
+    return yaml.dump(data, Dumper=_spec_dumper(), **options)
+
+
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object's ``pairs`` as a dict; a key given twice is a SpecError (``json``'s
     ``object_pairs_hook``)."""
@@ -100,9 +109,16 @@ def _yaml_location(file: Path, error: Exception) -> str:
     return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(file)
 
 
+#: The floats YAML 1.2 reads that PyYAML's YAML 1.1 rule reads as strings: an exponent without a point or
+#: without a sign (``1e-3``, ``1E+3``, ``2.5e4``); those with both (``1.0e-3``) YAML 1.1 reads as floats too.
+EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
 @functools.cache
 def _spec_loader() -> type:
-    """``yaml.SafeLoader`` refusing a key given twice in one mapping (merge keys ``<<`` aside)."""
+    """``yaml.SafeLoader`` refusing a key given twice in one mapping (merge keys ``<<`` aside), reading
+    numbers in exponent form as floats (YAML 1.2's float rule: ``1e-3``)."""
     import yaml
 
     class SpecLoader(yaml.SafeLoader):
@@ -117,7 +133,20 @@ def _spec_loader() -> type:
                 first[key] = key_node
             return super().construct_mapping(node, deep=deep)
 
+    SpecLoader.add_implicit_resolver(_FLOAT_TAG, EXPONENT_FLOAT, list("-+0123456789."))
     return SpecLoader
+
+
+@functools.cache
+def _spec_dumper() -> type:
+    """``yaml.SafeDumper`` that quotes the strings :func:`_spec_loader` would read as floats."""
+    import yaml
+
+    class SpecDumper(yaml.SafeDumper):
+        pass
+
+    SpecDumper.add_implicit_resolver(_FLOAT_TAG, EXPONENT_FLOAT, list("-+0123456789."))
+    return SpecDumper
 
 
 class _DuplicateKeyError(SpecError):

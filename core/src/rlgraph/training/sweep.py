@@ -218,7 +218,7 @@ class Sweep:
         }
 
     def _write_plan(self) -> None:
-        import yaml
+        from rlgraph.specs.loading import dump_yaml
 
         plan = {
             "spec": str(self.spec_file),
@@ -227,7 +227,7 @@ class Sweep:
             "launcher": type(self.launcher).__name__,
             "runs": [{"name": t.name, "seed": t.seed, "settings": list(t.settings)} for t in self.trials],
         }
-        (self.sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(plan, sort_keys=False))
+        (self.sweep_dir / SWEEP_FILE).write_text(dump_yaml(plan, sort_keys=False))
 
     def _write_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
         temporary = self.sweep_dir / f".{RESULTS_FILE}.tmp"

@@ -805,6 +805,6 @@ def _scalar(value: Any) -> float | None:
 
 
 def _yaml(data: dict[str, Any]) -> str:
-    import yaml
+    from rlgraph.specs.loading import dump_yaml
 
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return dump_yaml(data, sort_keys=False, default_flow_style=False)
