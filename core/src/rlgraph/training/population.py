@@ -59,11 +59,11 @@ MEMBERS_DIR = "members"
 def member_folder(spec: RunSpec, index: int, seed: int) -> str:
     """Member ``index``'s folder name: ``seed-<s>``, after its settings where the members differ in some
     (``learning_rate=0.001-seed-3``)."""
-    from rlgraph.training.sweep import _file_name, _short
+    from rlgraph.training.sweep import setting_labels
 
-    settings = member_settings(spec)[index % len(member_settings(spec))]
-    label = ",".join(_short(setting) for setting in settings)
-    return _file_name(f"{label}-seed-{seed}" if label else f"seed-{seed}")
+    labels = setting_labels(member_settings(spec))
+    label = labels[index % len(labels)]
+    return f"{label}-seed-{seed}" if label else f"seed-{seed}"
 
 
 def trains_population(spec: RunSpec) -> bool:

@@ -4,6 +4,7 @@ sweep folder of run folders (which ``rlgraph plot`` draws as one line per settin
 from __future__ import annotations
 
 import csv
+import hashlib
 import itertools
 import json
 import os
@@ -60,18 +61,63 @@ def parse_seeds(text: str) -> list[int]:
 
 def plan_trials(grid: Sequence[Sequence[str]], seeds: Sequence[int | None]) -> list[Trial]:
     """Every combination of the grid's alternatives, for every seed; each run folder is named by its
-    settings (the keys' last parts, or the whole keys where last parts repeat) and seed."""
+    settings (the keys' last parts, or the whole keys where last parts repeat: :func:`setting_labels`) and
+    seed. A key given twice, or a value given twice for one key, is refused."""
+    refuse_repeats(grid)
     keys = [alternatives[0].partition("=")[0] for alternatives in grid]
     shorten = len({key.rpartition(".")[2] for key in keys}) == len(keys)
+    combinations = list(itertools.product(*grid))
     trials = []
-    for settings in itertools.product(*grid):
-        label = ",".join(_short(s) if shorten else s for s in settings) or "default"
+    for settings, label in zip(combinations, setting_labels(combinations, shorten), strict=True):
         for seed in seeds:
-            name = _file_name(label if seed is None else f"{label}-seed{seed}")
+            name = (label or "default") if seed is None else f"{label or 'default'}-seed{seed}"
             trials.append(Trial(tuple(settings), seed, name))
-    if len({trial.name for trial in trials}) != len(trials):
-        raise SpecError("the sweep's settings repeat: give each --set key once, and each value once")
     return trials
+
+
+def refuse_repeats(grid: Sequence[Sequence[str]]) -> None:
+    """A SpecError where the grid gives a key twice, or one of its keys a value twice (as read: ``0.001`` and
+    ``1e-3`` are one value)."""
+    from rlgraph.training.spec import parse_assignment
+
+    seen: set[str] = set()
+    for alternatives in grid:
+        key = alternatives[0].partition("=")[0]
+        if key in seen:
+            raise SpecError(
+                f"the sweep's settings repeat: --set {key} is given twice; give each key once, with its "
+                f"values as one list ({key}=V1,V2)"
+            )
+        seen.add(key)
+        values: dict[str, str] = {}
+        for alternative in alternatives:
+            raw = alternative.partition("=")[2]
+            value = json.dumps(parse_assignment(alternative)[1], sort_keys=True, default=repr)
+            if value in values:
+                raise SpecError(
+                    f"the sweep's settings repeat: --set {key} gives the value {values[value]} twice"
+                    f"{'' if raw == values[value] else f' (as {raw})'}; give each value once"
+                )
+            values[value] = raw
+
+
+def setting_labels(combinations: Sequence[Sequence[str]], shorten: bool = True) -> list[str]:
+    """A folder-name label for each combination of ``key.path=value`` settings (``""`` for none): its
+    settings joined by commas, keys by their last parts where ``shorten``, each character other than letters,
+    digits and ``._=,+-`` as ``-`` (``learning_rate=1.0e+3``). Distinct combinations whose labels would
+    still be one get 6 hex digits of their settings' hash after it (``name=a-b-3f2a1c``), so no two share
+    a folder; a label is the same wherever the same combinations are labelled."""
+    labels = [
+        _file_name(",".join(_short(setting) if shorten else setting for setting in settings))
+        for settings in combinations
+    ]
+    owners: dict[str, set[tuple[str, ...]]] = {}
+    for settings, label in zip(combinations, labels, strict=True):
+        owners.setdefault(label, set()).add(tuple(settings))
+    return [
+        f"{label}-{_digest(settings)}" if len(owners[label]) > 1 else label
+        for settings, label in zip(combinations, labels, strict=True)
+    ]
 
 
 def check_trials(
@@ -300,4 +346,9 @@ def _short(setting: str) -> str:
 
 
 def _file_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=,-]+", "-", text).strip("-")
+    """``text`` as a file name: letters, digits and ``._=,+-`` kept, each run of anything else as ``-``."""
+    return re.sub(r"[^A-Za-z0-9._=,+-]+", "-", text).strip("-")
+
+
+def _digest(settings: Sequence[str]) -> str:
+    return hashlib.sha1("\n".join(settings).encode()).hexdigest()[:6]
