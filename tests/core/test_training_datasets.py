@@ -243,3 +243,104 @@ def test_an_offline_run_evaluates_on_its_datasets_environment_unless_given_one(r
         load_run_spec({"dataset": str(random_dataset), "agent": agent})  # the grid world's spec dict
     with pytest.raises(SpecError, match="dataset: no dataset"):
         load_run_spec({"dataset": str(tmp_path / "missing-v0"), "agent": agent})
+
+
+def damaged(source, out, change):
+    """A copy of the dataset ``source`` at ``out`` whose HDF5 episodes ``change(file)`` edits in place."""
+    import shutil
+
+    h5py = pytest.importorskip("h5py")
+    shutil.copytree(source, out)
+    with h5py.File(out / "data" / "main_data.hdf5", "r+") as file:
+        change(file)
+    return out
+
+
+def replace(group, name, value):
+    del group[name]
+    group[name] = value
+
+
+@pytest.fixture(scope="module")
+def cartpole_dataset(tmp_path_factory):
+    """30 steps of pushing left: 4 episodes (of 11, 9, 9 and 1 steps)."""
+    out = tmp_path_factory.mktemp("cartpole") / "cartpole-left-v0"
+    record_policy_dataset("CartPole-v1", lambda state: 0, out, 30, seed=0, random_score=20.0)
+    return out
+
+
+def test_an_episode_of_another_shape_is_named_with_its_shapes(cartpole_dataset, tmp_path, capsys):
+    def wider(file):
+        replace(file["episode_1"], "observations", np.zeros((10, 5), np.float32))
+
+    bad = damaged(cartpole_dataset, tmp_path / "cartpole-wide-v0", wider)
+    message = r"episode 1's observations are of shape \(5,\) per step \(10 of them\), but .* \(4,\)"
+    with pytest.raises(RLGraphError, match=message):
+        load_dataset(bad)
+    assert main(["dataset", "info", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "episode 1's observations are of shape (5,)" in err and "Traceback" not in err, err
+
+
+def test_an_offline_run_of_a_dataset_whose_episode_has_another_shape_is_refused_before_its_folder(
+    random_dataset, tmp_path, capsys
+):
+    def pairs(file):
+        group = file["episode_2"]
+        observations = group["observations"][()]
+        replace(group, "observations", np.stack([observations, observations], axis=1))
+
+    bad = damaged(random_dataset, tmp_path / "grid-pairs-v0", pairs)
+    spec = tmp_path / "offline.yaml"
+    spec.write_text(yaml.safe_dump(offline_spec(bad)))
+    with tabular_agent_registered():
+        assert main(["train", str(spec), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "episode 2's observations are of shape (2,) per step" in err and "Traceback" not in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_dataset_info_says_where_rewards_are_not_finite_and_actions_are_out_of_the_space(
+    cartpole_dataset, tmp_path, capsys
+):
+    def spoil(file):
+        rewards = file["episode_1"]["rewards"][()]
+        rewards[3] = np.nan
+        replace(file["episode_1"], "rewards", rewards)
+        actions = file["episode_2"]["actions"][()]
+        actions[[2, 5]] = [7, -1]
+        replace(file["episode_2"], "actions", actions)
+
+    bad = damaged(cartpole_dataset, tmp_path / "cartpole-spoilt-v0", spoil)
+    assert main(["dataset", "info", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert "episode 1: reward nan at step 3 (1 step of 9 not finite)" in out, out
+    assert "episode 2: action 7 at step 2 is outside the action space IntBox" in out, out
+    assert "(2 steps of 9)" in out and "offline training refuses" in out, out
+    assert main(["dataset", "info", str(cartpole_dataset)]) == 0
+    assert "problems" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("rewards", np.nan, "episode 1: reward nan at step 1"),
+        ("actions", 9, "episode 1: action 9 at step 1 is outside the action space IntBox"),
+    ],
+)
+def test_an_offline_run_of_a_dataset_that_training_refuses_is_refused_before_its_folder(
+    random_dataset, tmp_path, capsys, field, value, message
+):
+    def spoil(file):
+        values = file["episode_1"][field][()]
+        values[1] = value
+        replace(file["episode_1"], field, values)
+
+    bad = damaged(random_dataset, tmp_path / "grid-spoilt-v0", spoil)
+    spec = tmp_path / "offline.yaml"
+    spec.write_text(yaml.safe_dump(offline_spec(bad)))
+    with tabular_agent_registered():
+        assert main(["train", str(spec), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "rlgraph dataset info" in err, err
+    assert not (tmp_path / "run").exists()

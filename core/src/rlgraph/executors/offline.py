@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlgraph.environments.vector_env import make_environments
-from rlgraph.errors import SpecError
+from rlgraph.errors import RLGraphError, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload
 from rlgraph.executors.local import build_agent, loss_of
 
@@ -46,6 +46,11 @@ class OfflineExecutor(Executor):
                 "an offline run acts in no environment: leave num_environments at 1", "num_environments"
             )
         self.dataset = load_dataset(dataset)
+        if self.dataset.problems:  # the agent would refuse them as they are stored, in a run folder by then
+            raise RLGraphError(
+                f"dataset {str(dataset)!r} holds what an agent refuses to learn from: "
+                f"{'; '.join(self.dataset.problems)} (rlgraph dataset info {dataset} lists them)"
+            )
         env = make_environments(environment_spec, 1, seed)
         try:
             self.dataset.check_spaces(env.state_space, env.action_space, "the environment")

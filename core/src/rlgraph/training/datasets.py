@@ -59,6 +59,9 @@ class OfflineDataset:
     ref_min_score: float | None = None
     ref_max_score: float | None = None
     env_id: str | None = None
+    #: What offline training refuses in it, a line each (a reward that is not finite, an action outside
+    #: the action space), naming the episode and step.
+    problems: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.records["rewards"])
@@ -90,11 +93,14 @@ class OfflineDataset:
             f"{self.path}: {len(self):,} steps in {self.episodes} episodes",
             f"  states:  {self.state_space}",
             f"  actions: {self.action_space}",
-            f"  returns: mean {np.mean(returns):.4g}, min {min(returns):.4g}, max {max(returns):.4g}",
+            f"  returns: mean {np.mean(returns):.4g}, min {np.min(returns):.4g}, max {np.max(returns):.4g}",
             f"  reference scores: random {self.ref_min_score}, expert {self.ref_max_score}",
         ]
         if self.env_id:
             lines.append(f"  environment: {self.env_id}")
+        if self.problems:
+            lines.append("  problems (offline training refuses the dataset):")
+            lines += [f"    {problem}" for problem in self.problems]
         return "\n".join(lines)
 
     def check_spaces(self, state_space: Space, action_space: Space, what: str) -> None:
@@ -463,24 +469,34 @@ def load_dataset(path: str | os.PathLike) -> OfflineDataset:
         ) from None
     if not episodes:
         raise RLGraphError(f"Minari dataset {str(path)!r} holds no episodes")
-    records = _transitions(episodes, str(path))
+    state_space = from_gymnasium(dataset.observation_space)
+    action_space = from_gymnasium(dataset.action_space)
+    records = _transitions(episodes, str(path), state_space, action_space)
     return OfflineDataset(
         path=Path(path),
-        state_space=from_gymnasium(dataset.observation_space),
-        action_space=from_gymnasium(dataset.action_space),
+        state_space=state_space,
+        action_space=action_space,
         records=records,
         episode_returns=tuple(float(np.sum(e.rewards)) for e in episodes),
         ref_min_score=_optional_float(metadata.get("ref_min_score")),
         ref_max_score=_optional_float(metadata.get("ref_max_score")),
         env_id=env_id_of(metadata.get("env_spec")),
+        problems=tuple(_problems(episodes, action_space)),
     )
 
 
-def _transitions(episodes: list[Any], label: str) -> dict[str, Any]:
-    """Minari's episodes as rows of :data:`FIELDS` (see :func:`episode_rows`)."""
+#: The episodes each kind of problem names at most (then how many more).
+PROBLEMS_SHOWN = 5
+
+
+def _transitions(episodes: list[Any], label: str, state_space: Space, action_space: Space) -> dict[str, Any]:
+    """Minari's episodes as rows of :data:`FIELDS` (see :func:`episode_rows`); an error naming the episode
+    where one lacks its final observation or holds values of other shapes than the dataset's spaces."""
     for episode in episodes:
         if len(nested.flatten(episode.observations)[0]) != len(episode.rewards) + 1:
             raise RLGraphError(f"Minari dataset {label!r}: episode {episode.id} has no final observation")
+        _check_shapes(episode.observations, state_space, f"episode {episode.id}'s observations", label)
+        _check_shapes(episode.actions, action_space, f"episode {episode.id}'s actions", label)
     return episode_rows(
         [
             {
@@ -511,6 +527,67 @@ def episode_rows(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         name: nested.map_structure(lambda *rows: np.concatenate(rows), *values)
         for name, values in parts.items()
     }
+
+
+def _check_shapes(values: Any, space: Space, what: str, label: str) -> None:
+    """An error where ``values`` (one array per leaf of ``space``, a row per step) are of other parts or
+    shapes than ``space`` holds."""
+    leaves = space.strip_ranks().flatten()
+    arrays = {path: np.asarray(leaf) for path, leaf in nested.flatten_with_paths(values).items()}
+    kind = "observation" if "observations" in what else "action"
+    if arrays.keys() != leaves.keys():
+        raise RLGraphError(
+            f"Minari dataset {label!r}: {what} have the parts {sorted(arrays)}, but the dataset's {kind} "
+            f"space has {sorted(leaves)}: every episode must hold values of its spaces (record it again, or "
+            "leave the episode out)"
+        )
+    for path, array in arrays.items():
+        if array.shape[1:] != leaves[path].shape:
+            part = f"[{path!r}]" if path else ""
+            raise RLGraphError(
+                f"Minari dataset {label!r}: {what}{part} are of shape {array.shape[1:]} per step "
+                f"({len(array)} of them), but the dataset's {kind} space holds {leaves[path].shape}: every "
+                "episode must hold values of its spaces (record it again, or leave the episode out)"
+            )
+
+
+def _problems(episodes: list[Any], action_space: Space) -> Iterator[str]:
+    """A line per episode whose rewards are not all finite, then per episode whose actions are not all in
+    ``action_space``: its first such step and how many there are (at most :data:`PROBLEMS_SHOWN` episodes
+    each, then how many more)."""
+    plain = action_space.strip_ranks()
+    batch = plain.with_batch_rank()
+    rewards, actions = [], []
+    for episode in episodes:
+        steps = len(episode.rewards)
+        finite = np.isfinite(np.asarray(episode.rewards, np.float64))
+        if not finite.all():
+            first = int(np.argmin(finite))
+            rewards.append(
+                f"episode {episode.id}: reward {episode.rewards[first]} at step {first} "
+                f"({steps - int(finite.sum())} {_steps(steps - int(finite.sum()))} of {steps} not finite)"
+            )
+        if not batch.contains(episode.actions):
+            outside = [
+                step
+                for step in range(steps)
+                if not plain.contains(
+                    nested.map_structure(lambda a, s=step: np.asarray(a)[s], episode.actions)
+                )
+            ]
+            first = nested.map_structure(lambda a, s=outside[0]: np.asarray(a)[s], episode.actions)
+            actions.append(
+                f"episode {episode.id}: action {first} at step {outside[0]} is outside the action space "
+                f"{plain} ({len(outside)} {_steps(len(outside))} of {steps})"
+            )
+    for lines in (rewards, actions):
+        yield from lines[:PROBLEMS_SHOWN]
+        if len(lines) > PROBLEMS_SHOWN:
+            yield f"... and {len(lines) - PROBLEMS_SHOWN} more episodes like these"
+
+
+def _steps(count: int) -> str:
+    return "step" if count == 1 else "steps"
 
 
 def _optional_float(value: Any) -> float | None:
