@@ -4,6 +4,7 @@ and a worker count the cluster cannot host are clear errors."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -40,6 +41,45 @@ def test_an_address_that_does_not_answer_is_an_error_naming_it_within_the_timeou
     with pytest.raises(ClusterError, match=f"no Ray cluster answers at '{address}'"):
         connect(address, timeout=2.0)
     assert time.perf_counter() - start < 5.0
+
+
+def test_a_refused_connection_says_so_and_how_long_it_took_not_the_timeout():
+    address = f"127.0.0.1:{closed_port()}"
+    start = time.perf_counter()
+    with pytest.raises(ClusterError, match=r"the connection was refused after ([0-9.e-]+) s") as caught:
+        connect(address, timeout=15.0)
+    took = time.perf_counter() - start
+    message = str(caught.value)
+    reported = float(re.search(r"refused after ([0-9.e-]+) s", message).group(1))
+    assert reported <= took < 5.0 and "waited" not in message and " 15 s" not in message
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        (
+            "disabled",
+            r"sent no authentication token, as RAY_AUTH_MODE=disabled says.*set RAY_AUTH_MODE=token",
+        ),
+        ("token", r"sent an authentication token \(as RAY_AUTH_MODE=token says\), from \$RAY_AUTH_TOKEN"),
+    ],
+)
+def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeypatch, mode, says):
+    import ray
+
+    def refuse(**_):  # as Ray 2.60 gives up on a cluster that refuses this driver's token (after ~20 s)
+        raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379")
+
+    monkeypatch.setenv("RAY_AUTH_MODE", mode)
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "not-the-clusters")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    with socket.create_server(("127.0.0.1", 0)) as listening:  # the address answers: Ray refuses
+        address = f"127.0.0.1:{listening.getsockname()[1]}"
+        with pytest.raises(
+            ClusterError, match=f"cannot join the Ray cluster at '{address}': Ray gave up after .*{says}"
+        ):
+            connect(address, timeout=2.0)
 
 
 def test_an_address_that_accepts_connections_but_is_no_ray_cluster_is_an_error_not_a_hang():

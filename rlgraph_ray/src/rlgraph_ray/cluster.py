@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from typing import Any
 
 import ray
@@ -15,6 +16,8 @@ ADDRESS_VARIABLE = "RLGRAPH_RAY_ADDRESS"
 """The environment variable naming a Ray cluster to join (``host:port`` of its head, or ``ray://host:port``)."""
 TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
 """The logger of Ray's notice that a new local cluster has token authentication on."""
+AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
+"""Ray's variable for a driver's authentication mode (``token``, ``disabled``)."""
 CONNECT_TIMEOUT = 15.0
 """Seconds to wait for a cluster named by address before giving up."""
 START_TIMEOUT = 180.0
@@ -46,12 +49,51 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dic
         # "local": a new cluster of this process's own, even where RAY_ADDRESS names another.
         ray.init(address="local", num_cpus=os.cpu_count(), **options)
     else:
+        given_mode = os.environ.get(AUTH_MODE_VARIABLE)  # the user's, before this process may set it
         _send_token_where_one_exists()
+        start = time.monotonic()
         try:
             ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, TimeoutError) as error:
-            raise ClusterError(f"cannot join the Ray cluster at {address!r}: {error}") from error
+            raise ClusterError(
+                f"cannot join the Ray cluster at {address!r}: Ray gave up after "
+                f"{time.monotonic() - start:.1f} s ({error}). {_authentication_hint(given_mode)}"
+            ) from error
     return ray.cluster_resources()
+
+
+def _authentication_hint(given_mode: str | None) -> str:
+    """What this process sent to authenticate, and what to set where the cluster refused it for that (Ray's
+    error does not say why it gave up; a cluster with token authentication refuses a driver without its token)."""
+    fix = (
+        "copy the head's token (its ~/.ray/auth_token, or `ray get-auth-token` there) into ~/.ray/auth_token "
+        "here or into RAY_AUTH_TOKEN"
+    )
+    if os.environ.get(AUTH_MODE_VARIABLE, "").lower() == "token":
+        how = "as RAY_AUTH_MODE=token says" if given_mode is not None else "as one was found"
+        return (
+            f"This process sent an authentication token ({how}), from {_token_source()}: if the cluster "
+            f"refused it, it is not the cluster's token: {fix}."
+        )
+    if given_mode is not None:
+        return (
+            f"This process sent no authentication token, as {AUTH_MODE_VARIABLE}={given_mode} says: if the "
+            "cluster uses token authentication (`ray start`'s default under Ray 2.60 where a token exists), "
+            f"unset {AUTH_MODE_VARIABLE} or set {AUTH_MODE_VARIABLE}=token, and {fix}."
+        )
+    return (
+        "This process sent no authentication token (none in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        f"~/.ray/auth_token): if the cluster uses token authentication, {fix}."
+    )
+
+
+def _token_source() -> str:
+    """Where Ray reads this process's token from (its own order of lookup)."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "$RAY_AUTH_TOKEN"
+    if os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return f"$RAY_AUTH_TOKEN_PATH ({os.environ['RAY_AUTH_TOKEN_PATH']})"
+    return "~/.ray/auth_token"
 
 
 def _send_token_where_one_exists() -> None:
@@ -86,13 +128,26 @@ def _check_reachable(address: str, timeout: float) -> None:
             f"a Ray cluster address is host:port (or ray://host:port, or auto), got {address!r}",
             "ray_address",
         )
+    start = time.monotonic()
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
+        happened = _connection_failure(error, host, time.monotonic() - start, timeout)
         raise ClusterError(
-            f"no Ray cluster answers at {address!r} (waited {timeout:g} s: {error}); start one there "
-            f"(ray start --head) or leave ray_address and ${ADDRESS_VARIABLE} unset to run on this machine"
+            f"no Ray cluster answers at {address!r}: {happened}; start one there (ray start --head) or leave "
+            f"ray_address and ${ADDRESS_VARIABLE} unset to run on this machine"
         ) from None
+
+
+def _connection_failure(error: OSError, host: str, seconds: float, timeout: float) -> str:
+    """What happened to a connection that failed after ``seconds`` (of a ``timeout``)."""
+    if isinstance(error, ConnectionRefusedError):
+        return f"the connection was refused after {seconds:.3g} s (nothing listens on that port)"
+    if isinstance(error, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(error, socket.gaierror):
+        return f"host name {host!r} does not resolve ({error.strerror})"
+    return f"{error.strerror or error} after {seconds:.3g} s"
 
 
 def check_capacity(resources: dict[str, float], num_workers: int, cpus_per_worker: float) -> None:
