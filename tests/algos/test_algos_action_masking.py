@@ -88,6 +88,31 @@ def test_no_masked_action_is_chosen_in_10000_steps_greedy_or_exploring(name, rlg
             assert (actions[single] != first[single]).any()
 
 
+@pytest.mark.parametrize("name", ["dqn", "ppo"])
+def test_a_mask_allowing_no_action_is_refused_naming_its_rows(name, rlgraph_backend):
+    """An all-false mask (issue 50: DQN and PPO chose action 0, greedy and exploring), in one state or in
+    some rows of a batch, is an error naming the rows, as Gymnasium's ``Discrete.sample(mask=...)`` refuses
+    one; the agent's counters stay as they were."""
+    from rlgraph.errors import APICallError
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs an agent's backend")
+    agent = agent_for(name, rlgraph_backend)
+    rng = np.random.default_rng(0)
+    masks = random_masks(rng, 8)
+    masks[[2, 5]] = False
+    states = {"observations": rng.normal(size=(8, 4)).astype(np.float32), "action_mask": masks}
+    for explore in (True, False):
+        with pytest.raises(APICallError, match=r"'action_mask' of row\(s\) 2, 5 allows no action"):
+            agent.get_action(states, use_exploration=explore)
+        single = {"observations": states["observations"][2], "action_mask": masks[2]}
+        with pytest.raises(APICallError, match=r"'action_mask' of row\(s\) 0 allows no action"):
+            agent.get_action(single, use_exploration=explore)
+    assert agent.timesteps == 0
+    masks[[2, 5], 1] = True
+    assert agent.get_action(states).shape == (8,)
+
+
 @pytest.mark.parametrize("name", ["actor_critic", "impala", "sac"])
 def test_the_other_masking_agents_never_choose_a_masked_action(name, rlgraph_backend):
     if rlgraph_backend == "numpy":

@@ -178,6 +178,33 @@ def test_checkpoints_restore_the_agent_and_bad_files_change_nothing(rlgraph_back
         other.load_model(path)
 
 
+def test_a_checkpoint_of_non_finite_weights_is_refused_naming_them(rlgraph_backend, tmp_path):
+    spec = {
+        "type": "dqn",
+        "network_spec": [{"type": "dense", "units": 8}],
+        "memory_spec": {"type": "prioritized_replay"},
+    }
+    diverged = make(spec, rlgraph_backend)
+    weights = diverged.executor.get_weights()
+    kernel = next(
+        name for name in diverged.executor.variables(trainable_only=True) if name.endswith("kernel")
+    )
+    weights[kernel][0, 1] = np.nan
+    diverged.executor.set_weights(weights)
+    path = diverged.store_model(tmp_path / "diverged.npz")
+
+    agent = make(spec, rlgraph_backend)
+    before = agent.executor.get_weights()
+    with pytest.raises(
+        CheckpointError, match=rf"holds NaN or infinite values in 1 variable\(s\): {kernel} \(1 of"
+    ):
+        agent.load_model(path)
+    for name, value in agent.executor.get_weights().items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+    # A prioritized memory's minimum tree holds +inf where it is empty: a finite agent's checkpoint loads.
+    agent.load_model(make(spec, rlgraph_backend).store_model(tmp_path / "finite.npz"))
+
+
 def test_a_checkpoint_continues_exploration_sampling_and_updates_exactly(rlgraph_backend, tmp_path):
     """What a loaded checkpoint does next equals what the stored agent did next: the same exploring
     actions (the graph's random streams), the same replay samples and the same weights."""
@@ -480,10 +507,18 @@ def test_a_nan_reward_is_kept_out_of_memory_and_a_batch_holding_one_teaches_noth
     for _ in range(5):  # what the memory holds is finite: updates go on
         assert np.isfinite(agent.update().loss)
 
-    checking = make({**spec, "execution_spec": {"check_numerics": True}}, rlgraph_backend)
-    with pytest.raises(NonFiniteError, match=r"^get_action: 'states' holds inf at entry 14"):
-        checking.get_action(infinite)
-    assert checking.get_action(states[:3]).shape == (3,)
+    # Acting on a NaN or infinite state is refused by default as observing it is (issue 50: action 0 came back).
+    timesteps = agent.timesteps
+    for explore in (True, False):
+        with pytest.raises(
+            NonFiniteError, match=r"^get_action: 'states' holds inf at entry 14; no action was"
+        ):
+            agent.get_action(infinite, use_exploration=explore)
+        with pytest.raises(NonFiniteError, match=r"^get_action: 'states' holds nan at entry 1"):
+            agent.get_action(np.array([0.0, np.nan, 0.0, 0.0], np.float32), use_exploration=explore)
+    assert agent.timesteps == timesteps and agent.get_action(states[:3]).shape == (3,)
+    unchecked = make({**spec, "execution_spec": {"check_numerics": False}}, rlgraph_backend)
+    assert unchecked.get_action(infinite).shape == (64,)  # the opt-out: the caller vouches for its states
 
 
 def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_backend):
@@ -506,13 +541,49 @@ def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_ba
     )
     weights = agent.executor.get_weights()
     with pytest.raises(
-        NonFiniteError, match=r"^update 1: the loss is inf; the optimizer steps of the non-finite"
+        NonFiniteError,
+        match=r"^update 1: its loss is inf, so its optimizer steps were skipped .* No value in what the agent "
+        r"stored .* is NaN or infinite, but '[^']*rewards' holds 3e\+38 at entry 0: float32 overflows",
     ):
         agent.update()
     after = agent.executor.get_weights()
     for name in agent.executor.variables(trainable_only=True):
         np.testing.assert_array_equal(after[name], weights[name], err_msg=name)
     assert all(np.isfinite(value).all() for name, value in after.items() if value.dtype.kind == "f")
+
+
+@pytest.mark.parametrize("huber_loss", [True, False])
+def test_a_huge_finite_reward_never_poisons_the_weights(rlgraph_backend, huber_loss):
+    """One reward of 3e38 in a batch, on default Adam with gradient clipping (issue 50): the Huber loss's
+    gradients stay finite and the update learns; the squared loss's overflow, and the step is skipped
+    with an error naming the reward. Either way every weight stays finite."""
+    from rlgraph.errors import NonFiniteError
+
+    spec = {
+        "type": "dqn",
+        "huber_loss": huber_loss,
+        "update_spec": {"batch_size": 8},
+        "optimizer_spec": {"type": "adam", "learning_rate": 1e-3, "clip_grad_norm": 10},
+    }
+    agent = make(spec, rlgraph_backend)
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(8, 4)).astype(np.float32)
+    rewards = np.ones(8, np.float32)
+    rewards[5] = 3e38
+    names = ("preprocessed_states", "actions", "rewards", "next_states", "terminals")
+    batch = dict(zip(names, (states, rng.integers(0, 2, 8), rewards, states, np.zeros(8, bool)), strict=True))
+    weights = agent.executor.get_weights()
+    if huber_loss:
+        assert agent.update(batch).loss == pytest.approx(3e38 / 8, rel=1e-3)
+    else:
+        with pytest.raises(NonFiniteError, match=r"'rewards' holds 3e\+38 at entry 5: float32 overflows"):
+            agent.update(batch)
+        for name in agent.executor.variables(trainable_only=True):
+            np.testing.assert_array_equal(agent.executor.get_weights()[name], weights[name], err_msg=name)
+    after = agent.executor.get_weights()
+    assert [
+        name for name, value in after.items() if value.dtype.kind == "f" and not np.isfinite(value).all()
+    ] == []
 
 
 @pytest.mark.parametrize("kind", ["dqn", "sac"])

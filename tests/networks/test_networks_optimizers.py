@@ -138,6 +138,36 @@ def test_a_step_of_a_non_finite_loss_changes_neither_the_variables_nor_the_optim
     )
 
 
+class WhereHuberRegression(Regression):
+    """The regression with a Huber loss written as a ``where`` over its two branches: for an error past
+    1.8e19 its value is finite, and its gradient NaN (the unselected square's infinite gradient times 0)."""
+
+    @rlgraph.graph_fn
+    def _graph_fn_loss(self, prediction, y):
+        ops = self.ops
+        error = ops.abs(prediction - y)
+        return ops.mean(ops.where(error <= 1.0, 0.5 * ops.square(error), error - 0.5))
+
+
+@pytest.mark.parametrize(("cls", "hyperparameters"), OPTIMIZERS, ids=lambda v: getattr(v, "kind", str(v)))
+def test_a_step_of_a_finite_loss_with_non_finite_gradients_changes_nothing_and_reports_nan(
+    rlgraph_backend, cls, hyperparameters
+):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)}
+    test = ComponentTest(WhereHuberRegression(cls(**hyperparameters)), spaces, backend=rlgraph_backend)
+    x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    test.test(("update", [x, y]))
+    before = test.variable_values()
+    y[2, 1] = 3e38  # the loss is about 3.75e37; its gradients are not finite
+    assert np.isnan(test.test(("update", [x, y])))
+    for name, value in test.variable_values().items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+    y[2, 1] = 0.0
+    assert np.isfinite(test.test(("update", [x, y])))
+
+
 def test_non_finite_hyperparameters_are_spec_errors():
     for spec, key in (
         ({"type": "adam", "learning_rate": float("nan")}, "learning_rate"),

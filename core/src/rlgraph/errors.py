@@ -82,15 +82,20 @@ class APICallError(RLGraphError, ValueError):
     """An API method was called with inputs that do not fit its input spaces."""
 
 
+class EnvironmentStepError(RLGraphError, ValueError):
+    """An environment's step returned what its contract does not allow: a reward that is not a number, or
+    ``terminated``/``truncated`` flags that are not booleans (NumPy reads the string ``"False"`` as True)."""
+
+
 class CheckpointError(RLGraphError):
     """A checkpoint is missing, truncated, corrupt, or does not fit the agent."""
 
 
 class NonFiniteError(RLGraphError, FloatingPointError):
     """A NaN or infinite value: in an observed record or an external batch (refused before anything is
-    kept or learned), in the states acted on (with ``execution_spec.check_numerics``), or a loss (whose
-    optimizer step changed nothing). The message names the call and the first non-finite value found,
-    and where it is."""
+    kept or learned), in the states acted on (unless ``execution_spec.check_numerics`` is false), or a loss
+    or its gradients (whose optimizer step changed nothing). The message names the call and the first
+    non-finite value found, and where it is."""
 
 
 class RunFolderInUseError(RLGraphError):

@@ -129,10 +129,11 @@ class ExecutionSpec(GivenKeys):
     ``{"gpus_enabled": false}`` has an effect, making the CPU the default device (RLgraph's other
     GPU options configured TensorFlow 1 sessions and are refused). RLgraph's ``session_config``,
     ``disable_monitoring``, ``trace_enabled`` and ``ray_spec`` do nothing in an agent: the agent
-    warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics``: refuse NaN and
-    infinite values in the states acted on too (a clear error at once, for a little time per call);
-    observed records and external batches are always checked (a NaN kept in a memory would poison
-    every update that draws it), and a non-finite loss stops its update without changing the weights.
+    warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics`` (default true): refuse NaN and
+    infinite values in the states acted on (a clear error, where an action for them would be arbitrary:
+    about 2 us a call; false skips it). Observed records and external batches are always checked (a NaN
+    kept in a memory would poison every update that draws it), and an update whose loss or gradients are
+    not finite stops without changing the weights.
     """
 
     seed: int | None = attrs.field(default=None, metadata=at_least(0))
@@ -144,7 +145,7 @@ class ExecutionSpec(GivenKeys):
     session_config: dict[str, Any] | None = None
     trace_enabled: bool = False
     ray_spec: dict[str, Any] | None = None
-    check_numerics: bool = False
+    check_numerics: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.gpu_spec is not None:

@@ -242,8 +242,10 @@ class Backend(abc.ABC):
     def apply_gradients(
         self, optimizer: Optimizer, gradients: list[Any], learning_rate: Any = None, loss: Any = None
     ) -> Any:
-        """One step of ``optimizer`` (:meth:`create_optimizer`'s) with ``learning_rate`` (None: its own); where
-        ``loss`` is given and not finite, the step changes nothing. The gradients' global norm where clipped."""
+        """One step of ``optimizer`` (:meth:`create_optimizer`'s) with ``learning_rate`` (None: its own). Where
+        ``loss`` is given, the step changes nothing unless the loss and the gradients are finite, and returns
+        the loss as the step reports it: NaN where the loss is finite and its gradients are not
+        (:func:`rlgraph.graph.optimizers.reported_loss`); None where no loss is given."""
         self.optimizer_steps += 1
         return optimizer.step(gradients, learning_rate, loss)
 

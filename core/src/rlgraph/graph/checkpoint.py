@@ -124,6 +124,25 @@ def _read_header(path: Path, array: np.ndarray) -> dict[str, Any]:
     return header
 
 
+def refuse_non_finite(
+    path: str | os.PathLike, weights: dict[str, np.ndarray], may_be_infinite: frozenset[str] = frozenset()
+) -> None:
+    """A CheckpointError naming the variables of ``weights`` that hold NaN, or an infinite value where
+    their name is not in ``may_be_infinite``: the state of a run that diverged, which no model should load."""
+    bad = []
+    for name, value in weights.items():
+        if value.dtype.kind != "f" or np.isfinite(value).all():
+            continue
+        if np.isnan(value).any() or name not in may_be_infinite:
+            bad.append(f"{name} ({int(np.count_nonzero(~np.isfinite(value)))} of {value.size} entries)")
+    if bad:
+        shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        raise CheckpointError(
+            f"{str(path)!r} holds NaN or infinite values in {len(bad)} variable(s): {shown}. It stores a state "
+            "that diverged and is not loaded: load an earlier checkpoint."
+        )
+
+
 def check_compatible(
     expected: dict[str, Any], weights: dict[str, np.ndarray], source: str = "weights"
 ) -> None:

@@ -191,3 +191,24 @@ def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
                     index = int(np.flatnonzero(~finite)[0])
                     return path, index, array.flat[index].item()
     return None
+
+
+#: Magnitudes from which a value is named as the likely source of a non-finite loss or gradient: float32
+#: overflows past 3.4e38, so the square of a value past 1.8e19 is infinite.
+OVERFLOWING_MAGNITUDE = 1e18
+
+
+def largest_magnitude(value: Any) -> tuple[str, int, float] | None:
+    """The float entry of largest magnitude in a dict of (nested) values: ``(path, flat index, value)``;
+    None where it holds no float entry."""
+    largest: tuple[str, int, float] | None = None
+    for name, field in value.items():
+        leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
+        for path, leaf in leaves.items():
+            array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
+            if array.dtype.kind == "f" and array.size:
+                index = int(np.argmax(np.abs(array)))
+                entry = float(array.flat[index])
+                if largest is None or abs(entry) > abs(largest[2]):
+                    largest = (path, index, entry)
+    return largest

@@ -293,6 +293,7 @@ class GraphExecutor:
         self,
         path: str | os.PathLike,
         fit: Callable[[dict[str, Any]], tuple[bool, Collection[str]]] | None = None,
+        may_be_infinite: Collection[str] = (),
     ) -> dict[str, Any]:
         """Load a checkpoint written by :meth:`store` on any backend; return its metadata.
 
@@ -300,11 +301,16 @@ class GraphExecutor:
         this backend (another backend's streams differ). The caller's random states come back in the
         metadata, as ``metadata["random_state"]``. A missing, corrupt or mismatching file raises
         CheckpointError and changes nothing. ``fit``: from the checkpoint's metadata, the ``skip_extra``
-        and ``may_miss`` of :meth:`set_weights` (a checkpoint of a graph built for another role).
+        and ``may_miss`` of :meth:`set_weights` (a checkpoint of a graph built for another role). A variable
+        holding NaN, or an infinite value outside ``may_be_infinite`` (a memory's minimum tree), is a
+        CheckpointError naming them: a diverged state is not loaded.
         """
         arrays, metadata = checkpoint.load_weights(path)
         skip_extra, may_miss = (False, ()) if fit is None else fit(metadata)
         weights, random_state = checkpoint.split_random_arrays(arrays)
+        held = self.variables()  # the variables this graph loads (a policy skips a learner's memories)
+        loaded = {name: value for name, value in weights.items() if name in held}
+        checkpoint.refuse_non_finite(path, loaded, frozenset(may_be_infinite))
         graph_random = {
             name.removeprefix(GRAPH_RANDOM): value
             for name, value in random_state.items()

@@ -145,15 +145,17 @@ class RuleOptimizer:
         self, gradients: list[TensorLike | None], learning_rate: TensorLike = None, loss: TensorLike = None
     ) -> Tensor | None:
         """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
-        optimizer's own). Where ``loss`` is given and not finite, nothing changes: the new values are
-        written by one ``assign_if``. Returns the gradients' global norm before clipping where clipping is on."""
+        optimizer's own). Where ``loss`` is given, nothing changes unless both the loss and the gradients'
+        global norm are finite (the new values are written by one ``assign_if``), and the loss as the step
+        reports it is returned (:func:`reported_loss`)."""
         ops = self.ops
         lr = self.h["learning_rate"] if learning_rate is None else learning_rate
         present = [(i, g) for i, g in enumerate(gradients) if g is not None]
         used, grads = [i for i, _ in present], [g for _, g in present]
         norm = None
-        if self.clip_grad_norm is not None and grads:
+        if (self.clip_grad_norm is not None or loss is not None) and grads:
             norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))
+        if self.clip_grad_norm is not None and norm is not None:
             scale = ops.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
             grads = [g * ops.cast(scale, g.dtype) for g in grads]
         targets, values = [], []
@@ -165,6 +167,15 @@ class RuleOptimizer:
         if loss is None:
             for target, value in zip(targets, values, strict=True):
                 ops.assign(target, value)
-        else:
-            ops.assign_if(ops.isfinite(loss), targets, values)
-        return norm
+            return None
+        finite_gradients = ops.constant(True) if norm is None else ops.isfinite(norm)
+        ops.assign_if(ops.logical_and(ops.isfinite(loss), finite_gradients), targets, values)
+        return reported_loss(ops, loss, finite_gradients)
+
+
+def reported_loss(ops: Ops, loss: TensorLike, finite_gradients: TensorLike) -> Tensor:
+    """The loss a guarded step reports: the loss, or NaN where it is finite but its gradients are not (a
+    step that was skipped then reports a non-finite loss, whatever made it skip)."""
+    return ops.where(
+        ops.logical_and(ops.isfinite(loss), ops.logical_not(finite_gradients)), loss * float("nan"), loss
+    )

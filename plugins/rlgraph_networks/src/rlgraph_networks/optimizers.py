@@ -125,7 +125,8 @@ class Optimizer(Component):
         scalar loss, or ``(loss, extras)`` with values computed alongside that need no gradient.
 
         Returns ``(loss, extras)`` as computed before the step (``extras`` None if there are none). Where
-        the loss is not finite, the step changes nothing: neither the variables nor the optimizer's state.
+        the loss or its gradients are not finite, the step changes nothing (neither the variables nor the
+        optimizer's state) and the loss it returns is not finite: NaN where only the gradients were.
         The backend differentiates the function itself (see the ``compute_gradients`` hook). A decaying
         learning rate takes its value at ``time_step`` (the agent's time steps).
         """
@@ -158,10 +159,9 @@ class Optimizer(Component):
         gradients, loss = self.backend.sum_over_learners(
             gradients, loss, getattr(self.ops, "learner_share", None)
         )
-        # A step of a non-finite loss changes nothing (the backend skips it): the update that met a NaN
-        # fails with the weights and optimizer state as they were.
-        self.backend.apply_gradients(self._optimizer, gradients, learning_rate, loss)
-        return loss, extras
+        # A step whose loss or gradients are not finite changes nothing (the backend skips it) and reports a
+        # non-finite loss: the update that met it fails with the weights and optimizer state as they were.
+        return self.backend.apply_gradients(self._optimizer, gradients, learning_rate, loss), extras
 
     @rlgraph.graph_fn
     def _graph_fn_apply(self, gradients: Any, learning_rate: Any) -> Any:

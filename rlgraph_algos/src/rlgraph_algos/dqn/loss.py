@@ -117,7 +117,7 @@ class DQNLoss(Component):
             delta = ops.mean(delta, axis=tuple(range(1, extra_dims + 1)))
         magnitude = ops.abs(delta)
         if self.huber_loss:
-            per_item = ops.where(magnitude <= 1.0, 0.5 * ops.square(delta), magnitude - 0.5)
+            per_item = huber(ops, delta)
         else:
             per_item = 0.5 * ops.square(delta)
         if self.cql_alpha:
@@ -136,3 +136,13 @@ def of_actions(ops: Any, values: Any, actions: Any) -> Any:
     distributional DQN's logits or quantiles)."""
     chosen = ops.one_hot(ops.cast(actions, "int64"), ops.shape(values)[1])
     return ops.sum(values * ops.expand_dims(chosen, -1), axis=1)
+
+
+def huber(ops: Any, errors: Any, kappa: float = 1.0) -> Any:
+    """The Huber loss ``L_k(u)``: ``u^2 / 2`` for ``|u| <= k``, ``k (|u| - k / 2)`` beyond. Written without
+    branches (``q = min(|u|, k)``, ``q^2 / 2 + k (|u| - q)``), so that its gradient is finite wherever ``u``
+    is: a ``where`` over the two branches would differentiate the square it does not select, and for ``|u|``
+    past 1.8e19 that gradient is infinite, times 0 NaN."""
+    magnitude = ops.abs(errors)
+    clipped = ops.minimum(magnitude, kappa)
+    return 0.5 * ops.square(clipped) + kappa * (magnitude - clipped)

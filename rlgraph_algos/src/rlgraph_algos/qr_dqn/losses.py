@@ -9,7 +9,7 @@ import numpy as np
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
-from rlgraph_algos.dqn.loss import of_actions
+from rlgraph_algos.dqn.loss import huber, of_actions
 from rlgraph_networks.policies.distributional_q_policy import check_num_quantiles
 
 
@@ -74,13 +74,10 @@ class QuantileHuberLoss(Component):
         return ops.mean(importance_weights * per_item), ops.stop_gradient(per_item)
 
     def _huber(self, errors: Any) -> Any:
-        """``L_k(u) / k`` (``|u|`` for ``k = 0``), without branches: ``q = min(|u|, k)``, ``q^2 / 2 + k (|u| - q)``."""
-        ops = self.ops
-        magnitude = ops.abs(errors)
+        """``L_k(u) / k`` (``|u|`` for ``k = 0``)."""
         if self.kappa == 0.0:
-            return magnitude
-        clipped = ops.minimum(magnitude, self.kappa)
-        return (0.5 * ops.square(clipped) + self.kappa * (magnitude - clipped)) / self.kappa
+            return self.ops.abs(errors)
+        return huber(self.ops, errors, self.kappa) / self.kappa
 
 
 def quantile_midpoints(num_quantiles: int) -> np.ndarray:
