@@ -231,6 +231,50 @@ def test_vector_of_grid_worlds_and_instances():
     )
 
 
+class MisreportingCartPole(gym.Wrapper):
+    """CartPole whose step returns ``field`` (``"terminated"``, ``"truncated"`` or ``"reward"``) converted by
+    ``convert`` (to a string, say), as a faulty environment might."""
+
+    def __init__(self, field, convert):
+        super().__init__(gym.make("CartPole-v1"))
+        self.index, self.convert = {"reward": 1, "terminated": 2, "truncated": 3}[field], convert
+
+    def step(self, action):
+        result = list(self.env.step(action))
+        result[self.index] = self.convert(result[self.index])
+        return tuple(result)
+
+
+@pytest.mark.parametrize(
+    ("field", "convert", "shown"),
+    [
+        ("terminated", str, r"terminated 'False' \(str"),
+        ("truncated", lambda flag: "no", r"truncated 'no' \(str"),
+        ("terminated", lambda flag: 2, r"terminated 2 \(int"),
+        ("reward", str, r"reward '1.0' \(str"),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Gymnasium's passive checker warns of the same values
+def test_an_environment_returning_strings_for_flags_or_rewards_is_refused(field, convert, shown):
+    """Issue 50: ``np.array(("False",), bool)`` is True, so such a CartPole 'ended' every step; a string
+    reward was read as a number. Both are refused at the first step, naming the environment and value."""
+    from rlgraph.errors import EnvironmentStepError
+
+    vector = VectorEnv(lambda: MisreportingCartPole(field, convert), 2, vectorization_mode="sync")
+    vector.reset(seed=0)
+    with pytest.raises(EnvironmentStepError, match=rf"returned {shown}.*a Gymnasium step returns {field} as"):
+        vector.step(np.array([0, 1]))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_environment_returning_0_or_1_flags_steps():
+    vector = VectorEnv(lambda: MisreportingCartPole("terminated", int), 2, vectorization_mode="sync")
+    vector.reset(seed=0)
+    _, rewards, terminateds, truncateds, _, _ = vector.step(np.array([0, 1]))
+    assert terminateds.dtype == bool and truncateds.dtype == bool and rewards.dtype == np.float64
+    assert terminateds.tolist() == [False, False] and rewards.tolist() == [1.0, 1.0]
+
+
 def test_row_infos():
     info = {"a": np.array([1, 2, 3]), "_a": np.array([True, False, True]), "b": np.array([4, 5, 6])}
     infos = RowInfos(info, 3)

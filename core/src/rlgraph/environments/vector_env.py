@@ -14,7 +14,7 @@ import numpy as np
 
 from rlgraph.environments.environment import EPISODE_CONTINUES, Environment
 from rlgraph.environments.gymnasium_env import GymnasiumEnv, unknown_id_message
-from rlgraph.errors import SpecError
+from rlgraph.errors import EnvironmentStepError, SpecError
 from rlgraph.spaces import ContainerSpace, Space, from_gymnasium
 from rlgraph.utils import nested
 from rlgraph.utils.naming import normalize_name
@@ -156,23 +156,16 @@ class _EnvironmentLoop:
         results = [env.step(action) for env, action in zip(self.envs, self._split_actions(actions))]
         states, rewards, terminateds, truncateds, infos = zip(*results)
         final_states = self._stack(states)
-        reward_array = np.array(rewards, dtype=np.float64)
-        if any(terminateds) or any(truncateds):
+        rewards, terminateds, truncateds = checked_step_values(self.envs[0], rewards, terminateds, truncateds)
+        ended = terminateds | truncateds
+        if np.count_nonzero(ended):
             starts = list(states)
-            for i, (terminated, truncated) in enumerate(zip(terminateds, truncateds)):
-                if terminated or truncated:
-                    starts[i] = self.envs[i].reset()
+            for i in np.flatnonzero(ended).tolist():
+                starts[i] = self.envs[i].reset()
             next_states = self._stack(starts)
         else:
             next_states = final_states
-        return (
-            next_states,
-            reward_array,
-            np.array(terminateds, np.bool_),
-            np.array(truncateds, np.bool_),
-            final_states,
-            infos,
-        )
+        return next_states, rewards, terminateds, truncateds, final_states, infos
 
     def restart(self, rows: np.ndarray, states: Any) -> Any:
         restarted = nested.map_structure(np.copy, states)
@@ -218,6 +211,8 @@ class _GymnasiumVector:
 
     def step(self, actions: Any) -> VectorStep:
         final_states, rewards, terminateds, truncateds, info = self.env.step(np.asarray(actions))
+        if terminateds.dtype.kind != "b" or truncateds.dtype.kind != "b" or rewards.dtype.kind not in "biuf":
+            rewards, terminateds, truncateds = checked_step_values(self.env, rewards, terminateds, truncateds)
         infos = RowInfos(info, self.num_environments) if info else self._no_infos
         ended = terminateds | truncateds
         if not np.count_nonzero(ended):  # several times faster than ended.any() on small arrays
@@ -296,6 +291,36 @@ def _restart_envpool_rows(env: Any, rows: np.ndarray) -> np.ndarray:
         states, info = env.reset(rows.astype(np.int32))
     ids = info["env_id"]
     return states if np.array_equal(ids, rows) else states[np.argsort(ids)]
+
+
+def checked_step_values(
+    env: Any, rewards: Any, terminateds: Any, truncateds: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An environment step's rewards (float64) and ``terminated``/``truncated`` flags (bool) as arrays, one
+    entry per environment; an :class:`~rlgraph.errors.EnvironmentStepError` naming ``env`` and the value
+    for a reward that is not a number or a flag that is neither a bool nor 0/1 (NumPy would read the string
+    ``"False"`` as True, and a reward ``"1.0"`` as 1.0, without a word)."""
+    reward_array = np.asarray(rewards)
+    if reward_array.dtype.kind not in "biuf":
+        raise EnvironmentStepError(_bad_step_value(env, "reward", reward_array, "a number"))
+    flags = []
+    for name, values in (("terminated", terminateds), ("truncated", truncateds)):
+        array = np.asarray(values)
+        if array.dtype.kind != "b":
+            if array.dtype.kind not in "iu" or not ((array == 0) | (array == 1)).all():
+                raise EnvironmentStepError(_bad_step_value(env, name, array, "a bool (or 0/1)"))
+            array = array.astype(bool)
+        flags.append(array)
+    return reward_array.astype(np.float64, copy=False), flags[0], flags[1]
+
+
+def _bad_step_value(env: Any, name: str, values: np.ndarray, expected: str) -> str:
+    shown = values.ravel()[0].item() if values.size else values
+    return (
+        f"{env!r} returned {name} {shown!r} ({type(shown).__name__}; the step's values have dtype "
+        f"{values.dtype}): a Gymnasium step returns {name} as {expected}. Fix the environment, or wrap it to "
+        "convert what it returns; nothing of this step was kept."
+    )
 
 
 def continuing_rows(infos: Sequence[Mapping[str, Any]], ended: np.ndarray) -> np.ndarray:
