@@ -498,7 +498,7 @@ class Declares:
 
 
 def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
-    assert PLUGIN_API_VERSION == (3, 0)
+    assert PLUGIN_API_VERSION == (3, 1)
     check_plugin_api(Declares, "rlgraph-x")
     check_plugin_api(sys.modules[__name__], "this module")  # a module declaring it
     check_plugin_api(Scale, "Scale")  # a class whose module declares it
@@ -507,9 +507,9 @@ def test_check_plugin_api_accepts_the_same_major_and_an_older_or_equal_minor():
 @pytest.mark.parametrize(
     ("declared", "match"),
     [
-        ("4.0", "written for plugin API 4.0.*provides plugin API 3.0"),
-        ("3.1", "written for plugin API 3.1.*provides plugin API 3.0"),
-        ("2.7", "written for plugin API 2.7.*provides plugin API 3.0"),
+        ("4.0", "written for plugin API 4.0.*provides plugin API 3.1"),
+        ("3.2", "written for plugin API 3.2.*provides plugin API 3.1"),
+        ("2.7", "written for plugin API 2.7.*provides plugin API 3.1"),
         ("1", "must be a 'MAJOR.MINOR' string"),
         (1.0, "must be a 'MAJOR.MINOR' string"),
     ],
@@ -521,5 +521,5 @@ def test_check_plugin_api_refuses_other_versions(declared, match):
 
 
 def test_check_plugin_api_refuses_an_undeclared_plugin():
-    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "3.0"'):
+    with pytest.raises(PluginLoadError, match='rlgraph-x does not declare.*RLGRAPH_PLUGIN_API = "3.1"'):
         check_plugin_api(object(), "rlgraph-x")

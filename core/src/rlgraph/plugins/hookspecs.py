@@ -11,7 +11,7 @@ serves a graph, and its services return values the core needs.
 
 A plugin declares the plugin-API version it was written for as ``RLGRAPH_PLUGIN_API = "MAJOR.MINOR"``;
 the core refuses a different major version, and a minor version newer than its own. Version 3 made
-backends classes.
+backends classes; 3.1 added the ``before_setup`` event.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pluggy
 
 PROJECT_NAME = "rlgraph"
 #: The plugin API this core provides: (major, minor).
-PLUGIN_API_VERSION: tuple[int, int] = (3, 0)
+PLUGIN_API_VERSION: tuple[int, int] = (3, 1)
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate a plugin's hook implementations with this marker.
@@ -31,6 +31,18 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 class EventHooks:
     """Events executors and workers announce; observers implement any subset."""
+
+    @hookspec
+    def before_setup(self, spec: dict[str, Any], run_dir: Any, resumed: bool) -> None:
+        """A training run is about to be set up: nothing is built or written yet, and a new run's folder does
+        not exist (added in plugin API 3.1).
+
+        ``spec`` is the run spec (plain data); ``run_dir`` the run folder it will train in (a
+        :class:`~pathlib.Path`); ``resumed`` whether it goes on from a checkpoint. An observer checks here
+        what it needs to observe the run (an experiment tracker: its service and settings) and raises an
+        :class:`~rlgraph.errors.RLGraphError` saying what is wrong to refuse the run before anything is made.
+        Keep it quick: a network check takes a short timeout.
+        """
 
     @hookspec
     def before_run(self, spec: dict[str, Any], run_dir: Any, resumed: bool, timestep: int) -> None:

@@ -7,8 +7,9 @@ through an executor (the local one by default); the run folder receives ``run.ya
 replays a run folder's agent greedily.
 
 Observers (``Trainer(observers=...)``, or a run spec's ``callbacks``) implement any of the
-:class:`~rlgraph.plugins.hookspecs.EventHooks` events the trainer announces: ``before_run`` (the run spec,
-the run folder, whether it resumed), ``after_step``, ``after_episode``, ``after_update``, ``after_progress``,
+:class:`~rlgraph.plugins.hookspecs.EventHooks` events the trainer announces: ``before_setup`` (before
+anything is made: an observer may refuse the run), ``before_run`` (the run spec, the run folder, whether it
+resumed), ``after_step``, ``after_episode``, ``after_update``, ``after_progress``,
 ``after_evaluation``, ``after_checkpoint`` and ``after_run``. The ``rlgraph-trackers`` distribution's
 callbacks (``callbacks: [mlflow]``, ``[wandb]``) log runs to MLflow and Weights & Biases through them.
 """

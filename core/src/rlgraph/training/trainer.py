@@ -253,6 +253,8 @@ class Trainer:
         ``resume_from``) and its files; the trainer's saved state."""
         spec = self.spec
         self.events = EventBus((*load_callbacks(spec.callbacks), *observers))
+        # Observers check what they need (a tracker its service) before anything is built or written.
+        self.events.hook.before_setup(spec=spec.to_dict(), run_dir=run_dir, resumed=self.resumed)
         steps = self._step_done if self.events.listens("after_step") else None
         self.executor = make_executor(spec, self._episode_finished, steps)
         self.agent = self.executor.agent
@@ -700,7 +702,7 @@ def evaluation_seed(spec: RunSpec) -> int | None:
 def load_callbacks(references: Sequence[str]) -> list[Any]:
     """The observers a run spec's ``callbacks`` name: ``"package.module:ClassName"``, or the name of a
     plugin in the ``rlgraph.callbacks`` entry-point group; each class instantiated without arguments.
-    They implement any of the trainer's events (``before_run``, ``after_step``, ``after_progress``,
+    They implement any of the trainer's events (``before_setup``, ``before_run``, ``after_step``, ``after_progress``,
     ``after_episode``, ``after_update``, ``after_evaluation``, ``after_checkpoint``, ``after_run``) with
     ``@rlgraph.hookimpl``. A callback that declares the plugin API it was written for
     (``RLGRAPH_PLUGIN_API``, in its class or module) is refused where this core's is older."""

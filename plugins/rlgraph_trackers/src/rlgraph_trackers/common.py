@@ -14,8 +14,10 @@ import numpy as np
 
 from rlgraph.errors import RLGraphError
 
-#: The plugin API these callbacks were written for: 2.5 added the ``before_run`` event.
-RLGRAPH_PLUGIN_API = "3.0"
+#: The plugin API these callbacks were written for: 2.5 added the ``before_run`` event, 3.1 ``before_setup``.
+RLGRAPH_PLUGIN_API = "3.1"
+#: The seconds a tracker's check before a run waits for its service (each request, without retries).
+CHECK_SECONDS = 5
 SUMMARY_PREFIX = "summary/"
 """The final summary's numbers are logged under ``summary/<field>`` (``summary/best_eval_mean_return``):
 some fields share a progress column's name with another meaning (``steps_per_second``: the whole run's)."""

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from rlgraph import hookimpl
+from rlgraph.errors import RLGraphError
 from rlgraph_trackers.common import (
+    CHECK_SECONDS,
     RLGRAPH_PLUGIN_API,
     evaluation_numbers,
     flatten,
@@ -55,7 +59,9 @@ class MLflowTracker:
     ``MLFLOW_TRACKING_URI`` (a server, ``sqlite:///path/mlflow.db``, ...; unset: MLflow's default,
     ``mlflow.db`` in the current folder), ``MLFLOW_EXPERIMENT_NAME`` (created when missing) or
     ``MLFLOW_EXPERIMENT_ID`` (unset: MLflow's ``Default`` experiment), and the rest of MLflow's (its
-    artifact store's credentials, ``MLFLOW_TRACKING_TOKEN``, ...).
+    artifact store's credentials, ``MLFLOW_TRACKING_TOKEN``, ...). Before a run is set up (its folder made)
+    the tracking store is checked, with no retries and a short timeout: one that cannot be used, or an
+    ``MLFLOW_EXPERIMENT_ID`` that names no experiment in it, refuses the run in one line.
 
     A resumed run (``rlgraph train --resume``) goes on in the same MLflow run: its id is kept in the run
     folder's ``mlflow.json``. Its parameters that changed (a longer ``timesteps``) are tagged
@@ -71,6 +77,10 @@ class MLflowTracker:
         self.run_id: str | None = None
         self.run_dir: Path | None = None
         self._evaluated: tuple[int, frozenset[str]] = (-1, frozenset())
+
+    @hookimpl
+    def before_setup(self) -> None:
+        check_tracking_store()
 
     @hookimpl
     def before_run(self, spec: dict[str, Any], run_dir: Path, resumed: bool, timestep: int) -> None:
@@ -177,6 +187,71 @@ class MLflowTracker:
         except Exception:
             if status != "FAILED":  # at exit, with the process dying anyway, say nothing
                 raise
+
+
+def check_tracking_store() -> None:
+    """An RLGraphError naming ``MLFLOW_TRACKING_URI`` and its value where MLflow's tracking store cannot be used
+    (no scheme MLflow knows, a server that does not answer or is no MLflow server, a database that cannot be
+    opened), or naming ``MLFLOW_EXPERIMENT_ID`` where it names no experiment there. Each request waits
+    :data:`~rlgraph_trackers.common.CHECK_SECONDS` at most, without MLflow's retries (minutes by default)."""
+    import mlflow
+
+    uri = mlflow.get_tracking_uri()
+    store = (
+        f"MLFLOW_TRACKING_URI={uri!r}"
+        if os.environ.get("MLFLOW_TRACKING_URI")
+        else f"{uri!r} (MLflow's default: MLFLOW_TRACKING_URI is unset)"
+    )
+    with _without_retries():
+        try:
+            client = mlflow.MlflowClient(uri)
+            client.search_experiments(max_results=1)
+        except Exception as error:  # noqa: BLE001 - MlflowException, OSError, a driver's ImportError, ...
+            schemes = re.search(r"unsupported URI .*Supported URI schemes are: (\[[^\]]*\])", str(error))
+            if schemes:
+                reason, remedy = f"MLflow has no store of its scheme (it has {schemes[1]})", "Set"
+            else:
+                reason, remedy = _reason(error), "Start that tracking server, or set"
+            raise RLGraphError(
+                f"the mlflow callback cannot use MLflow's tracking store {store}: {reason}. {remedy} "
+                "MLFLOW_TRACKING_URI to a store that works (http://HOST:PORT of a running server, or "
+                "sqlite:///PATH/mlflow.db)"
+            ) from None
+        experiment = os.environ.get("MLFLOW_EXPERIMENT_ID")
+        if experiment:
+            try:
+                client.get_experiment(experiment)
+            except Exception as error:  # noqa: BLE001 - as above
+                raise RLGraphError(
+                    f"the mlflow callback: MLFLOW_EXPERIMENT_ID={experiment!r} names no experiment in "
+                    f"{uri!r} ({_reason(error)}): give an experiment's id, or MLFLOW_EXPERIMENT_NAME instead "
+                    "(created when missing)"
+                ) from None
+
+
+@contextlib.contextmanager
+def _without_retries() -> Iterator[None]:
+    """MLflow's HTTP requests made once each, waiting ``CHECK_SECONDS`` at most, meanwhile."""
+    bounds = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": str(CHECK_SECONDS)}
+    previous = {name: os.environ.get(name) for name in bounds}
+    os.environ.update(bounds)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _reason(error: Exception) -> str:
+    """What went wrong, in a line: the operating system's reason where there is one (``[Errno 111] Connection
+    refused``), else the error's first line (at most 300 characters)."""
+    text = str(error)
+    found = re.search(r"\[Errno -?\d+\] [^'\")\]]+", text)
+    line = found.group(0) if found else (text.strip().splitlines() or [type(error).__name__])[0]
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 def _experiment_id(client: Any) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 from typing import Any
 
 from rlgraph import hookimpl
+from rlgraph.errors import RLGraphError
 from rlgraph_trackers.common import (
     RLGRAPH_PLUGIN_API,
     evaluation_numbers,
@@ -64,6 +66,10 @@ class WandbTracker:
         require("wandb", "wandb", "Weights & Biases")
         self.run: Any = None
         self._last_return: float | None = None
+
+    @hookimpl
+    def before_setup(self) -> None:
+        check_settings()
 
     @hookimpl
     def before_run(self, spec: dict[str, Any], run_dir: Path, resumed: bool, timestep: int) -> None:
@@ -125,3 +131,27 @@ class WandbTracker:
         if summary.interrupted:
             run.tags = (*run.tags, "interrupted")
         run.finish()
+
+
+def check_settings() -> None:
+    """An RLGraphError naming the variable and its value where ``WANDB_MODE`` is no mode W&B has, or
+    ``WANDB_DIR`` is no folder W&B can write in (W&B would fail at the run's start, or write elsewhere)."""
+    import wandb
+
+    mode = os.environ.get("WANDB_MODE")
+    modes = typing.get_args(wandb.Settings.model_fields["mode"].annotation)
+    if mode is not None and modes and mode not in modes:
+        raise RLGraphError(
+            f"the wandb callback: WANDB_MODE={mode!r} is no W&B mode: give one of {', '.join(map(repr, modes))} "
+            "('offline' keeps the run on disk for wandb sync)"
+        )
+    folder = os.environ.get("WANDB_DIR")
+    if folder:
+        path = Path(folder)
+        existing = next((p for p in (path, *path.parents) if p.exists()), None)
+        if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            raise RLGraphError(
+                f"the wandb callback: WANDB_DIR={folder!r} is not a folder W&B can write in"
+                f"{'' if existing is None else f' ({str(existing)!r} is not a writable folder)'}: give a "
+                "writable folder, or unset WANDB_DIR (W&B's files then go in the run folder)"
+            )
