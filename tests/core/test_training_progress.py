@@ -153,3 +153,33 @@ def test_update_metrics_widen_the_columns_and_a_resumed_run_keeps_them(tmp_path)
         ("200", ["0.5", ""]),
         ("300", ["0.2", ""]),
     ]
+
+
+def test_a_resumed_log_reads_a_file_saved_with_a_byte_order_mark_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "progress.csv"
+    path.write_bytes("\ufefftimesteps,episodes\r\n100,2\r\n200,4\r\n300,6\r\n".encode())
+    log = ProgressLog(path, after=200)
+    log.close()
+    with open(path, newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [(row["timesteps"], row["episodes"]) for row in rows] == [("100", "2"), ("200", "4")]
+
+
+def test_reading_a_damaged_progress_file_names_it_and_the_line(tmp_path):
+    import pytest
+
+    from rlgraph.errors import ProgressFileError
+    from rlgraph.training.progress import read_progress
+
+    path = tmp_path / "progress.csv"
+    path.write_bytes(b"timesteps,loss\n100,0.5\n200,0.\x00\x9f\n")
+    with pytest.raises(
+        ProgressFileError, match=r"is not UTF-8 text: line 3 holds byte 0x9f \(at byte offset 30\)"
+    ):
+        read_progress(path)
+    with pytest.raises(ProgressFileError, match=r"is not UTF-8 text: line 3"):
+        ProgressLog(path, after=100)
+    path.write_text("timesteps,loss\n100,0.5\n200,nope\n")
+    with pytest.raises(ProgressFileError, match=r"line 3 holds 'nope' as loss, which is not a number"):
+        read_progress(path)
+    assert path.read_text() == "timesteps,loss\n100,0.5\n200,nope\n"  # refused, unchanged

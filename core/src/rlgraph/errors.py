@@ -98,6 +98,11 @@ class NonFiniteError(RLGraphError, FloatingPointError):
     non-finite value found, and where it is."""
 
 
+class ProgressFileError(RLGraphError):
+    """A run's ``progress.csv`` cannot be read (bytes that are not UTF-8, no ``timesteps`` column, a cell that
+    is not a number); the message names the file and the line."""
+
+
 class RunFolderInUseError(RLGraphError):
     """Another process trains in the run folder (it holds the folder's lock)."""
 

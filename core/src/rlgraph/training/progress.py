@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import logging
 import math
 import os
@@ -13,6 +14,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
+
+from rlgraph.errors import ProgressFileError
 
 COLUMNS = (
     "timesteps",
@@ -82,20 +85,77 @@ class ProgressLog:
 
 
 def read_progress(path: str | os.PathLike) -> list[dict[str, float | None]]:
-    """The rows a :class:`ProgressLog` wrote: each of its columns a float, or None where the row has no value."""
-    with open(Path(path), newline="", encoding="utf-8") as file:
-        return [
-            {column: float(value) if value else None for column, value in row.items()}
-            for row in csv.DictReader(file)
-        ]
+    """The rows a :class:`ProgressLog` wrote: each of its columns a float, or None where the row has no value.
+    A file that cannot be read so is a :class:`~rlgraph.errors.ProgressFileError` naming its line."""
+    path = Path(path)
+    _, rows = _read_rows(path)
+    return [
+        {column: _number(path, line, column, value) for column, value in row.items() if column is not None}
+        for line, row in rows
+    ]
+
+
+def check_progress(path: str | os.PathLike) -> None:
+    """Raise :class:`~rlgraph.errors.ProgressFileError` unless the progress file at ``path`` (where there is
+    one) can be read and trimmed as a resumed run's :class:`ProgressLog` does it."""
+    path = Path(path)
+    if path.is_file():
+        _rows_up_to(path, None)
 
 
 def _rows_up_to(path: Path, timesteps: int | None) -> tuple[tuple[str, ...], list[dict[str, str]]]:
     """A progress file's columns and its rows (cells as text, by column) up to ``timesteps`` (None: all)."""
-    with open(path, newline="", encoding="utf-8") as file:
-        reader = csv.DictReader(file)
-        rows = [row for row in reader if timesteps is None or float(row["timesteps"]) <= timesteps]
-        return tuple(reader.fieldnames or ()), rows
+    header, rows = _read_rows(path)
+    if header and "timesteps" not in header:
+        raise ProgressFileError(
+            f"progress file {str(path)!r} has no 'timesteps' column (line 1 names {', '.join(map(repr, header))}), "
+            f"so the rows to keep cannot be told. {_REPAIR} (its first line names the columns, "
+            f"{', '.join(COLUMNS)}, ...)."
+        )
+    kept = []
+    for line, row in rows:
+        steps = _number(path, line, "timesteps", row["timesteps"])
+        if steps is None:
+            raise ProgressFileError(f"progress file {str(path)!r}: line {line} has no timesteps. {_REPAIR}.")
+        if timesteps is None or steps <= timesteps:
+            kept.append(row)
+    return header, kept
+
+
+_REPAIR = "Repair the file, or move it aside: a resumed run then starts a new one"
+
+
+def _read_rows(path: Path) -> tuple[tuple[str, ...], list[tuple[int, dict[str, str]]]]:
+    """A progress file's columns and its rows, each with the number of the line it ends on."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")  # a file saved with a byte order mark (a spreadsheet's) reads too
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ProgressFileError(
+            f"progress file {str(path)!r} is not UTF-8 text: line {line} holds byte 0x{data[error.start]:02x} "
+            f"(at byte offset {error.start:,}). {_REPAIR}."
+        ) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
+        raise ProgressFileError(
+            f"progress file {str(path)!r}: line {reader.line_num} is not CSV ({error}). {_REPAIR}."
+        ) from None
+    return tuple(reader.fieldnames or ()), rows
+
+
+def _number(path: Path, line: int, column: str, value: str | None) -> float | None:
+    """A progress cell as a float (None where empty); ProgressFileError naming the line where it is no number."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ProgressFileError(
+            f"progress file {str(path)!r}: line {line} holds {value!r} as {column}, which is not a number. {_REPAIR}."
+        ) from None
 
 
 def _csv_value(value: Any) -> Any:

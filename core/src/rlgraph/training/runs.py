@@ -12,7 +12,7 @@ from typing import Any
 from rlgraph.agents.roles import Role
 from rlgraph.agents.specs import CHECKPOINT_NAME
 from rlgraph.environments.vector_env import EnvSpec, VectorEnv, make_environments
-from rlgraph.errors import RLGraphError
+from rlgraph.errors import ProgressFileError, RLGraphError
 from rlgraph.training.evaluation import MAX_WIDTH, EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import read_progress
 from rlgraph.training.spec import RunSpec, environment_label, read_run_spec
@@ -45,7 +45,7 @@ def find_checkpoint(run_dir: str | os.PathLike, checkpoint: str | os.PathLike | 
 def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[int, float] | None:
     """``(time steps, greedy mean return)`` of the evaluation training ran with ``checkpoint``'s weights
     (``best.npz``: the best one; ``model-N.npz``: the one at N steps), from ``summary.json`` and
-    ``progress.csv``; None where training ran none."""
+    ``progress.csv``; None where training ran none, or where those files cannot be read."""
     folder = Path(run_dir)
     if checkpoint.name == BEST_CHECKPOINT:
         try:
@@ -57,7 +57,11 @@ def training_evaluation(run_dir: str | os.PathLike, checkpoint: Path) -> tuple[i
         steps = int(match.group(1)) if match else None
     if steps is None or not (folder / PROGRESS_FILE).is_file():
         return None
-    for row in read_progress(folder / PROGRESS_FILE):
+    try:
+        rows = read_progress(folder / PROGRESS_FILE)
+    except ProgressFileError:  # what training measured is then unknown; the replay stands on its own
+        return None
+    for row in rows:
         if row["eval_mean_return"] is not None and row["timesteps"] == steps:
             return int(steps), row["eval_mean_return"]
     return None
