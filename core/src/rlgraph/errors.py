@@ -91,6 +91,16 @@ class CheckpointError(RLGraphError):
     """A checkpoint is missing, truncated, corrupt, or does not fit the agent."""
 
 
+class CheckpointWriteError(CheckpointError):
+    """A checkpoint could not be written (a full disk, a file size limit, a folder without write permission).
+    The file it was to replace, if any, is as it was. ``folder``: where it was written; ``needed``: about how
+    many bytes it needed there."""
+
+    def __init__(self, message: str, folder: str = "", needed: int = 0) -> None:
+        self.folder, self.needed = folder, needed
+        super().__init__(message)
+
+
 class NonFiniteError(RLGraphError, FloatingPointError):
     """A NaN or infinite value: in an observed record or an external batch (refused before anything is
     kept or learned), in the states acted on (unless ``execution_spec.check_numerics`` is false), or a loss

@@ -7,8 +7,11 @@ header inside the archive identifies the format and carries free metadata.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import shutil
 import tempfile
 import zipfile
 import zlib
@@ -17,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.errors import CheckpointError
+from rlgraph.errors import CheckpointError, CheckpointWriteError
 
 FORMAT = "rlgraph-weights"
 FORMAT_VERSION = 1
@@ -25,20 +28,36 @@ _HEADER = "__rlgraph__"
 _ZIP_SIGNATURE = b"PK"
 RANDOM_PREFIX = "#random/"
 """Arrays named with this prefix hold random generators' states, not variables."""
+TEMPORARY_NAME = re.compile(r"^\.(?P<name>.+\.npz)\.[a-z0-9_]{8}\.tmp$")
+"""The names of the temporary files :func:`save_weights` writes before renaming them into place (the
+target's name between a dot and a random suffix): one a process killed mid-write leaves behind."""
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS}
 
 
 def save_weights(
     path: str | os.PathLike, weights: dict[str, np.ndarray], metadata: dict[str, Any] | None = None
 ) -> Path:
-    """Write ``weights`` (and JSON-able ``metadata``) to ``path`` atomically; return the path."""
+    """Write ``weights`` (and JSON-able ``metadata``) to ``path`` atomically; return the path. A write that fails
+    (a full disk, a file size limit) is a :class:`~rlgraph.errors.CheckpointWriteError` saying what it needed,
+    with the file it was to replace as it was and no temporary file left."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     header = {"format": FORMAT, "version": FORMAT_VERSION, "metadata": metadata or {}}
     arrays = {name: np.asarray(value) for name, value in weights.items()}
     for name, array in arrays.items():
         if array.dtype == object:
             raise CheckpointError(f"Weight {name!r} is an object array; only numeric arrays can be stored.")
     arrays[_HEADER] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    try:
+        _write_atomically(path, arrays)
+    except OSError as error:
+        raise _write_failure(path, arrays, error) from error
+    return path
+
+
+def _write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``arrays`` as an ``.npz`` at ``path``: written to a temporary file beside it, then renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as file:
@@ -50,7 +69,71 @@ def save_weights(
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return path
+
+
+def _write_failure(path: Path, arrays: dict[str, np.ndarray], error: OSError) -> CheckpointWriteError:
+    """What failed in writing ``path``, what it needed, and what to free or change."""
+    folder = path.parent
+    # The arrays' bytes, with room for each one's .npy header and zip entries.
+    needed = sum(array.nbytes + 256 + 2 * len(name) for name, array in arrays.items())
+    reason = error.strerror or str(error)
+    code = errno.errorcode.get(error.errno or 0)
+    if error.errno in _FULL:
+        advice = f"free at least {_size(needed)} there{_free_space(folder)}"
+    elif error.errno == errno.EFBIG:
+        advice = f"raise the file size limit (ulimit -f{_size_limit()})"
+    elif error.errno in _NOT_WRITABLE:
+        advice = "make the folder writable (or move the run to a writable disk)"
+    else:
+        advice = f"check the folder (it needs about {_size(needed)})"
+    replaced = "; the file there is as it was" if path.exists() else ""
+    return CheckpointWriteError(
+        f"could not write checkpoint {str(path)!r}: {reason}{f' ({code})' if code else ''}{replaced}. It needs "
+        f"about {_size(needed)} in folder {str(folder)!r}: {advice}.",
+        folder=str(folder),
+        needed=needed,
+    )
+
+
+def _free_space(folder: Path) -> str:
+    try:
+        return f" (it has {_size(shutil.disk_usage(folder).free)} free)"
+    except OSError:
+        return ""
+
+
+def _size_limit() -> str:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return ""
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return "" if soft == resource.RLIM_INFINITY else f": {_size(soft)} now"
+
+
+def _size(count: int) -> str:
+    """A byte count for people: ``812 bytes``, ``1.4 MB``."""
+    if count < 1000:
+        return f"{count} bytes"
+    value = float(count)
+    for unit in ("kB", "MB", "GB"):
+        value /= 1000
+        if value < 1000:
+            return f"{value:.3g} {unit}"
+    return f"{value / 1000:.3g} TB"
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files of :func:`save_weights` in ``folder`` (names of :data:`TEMPORARY_NAME`):
+    those of writes that never finished, for a caller that knows no write into the folder is under way; the
+    files deleted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    stale = [path for path in folder.iterdir() if TEMPORARY_NAME.match(path.name) and path.is_file()]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
 
 
 def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -61,7 +144,34 @@ def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[s
     weights = _read_arrays(path)
     if _HEADER not in weights:
         raise CheckpointError(f"{str(path)!r} is not an RLgraph checkpoint (no {_HEADER!r} header).")
-    header = _read_header(path, weights.pop(_HEADER))
+    return weights, _checked_header(path, weights.pop(_HEADER)).get("metadata", {})
+
+
+def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The metadata of the weight file at ``path``, its archive checked whole (every member against its
+    checksum) without loading its arrays. A truncated, corrupt or foreign file raises CheckpointError; one that
+    cannot be opened (missing, no permission), OSError."""
+    path = Path(path)
+    _check_signature(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+        if damaged is not None:
+            raise CheckpointError(f"{str(path)!r} is truncated or corrupt: {damaged!r} fails its checksum.")
+        with np.load(path, allow_pickle=False) as archive:
+            if _HEADER not in archive.files:
+                raise CheckpointError(f"{str(path)!r} is not an RLgraph checkpoint (no {_HEADER!r} header).")
+            header = _numeric_array(archive, _HEADER, path)
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, KeyError) as error:
+        raise CheckpointError(f"{str(path)!r} is truncated or corrupt: {error}") from error
+    return _checked_header(path, header).get("metadata", {})
+
+
+def _checked_header(path: Path, array: np.ndarray) -> dict[str, Any]:
+    """The JSON header of a checkpoint, from its bytes; CheckpointError unless it is of a format this reads."""
+    header = _read_header(path, array)
     if header.get("format") != FORMAT:
         raise CheckpointError(
             f"{str(path)!r} is not an RLgraph checkpoint (format {header.get('format')!r})."
@@ -71,17 +181,22 @@ def load_weights(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[s
             f"{str(path)!r} was written by a newer RLgraph (format version {header['version']}); "
             f"this one reads version {FORMAT_VERSION}."
         )
-    return weights, header.get("metadata", {})
+    return header
 
 
-def _read_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array in the ``.npz`` archive at ``path``, read without unpickling anything; a file that is
-    no archive, a damaged one, or one holding Python objects is a CheckpointError in RLgraph's words."""
+def _check_signature(path: Path) -> None:
+    """CheckpointError unless the file at ``path`` starts as a zip archive does."""
     with open(path, "rb") as file:
         if file.read(len(_ZIP_SIGNATURE)) != _ZIP_SIGNATURE:
             raise CheckpointError(
                 f"{str(path)!r} is not an RLgraph checkpoint: it is not a NumPy .npz archive (a zip file)."
             )
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array in the ``.npz`` archive at ``path``, read without unpickling anything; a file that is
+    no archive, a damaged one, or one holding Python objects is a CheckpointError in RLgraph's words."""
+    _check_signature(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: _numeric_array(archive, name, path) for name in archive.files}
