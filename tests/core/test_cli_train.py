@@ -267,3 +267,153 @@ def test_demos_record_writes_a_trained_agent_s_play(tabular, capsys):
     continuing = ~demos["terminals"][:-1]  # within an episode, each next state is the next step's state
     np.testing.assert_array_equal(demos["states"][1:][continuing], demos["next_states"][:-1][continuing])
     one_line_error(capsys, main(["demos", "record", "nowhere", "--steps", "5", "--out", "x.npz"]), "nowhere")
+
+
+def _trained(tabular, capsys, **changes):
+    """A run folder 'out' of a run of ``changes`` (200 steps by default), stopped at its end."""
+    write_yaml(
+        tabular / "run.yaml", run_spec(**{"timesteps": 200, "evaluation": {"interval": 100}, **changes})
+    )
+    assert main(["train", "run.yaml", "--run-dir", "out", "--quiet"]) == 0
+    capsys.readouterr()
+    return tabular / "out"
+
+
+def folder_contents(folder):
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_resume_refuses_a_progress_file_it_cannot_read_naming_the_line_and_changes_nothing(tabular, capsys):
+    out = _trained(tabular, capsys)
+    progress = out / "progress.csv"
+    lines = progress.read_bytes().splitlines(keepends=True)
+    progress.write_bytes(b"".join(lines[:3]) + b"12\xff0,oops\n" + b"".join(lines[3:]))
+    before = folder_contents(out)
+    code = main(["train", "--resume", "out", "--timesteps", "300"])
+    one_line_error(
+        capsys,
+        code,
+        "progress file 'out/progress.csv' is not UTF-8 text: line 4 holds byte 0xff",
+        "Repair the file, or move it aside: a resumed run then starts a new one",
+    )
+    assert folder_contents(out) == before
+    assert main(["evaluate", "out", "--episodes", "1"]) == 0  # a replay needs no progress file
+    assert capsys.readouterr().out.startswith("1 greedy episodes with ")
+
+    progress.write_bytes(b"steps,episodes\n" + b"".join(lines[1:]))
+    one_line_error(
+        capsys,
+        main(["train", "--resume", "out", "--timesteps", "300"]),
+        "progress file 'out/progress.csv' has no 'timesteps' column (line 1 names 'steps', 'episodes')",
+    )
+    progress.write_bytes(b"".join(lines[:2]) + b"x" + b"".join(lines[2:]))
+    one_line_error(
+        capsys,
+        main(["train", "--resume", "out", "--timesteps", "300"]),
+        "progress file 'out/progress.csv': line 3 holds 'x",
+        "as timesteps, which is not a number",
+    )
+    progress.rename(out / "progress.csv.damaged")  # as the message says: the resumed run starts a new one
+    assert main(["train", "--resume", "out", "--timesteps", "300", "--quiet"]) == 0
+    assert float(read_progress(out)[0]["timesteps"]) > 200
+
+
+def test_resume_of_a_run_past_the_steps_asked_says_how_far_it_is(tabular, capsys):
+    _trained(tabular, capsys)
+    one_line_error(
+        capsys,
+        main(["train", "--resume", "out", "--timesteps", "150"]),
+        "the run has trained 200 steps, more than the 150 asked; give a larger --timesteps (over 200) to go on",
+    )
+
+
+def test_a_run_stopped_before_its_first_checkpoint_is_trained_anew_as_the_error_says(tabular, capsys):
+    out = _trained(tabular, capsys)
+    for path in (out / "checkpoints").iterdir():
+        path.unlink()  # as if killed before its first checkpoint
+    (out / "summary.json").unlink()
+    code = main(["train", "--resume", "out"])
+    command = "rlgraph train out/run.yaml --run-dir out --overwrite"
+    one_line_error(
+        capsys, code, "no checkpoint to go on from in 'out/checkpoints'", command, "or delete the folder"
+    )
+    assert main([*command.split()[1:], "--quiet"]) == 0
+    assert json.loads((out / "summary.json").read_text())["timesteps"] == 200
+    capsys.readouterr()
+    one_line_error(
+        capsys,
+        main(["train", "run.yaml", "--run-dir", "out"]),
+        "exists and is not empty; choose another --run-dir, or --overwrite to replace the run in it",
+    )
+    one_line_error(
+        capsys, main(["train", "run.yaml", "--overwrite"]), "--overwrite replaces the run in --run-dir"
+    )
+    one_line_error(
+        capsys,
+        main(["train", "--resume", "out", "--overwrite"]),
+        "it takes only --timesteps, got --overwrite",
+    )
+    assert not (tabular / "runs").exists()
+
+
+LIMITED_TRAIN = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+limit = int(sys.argv.pop(1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from test_training_support import tabular_agent_registered
+from rlgraph.cli import main
+with tabular_agent_registered():
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumable_with_its_summary(tabular, capsys):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("resource")
+    agent = {**run_spec()["agent"], "capacity": 8192}  # checkpoints of about 250 kB
+    out = _trained(tabular, capsys, agent=agent, timesteps=400, checkpoint_interval=400, keep_checkpoints=5)
+    kept = folder_contents(out / "checkpoints")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LIMITED_TRAIN,
+            "150000",
+            "train",
+            "--resume",
+            "out",
+            "--timesteps",
+            "1200",
+            "-q",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        "rlgraph: error: could not write checkpoint 'out/checkpoints/model-800.npz': File too large (EFBIG). "
+        "It needs about 2"
+    )
+    assert "in folder 'out/checkpoints': raise the file size limit (ulimit -f: 150 kB now)" in done.stderr
+    assert (
+        "The run stopped at 800 steps; its newest checkpoint, 'out/checkpoints/model-400.npz', is intact; "
+        "'out/summary.json' says why. When that is done, go on from it with: rlgraph train --resume out"
+    ) in done.stderr
+    assert folder_contents(out / "checkpoints") == kept  # the old checkpoints whole, no temporary file left
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("CheckpointWriteError: could not write checkpoint")
+    assert summary["timesteps"] == 800 and summary["checkpoint"] == "out/checkpoints/model-400.npz"
+
+    assert main(["train", "--resume", "out", "--timesteps", "800", "--quiet"]) == 0  # with room to write
+    steps = [int(row["timesteps"]) for row in read_progress(out)]
+    assert steps == sorted(set(steps)) and steps[-1] == 800 and 400 in steps
+    assert json.loads((out / "summary.json").read_text())["stopped_by"] is None

@@ -22,7 +22,7 @@ from test_training_support import (
 )
 
 from rlgraph import hookimpl
-from rlgraph.errors import CheckpointError, RLGraphError
+from rlgraph.errors import CheckpointError, NonFiniteError, RLGraphError
 from rlgraph.spaces import IntBox
 from rlgraph.training import Trainer, load_run_spec, read_run_spec
 
@@ -539,13 +539,241 @@ def test_a_nan_reward_stops_training_naming_it_and_the_last_good_checkpoint_stay
         environment = {"type": "nan_grid_world", "world": "4x4", "good_steps": 300}
         with pytest.raises(
             NonFiniteError, match=r"^observe: 'rewards' holds nan at entry \d; nothing of it was kept"
-        ):
+        ) as caught:
             train(tabular / "run", environment=environment, checkpoint_interval=400)
     finally:
         plugins.unregister("rlgraph.environments", "nan_grid_world")
-    # 4 environments: NaN rewards from step 1,200 on; the checkpoints before it stay, none after it.
+    checkpoints = tabular / "run" / "checkpoints"
+    assert (
+        f"The run stopped at 1,200 steps: its checkpoint {str(checkpoints / 'model-1200.npz')!r} holds the agent "
+        f"as it was before the failure; {str(tabular / 'run' / 'summary.json')!r} says why. Go on with: "
+        f"rlgraph train --resume {tabular / 'run'}."
+    ) in str(caught.value)
+    # 4 environments: NaN rewards from step 1,200 on; the checkpoints before it stay, none after it: the one
+    # of 1,200 steps is the agent as it was before the failure, and the summary says why the run stopped.
     stored = sorted(path.name for path in (tabular / "run" / "checkpoints").glob("model-*.npz"))
     assert stored == ["model-1200.npz", "model-400.npz", "model-800.npz"]
-    assert not (tabular / "run" / "summary.json").exists()
+    summary = json.loads((tabular / "run" / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("NonFiniteError: observe: 'rewards' holds nan at entry")
+    assert summary["timesteps"] == 1200 and summary["checkpoint"].endswith("model-1200.npz")
+    assert not summary["interrupted"]
     weights = np.load(tabular / "run" / "checkpoints" / "model-1200.npz")
     assert all(np.isfinite(weights[name]).all() for name in weights.files if weights[name].dtype.kind == "f")
+
+
+class FailingUpdateAgent(TabularQAgent):
+    """The tabular agent, whose update number ``fail_at`` raises a NonFiniteError once (its step refused, as an
+    optimizer's guard refuses a non-finite step), after making its Q-table NaN where ``poison``."""
+
+    fail_at = 1000
+    poison = False
+    failures_left = 0
+
+    def update(self, *args, **kwargs):
+        cls = type(self)
+        if self.updates + 1 == cls.fail_at and cls.failures_left:
+            cls.failures_left -= 1
+            if cls.poison:
+                weights = self.executor.get_weights()
+                self.executor.set_weights({**weights, Q: np.full_like(weights[Q], np.nan)})
+            raise NonFiniteError(f"update {cls.fail_at}: its loss is nan (made up by the test)")
+        return super().update(*args, **kwargs)
+
+
+@pytest.fixture
+def failing_update(tabular):
+    from rlgraph import plugins
+
+    FailingUpdateAgent.failures_left, FailingUpdateAgent.poison = 1, False
+    plugins.register("rlgraph.agents", "failing_update_q", FailingUpdateAgent)
+    try:
+        yield tabular
+    finally:
+        plugins.unregister("rlgraph.agents", "failing_update_q")
+
+
+def failing_spec(**changes):
+    return load_run_spec(run_spec(agent={**run_spec()["agent"], "type": "failing_update_q"}, **changes))
+
+
+def test_a_non_finite_update_stops_the_run_with_its_last_good_checkpoint_and_a_summary(failing_update):
+    run = failing_update / "run"
+    trainer = Trainer(failing_spec(checkpoint_interval=400, keep_checkpoints=1), run)
+    with pytest.raises(
+        NonFiniteError, match=r"^update 1000: its loss is nan \(made up by the test\)\. The run"
+    ) as caught:
+        trainer.run()
+    # Update 1,000 falls due at step 1,016 (4 environments, updates from step 16 on): the checkpoint of that step
+    # holds the Q-table as the refused update left it; the older one stays (a failure's checkpoint prunes none).
+    checkpoints = run / "checkpoints"
+    assert sorted(path.name for path in checkpoints.glob("model-*.npz")) == [
+        "model-1016.npz",
+        "model-800.npz",
+    ]
+    assert str(checkpoints / "model-1016.npz") in str(caught.value)
+    assert f"Go on with: rlgraph train --resume {run}." in str(caught.value)
+    stored = fresh_agent()
+    stored.load_model(checkpoints / "model-1016.npz")
+    np.testing.assert_array_equal(stored.executor.get_weights()[Q], trainer.agent.executor.get_weights()[Q])
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped_by"] == "NonFiniteError: update 1000: its loss is nan (made up by the test)"
+    assert (summary["timesteps"], summary["updates"]) == (1016, 999)
+    assert summary["checkpoint"] == str(checkpoints / "model-1016.npz") and not summary["interrupted"]
+
+    resumed = Trainer.resume(run)
+    assert (resumed.executor.timesteps, resumed.agent.updates) == (1016, 999)
+    assert int(read_progress(run)[-1]["timesteps"]) <= 1016
+    assert resumed.run().timesteps == 2000
+
+
+def test_a_run_whose_variables_turned_non_finite_stores_no_checkpoint_of_them(failing_update):
+    FailingUpdateAgent.poison = True
+    run = failing_update / "run"
+    with pytest.raises(NonFiniteError) as caught:
+        Trainer(failing_spec(checkpoint_interval=400, keep_checkpoints=1), run).run()
+    assert (
+        f"The run stopped at 1,016 steps: no checkpoint was stored, as variables are not finite ({Q}); the "
+        f"newest stored one is {str(run / 'checkpoints' / 'model-800.npz')!r}"
+    ) in str(caught.value)
+    assert sorted(path.name for path in (run / "checkpoints").glob("model-*.npz")) == ["model-800.npz"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("NonFiniteError: update 1000") and summary["timesteps"] == 1016
+    assert summary["checkpoint"] == str(run / "checkpoints" / "model-800.npz")
+    assert Trainer.resume(run).executor.timesteps == 800
+
+
+def test_a_resume_goes_past_damaged_newest_checkpoints_to_the_newest_intact_one(tabular, capsys):
+    _, stopped = interrupted_run(tabular / "run", at=1700, checkpoint_interval=400)
+    checkpoints = tabular / "run" / "checkpoints"
+    last = f"model-{stopped.timesteps}.npz"
+    assert sorted(p.name for p in checkpoints.glob("model-*.npz")) == sorted(
+        ["model-800.npz", "model-1200.npz", "model-1600.npz", last, "model-400.npz"]
+    )
+    newest = checkpoints / last
+    newest.write_bytes(newest.read_bytes()[:5000])  # truncated
+    second = checkpoints / "model-1600.npz"
+    data = bytearray(second.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte flipped in the middle
+    second.write_bytes(bytes(data))
+    capsys.readouterr()
+
+    resumed = Trainer.resume(tabular / "run")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2
+    assert err[0].startswith(
+        f"rlgraph: skipped checkpoint {last} and renamed it {last}.corrupt: {str(newest)!r} is truncated or corrupt"
+    )
+    assert err[1].startswith(
+        f"rlgraph: skipped checkpoint model-1600.npz and renamed it model-1600.npz.corrupt: {str(second)!r} is "
+        "truncated or corrupt: 'tabular-q/q-table/"
+    )
+    resuming = "Resuming from model-1200.npz (1,200 steps): the rows of progress.csv after it are dropped."
+    assert all(line.endswith(resuming) for line in err)
+    assert resumed.executor.timesteps == 1200
+    assert int(read_progress(tabular / "run")[-1]["timesteps"]) == 1200
+    assert (checkpoints / f"{last}.corrupt").stat().st_size == 5000  # set aside, not deleted
+    assert (checkpoints / "model-1600.npz.corrupt").read_bytes() == bytes(data)
+    assert resumed.run().timesteps == 2000
+
+
+def test_a_resume_with_no_intact_checkpoint_names_each_and_changes_nothing(tabular):
+    _, stopped = interrupted_run(tabular / "run", at=700, checkpoint_interval=400)
+    for path in (tabular / "run" / "checkpoints").glob("model-*.npz"):
+        path.write_bytes(path.read_bytes()[:3000])
+    before = folder_contents(tabular / "run")
+    with pytest.raises(CheckpointError) as caught:
+        Trainer.resume(tabular / "run")
+    message = str(caught.value)
+    assert message.startswith("no intact checkpoint to go on from in ")
+    assert f"model-{stopped.timesteps}.npz' is truncated or corrupt" in message
+    assert "model-400.npz' is truncated or corrupt" in message and "Nothing was changed" in message
+    assert folder_contents(tabular / "run") == before
+
+
+def test_stale_temporary_checkpoint_files_are_removed_once_the_run_folder_is_held(tabular):
+    from rlgraph.errors import RunFolderInUseError
+
+    interrupted_run(tabular / "run")
+    checkpoints = tabular / "run" / "checkpoints"
+    stale = checkpoints / ".model-1400.npz.a1b2c3d4.tmp"  # a write killed part of the way
+    stale.write_bytes((checkpoints / "best.npz").read_bytes()[:2000])
+    (checkpoints / "notes.tmp").write_text("the user's")
+    first = Trainer.resume(tabular / "run")  # holds the folder
+    assert not stale.exists() and (checkpoints / "notes.tmp").exists()
+    first.close()
+    stale.write_bytes(b"partial")
+    holder = Trainer.resume(tabular / "run")
+    stale.write_bytes(b"being written")  # as the holder's own write would be
+    with pytest.raises(RunFolderInUseError):
+        Trainer.resume(tabular / "run")
+    assert stale.read_bytes() == b"being written"  # not the second claimant's to remove
+    holder.close()
+
+
+def test_resuming_a_run_that_trained_past_the_steps_asked_says_how_far_it_is(tabular):
+    _, summary = train(tabular / "run", timesteps=2002, evaluation={"interval": 10_000})
+    assert summary.timesteps == 2004
+    with pytest.raises(
+        RLGraphError,
+        match=r"^the run has trained 2,004 steps, more than the 1,500 asked; give a larger --timesteps \(over 2,004\)",
+    ):
+        Trainer.resume(tabular / "run", timesteps=1500)
+    with pytest.raises(RLGraphError, match=r"^the run has trained 2,004 steps, more than the 2,002 asked"):
+        Trainer.resume(tabular / "run")
+    with pytest.raises(
+        RLGraphError, match=r"^the run has trained its 2,004 steps; give more \(--timesteps N\)"
+    ):
+        Trainer.resume(tabular / "run", timesteps=2004)
+
+
+def test_a_run_without_a_checkpoint_says_how_to_train_it_anew_in_its_folder(tabular):
+    trainer = Trainer(load_run_spec(run_spec()), tabular / "run")  # set up, then gone before a checkpoint
+    trainer.close()
+    with pytest.raises(CheckpointError) as caught:
+        Trainer.resume(tabular / "run")
+    assert str(caught.value) == (
+        f"no checkpoint to go on from in {str(tabular / 'run' / 'checkpoints')!r} (no model-<timesteps>.npz: a run "
+        "stopped before its first checkpoint stores none). Train it anew in the same folder, from its spec: "
+        f"rlgraph train {tabular / 'run' / 'run.yaml'} --run-dir {tabular / 'run'} --overwrite; or delete the folder."
+    )
+    again = Trainer(read_run_spec(tabular / "run"), tabular / "run", overwrite=True)
+    assert again.run().timesteps == 2000
+    assert sorted(p.name for p in (tabular / "run" / "checkpoints").iterdir()) == [
+        "best.npz",
+        "model-2000.npz",
+    ]
+
+
+def test_overwrite_replaces_only_a_run_no_process_trains_in_and_checks_before_building(tabular, monkeypatch):
+    from rlgraph.errors import RunFolderInUseError
+    from rlgraph.training import trainer as trainer_module
+
+    other = tabular / "other"
+    other.mkdir()
+    (other / "thesis.tex").write_text("mine")
+    built = []
+    with monkeypatch.context() as patched:
+        patched.setattr(trainer_module, "make_executor", lambda *a, **k: built.append(a))
+        with pytest.raises(
+            RLGraphError,
+            match=r"'.*other' is not a run folder \(it has no run.yaml or checkpoints/\): --overwrite replaces only",
+        ):
+            Trainer(load_run_spec(run_spec()), other, overwrite=True)
+    assert not built and (other / "thesis.tex").read_text() == "mine"  # refused before anything was built
+    interrupted_run(tabular / "run")
+    holder = Trainer.resume(tabular / "run")
+    with pytest.raises(RunFolderInUseError):
+        Trainer(load_run_spec(run_spec()), tabular / "run", overwrite=True)
+    holder.close()
+    # The agent's spec is checked before the folder is emptied: the old run stays whole.
+    before = folder_contents(tabular / "run")
+    with pytest.raises(RLGraphError, match="learning_rte"):
+        bad = {**run_spec()["agent"], "learning_rte": 1}
+        Trainer(load_run_spec(run_spec(agent=bad)), tabular / "run", overwrite=True)
+    assert folder_contents(tabular / "run") == before
+    trainer = Trainer(load_run_spec(run_spec(timesteps=400)), tabular / "run", overwrite=True)
+    assert trainer.executor.timesteps == 0
+    assert not (tabular / "run" / "summary.json").exists()
+    assert list((tabular / "run" / "checkpoints").iterdir()) == []
+    assert trainer.run().timesteps == 400
+    assert len(list((tabular / "run").glob("events.out.tfevents.*"))) <= 1  # the old run's are gone

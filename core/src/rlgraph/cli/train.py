@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume",
         metavar="RUN",
         type=Path,
-        help="go on with the run folder RUN from its newest checkpoint (--timesteps may extend it)",
+        help="go on with the run folder RUN from its newest intact checkpoint (--timesteps may extend it)",
     )
     parser.add_argument(
         "--env", metavar="ENV", type=_yaml_value, help="Gymnasium id or environment spec, e.g. CartPole-v1"
@@ -96,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run folder (default: runs/<agent>-<env>-<UTC time> in the current folder)",
     )
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --run-dir (a run folder no process trains in), e.g. one stopped before its "
+        "first checkpoint; it is emptied once the new run's agent is built",
+    )
+    parser.add_argument(
         "--set",
         metavar="KEY.PATH=VALUE",
         action="append",
@@ -113,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume is not None:
         return _resume(args)
+    if args.overwrite and args.run_dir is None:
+        raise RLGraphError("--overwrite replaces the run in --run-dir: give --run-dir RUN")
     spec = run_spec_of(args)
     had_runs_root = Path(RUNS_ROOT).exists()
     run_dir = args.run_dir or default_run_dir(spec)
@@ -120,7 +128,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             trainer_class = PopulationTrainer if trains_population(spec) else Trainer
             trainer = trainer_class(
-                spec, run_dir, display=ProgressDisplay(spec.timesteps, enabled=not args.quiet)
+                spec,
+                run_dir,
+                display=ProgressDisplay(spec.timesteps, enabled=not args.quiet),
+                overwrite=args.overwrite,
             )
         except BaseException:
             if not args.run_dir:  # the folder reserved for this run (and its root, if new) stays empty
@@ -159,6 +170,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     changed = [f"--{option.replace('_', '-')}" for option in OPTION_KEYS if getattr(args, option) is not None]
     changed = [option for option in changed if option != "--timesteps"] + ["--set"] * bool(args.set)
+    changed += ["--overwrite"] * args.overwrite
     if args.spec is not None or args.run_dir is not None or changed:
         given = ([args.spec] if args.spec else []) + ["--run-dir"] * (args.run_dir is not None) + changed
         raise RLGraphError(

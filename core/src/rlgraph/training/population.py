@@ -44,12 +44,14 @@ from rlgraph.training.trainer import (
     TrainingSummary,
     _checkpoint_timesteps,
     _next_multiple,
-    create_run_dir,
     evaluation_seed,
     execute_until,
     executor_class_of,
     make_executor,
     newest_checkpoint,
+    nothing_left_to_train,
+    replaceable_run_dir,
+    take_run_dir,
     write_run_spec,
 )
 
@@ -137,6 +139,7 @@ class PopulationTrainer:
         display: ProgressDisplay | None = None,
         resume_from: str | os.PathLike | None = None,
         lock: RunFolderLock | None = None,
+        overwrite: bool = False,
     ) -> None:
         start = time.perf_counter()
         if spec.callbacks:
@@ -152,12 +155,20 @@ class PopulationTrainer:
         if spec.seed is None:  # the members' seeds name their folders: a resumed run must find them again
             spec = attrs.evolve(spec, seed=int(np.random.default_rng().integers(2**31 - 2**16)))
         self.spec, self.resumed = spec, resume_from is not None
-        self._lock = lock
-        self.executor = make_executor(spec)
+        # A resumed run's folder, and one to overwrite (emptied later), is claimed before anything is built.
+        if resume_from is not None:
+            self._lock: RunFolderLock | None = (lock or RunFolderLock(run_dir)).acquire()
+        else:
+            self._lock = replaceable_run_dir(run_dir) if overwrite else None
+        try:
+            self.executor = make_executor(spec)
+        except BaseException:
+            self._release_lock()
+            raise
         self._setup_compile = float(self.executor.compile_seconds)  # before training starts
         try:
-            if lock is None:
-                self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
+            if resume_from is None:
+                self._lock = take_run_dir(Path(run_dir), self._lock)
             self.run_dir = Path(run_dir)
             write_run_spec(self.run_dir, spec, "jax", evaluation_seed(spec))
             self.members = [
@@ -214,7 +225,7 @@ class PopulationTrainer:
             raise RLGraphError("every member reached its target return: nothing to resume")
         if int(saved["executor"]["timesteps"]) >= self.spec.timesteps:
             raise RLGraphError(
-                f"the run has trained its {self.spec.timesteps:,} steps; give more (--timesteps N) to go on"
+                nothing_left_to_train(int(saved["executor"]["timesteps"]), self.spec.timesteps)
             )
         self.executor.set_state(saved["executor"])
         return saved

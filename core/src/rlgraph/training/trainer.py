@@ -9,6 +9,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import signal
 import sys
 import threading
@@ -22,12 +23,27 @@ import attrs
 import numpy as np
 
 from rlgraph.agents.roles import Role, refuse_role_key
-from rlgraph.errors import CheckpointError, ExecutorGaveUpError, RLGraphError, SpecError
+from rlgraph.agents.specs import CHECKPOINT_NAME
+from rlgraph.errors import (
+    CheckpointError,
+    CheckpointWriteError,
+    ExecutorGaveUpError,
+    NonFiniteError,
+    RLGraphError,
+    SpecError,
+)
+from rlgraph.graph import checkpoint as weight_files
 from rlgraph.graph.backend import EventBus
 from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
-from rlgraph.training.progress import RECENT_EPISODES, UPDATE_PREFIX, ProgressDisplay, ProgressLog
-from rlgraph.training.run_lock import RunFolderLock
+from rlgraph.training.progress import (
+    RECENT_EPISODES,
+    UPDATE_PREFIX,
+    ProgressDisplay,
+    ProgressLog,
+    check_progress,
+)
+from rlgraph.training.run_lock import LOCK_FILE, RunFolderLock
 from rlgraph.training.spec import (
     RUN_SPEC_FILE,
     RunSpec,
@@ -50,6 +66,8 @@ STOP_CHECK_STEPS = 1_000
 """Time steps per environment between looks at a request to stop (SIGINT, SIGTERM)."""
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 HARD_STOP = "second signal"
+SET_ASIDE_SUFFIX = ".corrupt"
+"""Added to the name of a checkpoint that a resume found truncated or corrupt and went past."""
 
 
 class StopSignals:
@@ -129,6 +147,9 @@ class TrainingSummary:
     checkpoint: str | None
     best_checkpoint: str | None
     gave_up: str | None = None
+    #: The error that stopped training, as ``"<class>: <message>"``: a NonFiniteError, or a checkpoint that
+    #: could not be written (CheckpointWriteError); None where training ended otherwise.
+    stopped_by: str | None = None
     #: Offline runs: the last and the best greedy mean return as the dataset's normalized score,
     #: ``(return - random) / (expert - random)`` (None without reference scores).
     last_normalized_score: float | None = None
@@ -139,7 +160,9 @@ class TrainingSummary:
 
     def format(self) -> str:
         """The summary as a few lines of text."""
-        verb = "Stopped" if self.gave_up else "Interrupted" if self.interrupted else "Trained"
+        verb = (
+            "Stopped" if self.gave_up or self.stopped_by else "Interrupted" if self.interrupted else "Trained"
+        )
         compiling = f", {self.compile_seconds:.1f} s of it compiling" if self.compile_seconds >= 0.05 else ""
         lines = [
             (
@@ -168,7 +191,9 @@ class TrainingSummary:
         lines.append(f"Run folder: {self.run_dir} (evaluate: rlgraph evaluate {shlex.quote(self.run_dir)})")
         if self.gave_up:
             lines.append(f"The executor gave up: {self.gave_up}")
-        if (self.interrupted or self.gave_up) and self.checkpoint is not None:
+        if self.stopped_by:
+            lines.append(f"Training stopped: {self.stopped_by}")
+        if (self.interrupted or self.gave_up or self.stopped_by) and self.checkpoint is not None:
             lines.append(f"Go on with it: rlgraph train --resume {shlex.quote(self.run_dir)}")
         return "\n".join(lines)
 
@@ -194,6 +219,8 @@ class Trainer:
     training stops at ``timesteps`` or once the greedy mean reaches the target return.
     Checkpoints (``checkpoints/model-<timesteps>.npz``) are stored at the checkpoint interval and
     at the end, and ``checkpoints/best.npz`` after each evaluation that beats the best so far.
+    ``run_dir`` must be new or empty; ``overwrite`` replaces a run folder's contents (one that holds
+    ``run.yaml`` or ``checkpoints/``, and no process trains in), once the agent is built.
 
     Events: episodes and updates are announced as ``after_episode`` (``timestep``: the time steps
     done before the step that ended the episode) and ``after_update`` (once per chunk in which the
@@ -210,14 +237,19 @@ class Trainer:
         display: ProgressDisplay | None = None,
         resume_from: str | os.PathLike | None = None,
         lock: RunFolderLock | None = None,
+        overwrite: bool = False,
     ) -> None:
         start = time.perf_counter()
         self.spec = spec
         self.resumed = bool(resume_from)
         self.executor: Any = None
         self.learner_group: Any = None
-        # A resumed run's folder is claimed before anything is built or written; a new one once created.
-        self._lock = (lock or RunFolderLock(run_dir)).acquire() if resume_from else None
+        # A resumed run's folder, and one to overwrite, is claimed before anything is built or written; a new
+        # one once created.
+        if resume_from:
+            self._lock: RunFolderLock | None = (lock or RunFolderLock(run_dir)).acquire()
+        else:
+            self._lock = replaceable_run_dir(run_dir) if overwrite else None
         try:
             saved = self._set_up(Path(run_dir), observers, resume_from)
         except BaseException:
@@ -263,18 +295,20 @@ class Trainer:
         if spec.initial_checkpoint is not None and not resume_from:  # a resumed run's own checkpoint wins
             self.agent.load_model(spec.initial_checkpoint)
         if not resume_from:
-            self._lock = RunFolderLock(create_run_dir(run_dir)).acquire()
+            self._lock = take_run_dir(run_dir, self._lock)
         self.run_dir = run_dir
-        saved = self._restore(Path(resume_from)) if resume_from else {}
         self.checkpoint_dir = run_dir / CHECKPOINT_DIR
-        #: The run spec as ``run.yaml`` holds it (``before_run`` observers get a copy).
-        self.stored_spec = write_run_spec(run_dir, spec, self.agent.backend, evaluation_seed(spec))
-        self.tensorboard = TensorBoardWriter(run_dir)
+        if self._lock is not None and self._lock.held:  # no other process writes there: what it left is stale
+            weight_files.remove_stale_temporaries(self.checkpoint_dir)
+        saved = self._restore(Path(resume_from)) if resume_from else {}
         self.log = ProgressLog(
             run_dir / PROGRESS_FILE,
             after=self.executor.timesteps if saved else None,
             extra_columns=tuple(self.executor.metrics()),
         )
+        #: The run spec as ``run.yaml`` holds it (``before_run`` observers get a copy).
+        self.stored_spec = write_run_spec(run_dir, spec, self.agent.backend, evaluation_seed(spec))
+        self.tensorboard = TensorBoardWriter(run_dir)
         self.events.register(self.tensorboard)
         return saved
 
@@ -291,13 +325,19 @@ class Trainer:
         executor's and the trainer's counts and evaluations. Episodes under way when it stopped start
         anew; ``progress.csv`` continues (rows after the checkpoint, from a run killed without one,
         are dropped). ``timesteps`` extends the run's total. The run folder is held until :meth:`close`:
-        a second claimant gets a :class:`~rlgraph.errors.RunFolderInUseError`."""
+        a second claimant gets a :class:`~rlgraph.errors.RunFolderInUseError`.
+
+        A newest checkpoint that is truncated or corrupt is set aside (renamed ``<name>.corrupt``) and the
+        newest intact one taken, as standard error says; temporary files of checkpoint writes that never
+        finished are deleted. What cannot be resumed (no checkpoint, one of a run that is done, a
+        ``progress.csv`` that cannot be read) is refused before anything is built or written."""
         spec = read_run_spec(run_dir)
         if timesteps is not None:
             spec = attrs.evolve(spec, timesteps=timesteps)
         lock = RunFolderLock(run_dir).acquire()  # before reading a checkpoint another process may write
         try:
-            checkpoint = newest_checkpoint(run_dir)
+            check_progress(Path(run_dir) / PROGRESS_FILE)
+            checkpoint = resume_checkpoint(Path(run_dir), spec.timesteps)
         except BaseException:
             lock.release()
             raise
@@ -315,20 +355,7 @@ class Trainer:
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
         metadata = self.agent.load_model(checkpoint)
-        saved = metadata.get(RUN_STATE)
-        if saved is None:
-            raise CheckpointError(
-                f"{str(checkpoint)!r} holds no training state to go on from (it was not written by "
-                "a trainer's checkpoint)"
-            )
-        if saved.get("target") is not None:
-            raise RLGraphError(
-                f"the run reached its target return at {saved['target'][0]:,} steps: nothing to resume"
-            )
-        if int(saved["executor"]["timesteps"]) >= self.spec.timesteps:
-            raise RLGraphError(
-                f"the run has trained its {self.spec.timesteps:,} steps; give more (--timesteps N) to go on"
-            )
+        saved = resumable_state(checkpoint, metadata, self.spec.timesteps)
         self.executor.set_state(saved["executor"])
         return saved
 
@@ -353,10 +380,16 @@ class Trainer:
         from; a second signal stops at once, without a checkpoint (the last one stays). A
         KeyboardInterrupt raised in an observer stops training too. An executor that gives up
         (:class:`~rlgraph.errors.ExecutorGaveUpError`: its workers kept failing) stops the run with a
-        checkpoint and a summary too; the error is raised again then, naming the checkpoint. Observers hear
-        ``before_run`` first (its time is not training time) and ``after_run`` at the end.
+        checkpoint and a summary too; the error is raised again then, naming the checkpoint. So does a
+        :class:`~rlgraph.errors.NonFiniteError` (the checkpoint holds the agent as the failed call left it,
+        unchanged by the step it refused; none is stored where its variables are not finite), and a
+        checkpoint that cannot be written (:class:`~rlgraph.errors.CheckpointWriteError`: the summary only;
+        the run goes on from its newest stored checkpoint). Observers hear ``before_run`` first (its time is
+        not training time) and ``after_run`` at the end.
         """
         interrupted, checkpoint, gave_up = False, None, None
+        failure: NonFiniteError | CheckpointWriteError | None = None
+        stored = ""  # what became of the checkpoint of a run that failed
         try:
             self.events.hook.before_run(
                 spec=copy.deepcopy(self.stored_spec),
@@ -372,16 +405,27 @@ class Trainer:
                     self.stop.signal = self.stop.signal or "KeyboardInterrupt"
                 except ExecutorGaveUpError as error:
                     gave_up = error
+                except (NonFiniteError, CheckpointWriteError) as error:
+                    failure = error
                 finally:
                     self.display.close()
                 interrupted = self.stop.signal is not None
-                if not self.stop.hard:
-                    checkpoint = self._store_checkpoint()
-            summary = self._summary(interrupted, checkpoint, gave_up)
-            (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+                if isinstance(failure, NonFiniteError):
+                    checkpoint, stored = self._store_after_failure()
+                elif failure is None and not self.stop.hard:
+                    try:
+                        checkpoint = self._store_checkpoint()
+                    except CheckpointWriteError as error:
+                        failure = error
+                if isinstance(failure, CheckpointWriteError):
+                    checkpoint = newest_stored(self.run_dir)
+            summary = self._summary(interrupted, checkpoint, gave_up, failure)
+            unwritten = self._write_summary(summary, failure)
             self.events.hook.after_run(summary=summary)
         finally:
             self.close()
+        if failure is not None:
+            raise self._stopped(failure, summary.timesteps, checkpoint, stored, unwritten) from failure
         if gave_up is not None:
             resume = f"rlgraph train --resume {shlex.quote(str(self.run_dir))}"
             stored = (
@@ -491,17 +535,84 @@ class Trainer:
             seconds = time.perf_counter() - self._start
             self.target = (int(done), seconds, seconds - self.evaluation_seconds)
 
-    def _store_checkpoint(self) -> Path:
+    def _store_checkpoint(self, prune: bool = True) -> Path:
         """Store ``model-<timesteps>.npz`` with the run's state (:meth:`resume` goes on from it); keep
-        the newest ``keep_checkpoints`` of them."""
+        the newest ``keep_checkpoints`` of them (all, unless ``prune``)."""
         path = self.agent.store_model(
             self.checkpoint_dir / f"model-{self.executor.timesteps}.npz", metadata={RUN_STATE: self._state()}
         )
-        stored = sorted(self.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
-        for old in stored[: -self.spec.keep_checkpoints]:
-            old.unlink()
+        if prune:
+            for old in stored_checkpoints(self.run_dir)[: -self.spec.keep_checkpoints]:
+                old.unlink()
         self.events.hook.after_checkpoint(timestep=int(self.executor.timesteps), path=path, best=False)
         return path
+
+    def _store_after_failure(self) -> tuple[Path | None, str]:
+        """After a NonFiniteError, the checkpoint to go on from (the agent as the failed call left it: a
+        refused step changes nothing), stored unless the newest one is of this time step or a variable is not
+        finite (older checkpoints are kept: it may hold what the failure brought); the file and what
+        became of it."""
+        newest = newest_stored(self.run_dir)
+        if newest is not None and _checkpoint_timesteps(newest) == self.executor.timesteps:
+            return newest, f"its checkpoint {str(newest)!r} holds the agent as it was before the failure"
+        before = f"; the newest stored one is {str(newest)!r}" if newest else ""
+        bad = non_finite_variables(self.agent)
+        if bad:
+            shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+            return newest, f"no checkpoint was stored, as variables are not finite ({shown}){before}"
+        try:
+            path = self._store_checkpoint(prune=False)
+        except CheckpointWriteError as error:
+            return newest, f"its checkpoint could not be stored: {_clause(error)}{before}"
+        return path, f"its checkpoint {str(path)!r} holds the agent as it was before the failure"
+
+    def _write_summary(self, summary: TrainingSummary, failure: BaseException | None) -> OSError | None:
+        """Write ``summary.json``; an OSError raised again, unless training failed already (then returned)."""
+        try:
+            (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+        except OSError as error:
+            if failure is None:
+                raise
+            return error
+        return None
+
+    def _stopped(
+        self,
+        failure: NonFiniteError | CheckpointWriteError,
+        timesteps: int,
+        checkpoint: Path | None,
+        stored: str,
+        unwritten: OSError | None,
+    ) -> RLGraphError:
+        """The error that ends a run stopped by ``failure``: what it said, what was stored, how to go on."""
+        run = shlex.quote(str(self.run_dir))
+        summary = str(self.run_dir / SUMMARY_FILE)
+        said = (
+            f"{summary!r} says why"
+            if unwritten is None
+            else f"{summary!r} could not be written ({unwritten.strerror or unwritten})"
+        )
+        spec_file = shlex.quote(str(self.run_dir / RUN_SPEC_FILE))
+        anew = f"train it anew with: rlgraph train {spec_file} --run-dir {run} --overwrite"
+        resume = f"rlgraph train --resume {run}"
+        if isinstance(failure, NonFiniteError):
+            go_on = (
+                f"Go on with: {resume}" if checkpoint else f"No checkpoint is stored to go on from: {anew}"
+            )
+            return NonFiniteError(
+                f"{_clause(failure)}. The run stopped at {timesteps:,} steps: {stored}; {said}. {go_on}."
+            )
+        if checkpoint is None:
+            stood, go_on = "no checkpoint was stored before", anew
+        else:
+            stood = f"its newest checkpoint, {str(checkpoint)!r}, is intact"
+            go_on = f"go on from it with: {resume} (the rows of progress.csv after it are dropped)"
+        return CheckpointWriteError(
+            f"{_clause(failure)}. The run stopped at {timesteps:,} steps; {stood}; {said}. When that is done, "
+            f"{go_on}.",
+            failure.folder,
+            failure.needed,
+        )
 
     def _state(self) -> dict[str, Any]:
         """The trainer's and the executor's state, as JSON data for a checkpoint."""
@@ -518,7 +629,11 @@ class Trainer:
         }
 
     def _summary(
-        self, interrupted: bool, checkpoint: Path | None, gave_up: BaseException | None = None
+        self,
+        interrupted: bool,
+        checkpoint: Path | None,
+        gave_up: BaseException | None = None,
+        failure: BaseException | None = None,
     ) -> TrainingSummary:
         spec = self.spec
         seconds = time.perf_counter() - self._start
@@ -552,6 +667,7 @@ class Trainer:
             checkpoint=None if checkpoint is None else str(checkpoint),
             best_checkpoint=str(best_file) if best_file.is_file() else None,
             gave_up=None if gave_up is None else str(gave_up),
+            stopped_by=None if failure is None else f"{type(failure).__name__}: {failure}",
             last_normalized_score=self._normalized(
                 None if self.last_evaluation is None else self.last_evaluation.mean_return
             ),
@@ -767,7 +883,10 @@ def create_run_dir(path: str | os.PathLike) -> Path:
     """Create the run folder ``path`` (or take it where it exists and is empty); a non-empty folder is
     refused. Its checkpoint folder is created atomically: of two runs given one folder, one gets it."""
     path = Path(path)
-    refused = RLGraphError(f"run folder {str(path)!r} exists and is not empty; choose another --run-dir")
+    instead = ", or --overwrite to replace the run in it" if is_run_dir(path) else ""
+    refused = RLGraphError(
+        f"run folder {str(path)!r} exists and is not empty; choose another --run-dir{instead}"
+    )
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise refused
     path.mkdir(parents=True, exist_ok=True)
@@ -778,13 +897,168 @@ def create_run_dir(path: str | os.PathLike) -> Path:
     return path
 
 
+def is_run_dir(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder a run was started in (it holds ``run.yaml`` or ``checkpoints/``)."""
+    path = Path(path)
+    return (path / RUN_SPEC_FILE).is_file() or (path / CHECKPOINT_DIR).is_dir()
+
+
+def replaceable_run_dir(path: str | os.PathLike) -> RunFolderLock | None:
+    """For a run that replaces the run in ``path`` (``--overwrite``): the lock of that run folder, held (a
+    :class:`~rlgraph.errors.RunFolderInUseError` where a process trains in it), or None where ``path`` is new
+    or empty. A folder that holds anything else is refused: only a run is replaced."""
+    path = Path(path)
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return None
+    if not is_run_dir(path):
+        raise RLGraphError(
+            f"{str(path)!r} is not a run folder (it has no {RUN_SPEC_FILE} or {CHECKPOINT_DIR}/): --overwrite "
+            "replaces only a run; choose another --run-dir"
+        )
+    return RunFolderLock(path).acquire()
+
+
+def take_run_dir(path: Path, held: RunFolderLock | None) -> RunFolderLock:
+    """The new run's folder, created, and its lock: a run folder held for ``--overwrite`` (``held``, from
+    :func:`replaceable_run_dir`) is emptied first."""
+    if held is None:
+        return RunFolderLock(create_run_dir(path)).acquire()
+    for entry in path.iterdir():
+        if entry.name == LOCK_FILE:  # the lock held (where the platform locks a file in the folder)
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    create_run_dir(path)
+    return held
+
+
+def stored_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """A run folder's ``checkpoints/model-<timesteps>.npz`` files, oldest first."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(
+        (path for path in folder.iterdir() if CHECKPOINT_NAME.fullmatch(path.name)), key=_checkpoint_timesteps
+    )
+
+
+def newest_stored(run_dir: str | os.PathLike) -> Path | None:
+    """The newest ``model-<timesteps>.npz`` of a run folder, or None."""
+    stored = stored_checkpoints(run_dir)
+    return stored[-1] if stored else None
+
+
 def newest_checkpoint(run_dir: str | os.PathLike) -> Path:
     """The newest ``model-<timesteps>.npz`` of a run folder; CheckpointError where there is none."""
-    folder = Path(run_dir) / CHECKPOINT_DIR
-    stored = sorted(folder.glob("model-*.npz"), key=_checkpoint_timesteps)
-    if not stored:
+    newest = newest_stored(run_dir)
+    if newest is None:
+        folder = Path(run_dir) / CHECKPOINT_DIR
         raise CheckpointError(f"no checkpoint in {str(folder)!r} (model-<timesteps>.npz files)")
-    return stored[-1]
+    return newest
+
+
+def resume_checkpoint(run_dir: Path, timesteps: int) -> Path:
+    """The checkpoint a resume of the run in ``run_dir`` to ``timesteps`` goes on from: the newest intact
+    one (its archive whole), read without building anything. Newer ones that are truncated or corrupt are set
+    aside (``<name>.corrupt``), as standard error says. An error says what to do where there is none, or
+    where the run is done."""
+    stored = stored_checkpoints(run_dir)
+    if not stored:
+        again = (
+            f"rlgraph train {shlex.quote(str(run_dir / RUN_SPEC_FILE))} --run-dir {shlex.quote(str(run_dir))} "
+            "--overwrite"
+        )
+        raise CheckpointError(
+            f"no checkpoint to go on from in {str(run_dir / CHECKPOINT_DIR)!r} (no model-<timesteps>.npz: a run "
+            f"stopped before its first checkpoint stores none). Train it anew in the same folder, from its "
+            f"spec: {again}; or delete the folder."
+        )
+    damaged: list[tuple[Path, CheckpointError]] = []
+    for path in reversed(stored):
+        try:
+            metadata = weight_files.read_metadata(path)
+        except CheckpointError as error:
+            damaged.append((path, error))
+            continue
+        except OSError as error:
+            raise CheckpointError(
+                f"cannot read checkpoint {str(path)!r}: {error.strerror or error}; make it readable and resume again"
+            ) from error
+        saved = resumable_state(path, metadata, timesteps)
+        for bad, why in damaged:
+            aside = _set_aside(bad)
+            print(
+                f"rlgraph: skipped checkpoint {bad.name} and renamed it {aside.name}: {_clause(why)}. "
+                f"Resuming from {path.name} ({int(saved['executor']['timesteps']):,} steps): the rows of "
+                "progress.csv after it are dropped.",
+                file=sys.stderr,
+                flush=True,
+            )
+        return path
+    reasons = "; ".join(_clause(why) for _, why in damaged)
+    raise CheckpointError(
+        f"no intact checkpoint to go on from in {str(run_dir / CHECKPOINT_DIR)!r}: {reasons}. Nothing was "
+        "changed; train the run anew (rlgraph train ... --overwrite) or delete the folder."
+    )
+
+
+def resumable_state(checkpoint: Path, metadata: dict[str, Any], timesteps: int) -> dict[str, Any]:
+    """The trainer's state in a checkpoint's ``metadata``, where a run to ``timesteps`` can go on from it;
+    else an error saying why not."""
+    saved = metadata.get(RUN_STATE)
+    if saved is None:
+        raise CheckpointError(
+            f"{str(checkpoint)!r} holds no training state to go on from (it was not written by "
+            "a trainer's checkpoint)"
+        )
+    if saved.get("target") is not None:
+        raise RLGraphError(
+            f"the run reached its target return at {saved['target'][0]:,} steps: nothing to resume"
+        )
+    done = int(saved["executor"]["timesteps"])
+    if done >= timesteps:
+        raise RLGraphError(nothing_left_to_train(done, timesteps))
+    return saved
+
+
+def nothing_left_to_train(done: int, timesteps: int) -> str:
+    """What to say to a resume to ``timesteps`` of a run that has trained ``done`` (as many or more)."""
+    if done == timesteps:
+        return f"the run has trained its {timesteps:,} steps; give more (--timesteps N) to go on"
+    return (
+        f"the run has trained {done:,} steps, more than the {timesteps:,} asked; give a larger --timesteps "
+        f"(over {done:,}) to go on"
+    )
+
+
+def non_finite_variables(agent: Any) -> list[str]:
+    """The names of ``agent``'s variables that hold NaN, or trainable ones holding an infinite value."""
+    executor = agent.executor
+    if executor is None:
+        return []
+    trainable = set(executor.variables(trainable_only=True))
+    return [
+        name
+        for name, value in executor.get_weights().items()
+        if np.asarray(value).dtype.kind == "f"
+        and (np.isnan(value).any() or (name in trainable and not np.isfinite(value).all()))
+    ]
+
+
+def _set_aside(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.corrupt`` (``.corrupt-<n>`` where that is taken); the new path."""
+    aside, count = path.with_name(path.name + SET_ASIDE_SUFFIX), 1
+    while aside.exists():
+        count += 1
+        aside = path.with_name(f"{path.name}{SET_ASIDE_SUFFIX}-{count}")
+    return path.rename(aside)
+
+
+def _clause(error: BaseException) -> str:
+    """An error's message without its closing full stop, to go on in a sentence."""
+    return str(error).rstrip().removesuffix(".")
 
 
 def _next_multiple(done: int, interval: int | None) -> float:

@@ -452,10 +452,12 @@ class SingleThreadedWorker:
         can_update = getattr(self.agent, "can_update", None)  # Agent's; an agent of its own may lack it
         if due and (can_update is None or can_update()):  # before the first records reach a memory: skip
             start = time.perf_counter()
-            for _ in range(due):
-                self.agent.update()
-            self.update_seconds += time.perf_counter() - start
-            self.updates += due
+            try:  # counted one by one: an update that raises leaves the count of those done
+                for _ in range(due):
+                    self.agent.update()
+                    self.updates += 1
+            finally:
+                self.update_seconds += time.perf_counter() - start
 
     def _reset(self) -> None:
         self._reset_statistics()
