@@ -59,6 +59,10 @@ class TargetSyncingAgent(Agent[ConfigT, BuilderT]):
         self.last_sync[True] = int(state.get("last_sync_from_memory", self.last_sync[True]))
         self.last_sync[False] = int(state.get("last_sync_from_batches", self.last_sync[False]))
 
+    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
+        """Each update samples ``update_spec.batch_size`` rows from its memory (replay shards' too)."""
+        return {"update_spec.batch_size": int(self.update_spec.batch_size)}
+
 
 def replay_memory(memory_spec: dict[str, Any], batch_size: int) -> Component:
     """The memory ``memory_spec`` describes; a SpecError naming ``update_spec.batch_size`` where its

@@ -883,6 +883,14 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
             f"{type(self).__name__} has no training plan: its loop runs on the host only (use the local executor)"
         )
 
+    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
+        """The rows of the batches its optimizer steps take from its own storage where its spec fixes them, by
+        the agent key that sets each (``{"update_spec.batch_size": 64}``); ``num_environments``: the
+        environments whose steps it stores (None: unknown, or its batches come from outside). A learner group
+        whose learners each take as many rows refuses a count they cannot share before it starts; the rows of
+        other batches are checked as they come. None by default."""
+        return {}
+
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
         """How a learner group splits a call of ``api_method`` whose rows are not simply its inputs' rows:
         ``(each learner's arguments, each one's RowWindow)``, the windows' rows the learner's share of the

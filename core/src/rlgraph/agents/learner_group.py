@@ -89,6 +89,7 @@ class LearnerGroup:
                 "num_learners",
             )
         refuse_unsplittable(agent, executor)
+        refuse_uneven_rows(agent, num_learners)
         self.agent, self.executor, self.size = agent, executor, num_learners
         device_of = device_of or (lambda rank: None)
         devices = [device_of(rank) for rank in range(num_learners)]
@@ -337,6 +338,29 @@ def devices_of(agent: Any) -> Any:
     if not device.startswith(("gpu", "cuda")):
         return None
     return lambda rank: f"cuda:{rank}"
+
+
+def refuse_uneven_rows(agent: Any, num_learners: int, num_environments: int | None = None) -> None:
+    """A SpecError naming the agent key that sets them where the learners of a group on ``agent``'s backend
+    each take as many rows (jax: one SPMD program runs them all) and the rows of a batch the agent's spec fixes
+    (:meth:`~rlgraph.agents.agent.Agent.update_rows`, of ``num_environments`` environments) do not divide by
+    ``num_learners``. Pure: nothing is launched, so a run refuses before its folder exists."""
+    from rlgraph.graph.backend import load_backend
+
+    backend = load_backend(agent.backend)
+    if num_learners < 2 or not backend.collective_traits.even_rows:
+        return
+    for key, rows in agent.update_rows(num_environments).items():
+        if rows % num_learners:
+            lower, upper = rows - rows % num_learners, rows - rows % num_learners + num_learners
+            choices = f"{lower} or {upper}" if lower else f"{upper}"
+            raise SpecError(
+                f"updates of {rows} rows cannot be shared evenly by {num_learners} learners (num_learners, "
+                f"--num-learners) on backend {backend.name!r}, where every learner takes as many rows (one "
+                f"program runs them all): choose agent.{key} so that the rows divide by {num_learners} "
+                f"({choices} rows), or train on torch, whose learners share any batch",
+                f"agent.{key}",
+            )
 
 
 def refuse_unsplittable(agent: Any, executor: Any) -> None:

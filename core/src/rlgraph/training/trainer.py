@@ -347,9 +347,13 @@ class Trainer:
         """The learners beside the executor's (``num_learners`` - 1), in its state: a resumed run's too."""
         if self.spec.num_learners == 1:
             return None
-        from rlgraph.agents.learner_group import LearnerGroup, devices_of
+        from rlgraph.agents.learner_group import LearnerGroup, devices_of, refuse_uneven_rows
+        from rlgraph.executors.local import LocalExecutor
 
         spec = self.spec
+        # The rows the agent's spec fixes; the local executor's environments are the ones its storage holds.
+        local = isinstance(self.executor, LocalExecutor)
+        refuse_uneven_rows(self.agent, spec.num_learners, spec.num_environments if local else None)
         return LearnerGroup(self.agent, spec.num_learners, devices_of(self.agent), spec.num_cpus_per_learner)
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:

@@ -24,6 +24,10 @@ class BCAgent(Agent):
     config_class: ClassVar[type[AgentConfig] | None] = BCConfig
     builder_class: ClassVar[type[Builder] | None] = BCBuilder
 
+    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
+        """Each update samples ``update_spec.batch_size`` rows from its memory."""
+        return {"update_spec.batch_size": int(self.update_spec.batch_size)}
+
     def graph_record_space(self) -> dict[str, Any]:
         """What the memory stores: the states and the actions."""
         return {k: v for k, v in self.record_space().items() if k in ("states", "actions")}

@@ -16,7 +16,7 @@ from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import FloatBox, IntBox
-from rlgraph_algos.dqfd.builder import DQFDBuilder
+from rlgraph_algos.dqfd.builder import DQFDBuilder, demonstration_rows
 from rlgraph_algos.dqfd.config import DQFDConfig
 from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
 from rlgraph_algos.dqn.agent import DQNAgent
@@ -175,6 +175,13 @@ class DQFDAgent(DQNAgent[DQFDConfig]):
         return result
 
     # -- learning ---------------------------------------------------------------------------------------------
+    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
+        """An update's ``update_spec.batch_size`` transitions and its demonstrations; a pre-training update's
+        ``demo_batch_size`` demonstrations (where it pre-trains)."""
+        sample, pretrain = demonstration_rows(self.config)
+        rows = {"update_spec.batch_size": int(self.update_spec.batch_size) + sample}
+        return {**rows, "demo_batch_size": pretrain} if self.pretrain_updates else rows
+
     def check_storage(self) -> None:
         if not self.demo_count:
             raise APICallError(

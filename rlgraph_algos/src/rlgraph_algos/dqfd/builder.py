@@ -23,10 +23,7 @@ class DQFDBuilder(DQNBuilder):
 
     def learning_parts(self, role: Role, memory: Component) -> dict[str, Any]:
         config = self.config
-        batch_size = config.update_spec.batch_size
-        ratio = float(config.demo_sample_ratio)
-        sample = max(1, round(ratio * batch_size / (1.0 - ratio)))
-        pretrain_batch = config.demo_batch_size or batch_size
+        sample, pretrain_batch = demonstration_rows(config)
         demo_memory_spec = config.demo_memory_spec or default_of(type(config), "demo_memory_spec")
         # (Made by every role: it checks the spec; the whole agent's alone keeps it.)
         demo_memory = replay_memory(demo_memory_spec, max(sample, pretrain_batch))
@@ -39,3 +36,12 @@ class DQFDBuilder(DQNBuilder):
             "demo_sample_size": sample,
             "demo_batch_size": pretrain_batch,
         }
+
+
+def demonstration_rows(config: Any) -> tuple[int, int]:
+    """The demonstrations an update draws beside its ``update_spec.batch_size`` transitions (``demo_sample_ratio``
+    of the whole batch, at least one), and those a pre-training update draws (``demo_batch_size``, default the
+    batch size)."""
+    batch_size = config.update_spec.batch_size
+    ratio = float(config.demo_sample_ratio)
+    return max(1, round(ratio * batch_size / (1.0 - ratio))), config.demo_batch_size or batch_size
