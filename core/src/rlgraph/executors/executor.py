@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -77,6 +77,9 @@ class Executor(Specifiable, metaclass=abc.ABCMeta):
     """
 
     __rlgraph_group__ = "rlgraph.executors"
+    #: Whether the agent stores the steps of the executor's own environments (``num_environments`` of a run
+    #: spec) and learns from them: the batches its spec fixes can then be sized before it starts.
+    learns_from_own_environments: ClassVar[bool] = False
 
     def __init__(self, environment_spec: Any, agent_config: Any, seed: int | None = None) -> None:
         self.environment_spec = environment_spec

@@ -33,6 +33,8 @@ class LocalExecutor(Executor):
         step_callback: Called as ``callback(timesteps, record)`` after each step of the environments.
     """
 
+    learns_from_own_environments = True
+
     def __init__(
         self,
         environment_spec: Any,

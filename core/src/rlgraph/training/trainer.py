@@ -348,12 +348,11 @@ class Trainer:
         if self.spec.num_learners == 1:
             return None
         from rlgraph.agents.learner_group import LearnerGroup, devices_of, refuse_uneven_rows
-        from rlgraph.executors.local import LocalExecutor
 
         spec = self.spec
-        # The rows the agent's spec fixes; the local executor's environments are the ones its storage holds.
-        local = isinstance(self.executor, LocalExecutor)
-        refuse_uneven_rows(self.agent, spec.num_learners, spec.num_environments if local else None)
+        # The rows the agent's spec fixes, of its storage of the executor's environments where it holds them.
+        own = self.executor.learns_from_own_environments
+        refuse_uneven_rows(self.agent, spec.num_learners, spec.num_environments if own else None)
         return LearnerGroup(self.agent, spec.num_learners, devices_of(self.agent), spec.num_cpus_per_learner)
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
