@@ -8,7 +8,10 @@ the runs see the same steps as long as the learners agree.
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
+import multiprocessing
 import os
 import signal
 from pathlib import Path
@@ -32,6 +35,10 @@ SGD = "agent.optimizer_spec={type: sgd, learning_rate: 0.01, momentum: 0.9}"
 
 #: The backends whose collectives run learner groups.
 GROUPED = ("torch", "tf", "jax")
+#: TensorFlow's gRPC servers listen on every network interface, and a group of them is refused unless allowed
+#: (see test_a_group_on_one_machine_listens_on_the_loopback_interface_alone): these tests allow them.
+OPEN = {"allow_open_servers": True}
+OPEN_KEY = "allow_open_learner_servers=true"
 
 PRIORITIZED = "agent.memory_spec={type: prioritized_replay, capacity: 2000, alpha: 0.6, beta: 0.4}"
 CASES = {
@@ -81,7 +88,7 @@ def train(case: str, backend: str, num_learners: int) -> tuple[dict, list[float]
     example, assignments = CASES[case]
     spec = load_run_spec(EXAMPLES / example, [*assignments, SGD], {"backend": backend, "seed": 3})
     executor = make_executor(spec)
-    group = LearnerGroup(executor.agent, num_learners) if num_learners > 1 else None
+    group = LearnerGroup(executor.agent, num_learners, **OPEN) if num_learners > 1 else None
     agent = executor.agent
     initial = learner_state(executor)
     losses = []
@@ -127,7 +134,7 @@ def test_with_prioritized_replay_the_learners_give_every_row_its_priority(rlgrap
         EXAMPLES / "dqn_cartpole.yaml", [PRIORITIZED, SGD], {"backend": rlgraph_backend, "seed": 3}
     )
     alone, grouped = make_executor(spec), make_executor(spec)
-    group = LearnerGroup(grouped.agent, 2)
+    group = LearnerGroup(grouped.agent, 2, **OPEN)
     try:
         grouped.execute_workload({"num_timesteps": 1200})  # fills the memory (and learns)
         initial = learner_state(grouped)
@@ -183,7 +190,7 @@ def test_dqfd_learns_in_a_group_as_alone_from_the_same_joined_batches(rlgraph_ba
         for agent in (alone, grouped):
             agent.import_demonstrations(demos)
             agent.observe(**own)
-        group = LearnerGroup(grouped, 2)
+        group = LearnerGroup(grouped, 2, **OPEN)
         initial = {name: value for name, value in alone.get_weights().items()}
         for sample in learn_the_same_samples(alone, grouped):
             assert sample["expert"].sum() == 4 and not sample["expert"][:10].any()
@@ -209,7 +216,7 @@ def test_r2d2_learns_in_a_group_as_alone_from_the_same_replayed_sequences(rlgrap
         pytest.skip(f"learner groups run on {', '.join(GROUPED)}'s collectives")
     spec = load_run_spec(EXAMPLES / "r2d2_memory_task.yaml", [SGD], {"backend": rlgraph_backend, "seed": 3})
     alone, grouped = make_executor(spec), make_executor(spec)
-    group = LearnerGroup(grouped.agent, 2)
+    group = LearnerGroup(grouped.agent, 2, **OPEN)
     replay = frozenset(grouped.agent._memory_variables())
 
     def learned(executor):
@@ -278,7 +285,7 @@ def test_on_a_backend_whose_learners_take_as_many_rows_an_uneven_batch_is_refuse
         pytest.skip(f"{rlgraph_backend}'s learners split any batch")
     spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", [], {"backend": rlgraph_backend, "seed": 3})
     executor = make_executor(spec)
-    group = LearnerGroup(executor.agent, 2)
+    group = LearnerGroup(executor.agent, 2, **OPEN)
     try:
         executor.execute_workload({"num_timesteps": 1200})  # fills the memory
         sample = executor.agent._execute("sample_batch")
@@ -302,7 +309,7 @@ def test_where_learner_0_runs_elsewhere_each_side_gets_what_the_other_changed(rl
         pytest.skip(f"on {rlgraph_backend} the agent here is learner 0")
     spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", [SGD], {"backend": rlgraph_backend, "seed": 3})
     executor = make_executor(spec)
-    group = LearnerGroup(executor.agent, 2)
+    group = LearnerGroup(executor.agent, 2, **OPEN)
     try:
         executor.execute_workload({"num_timesteps": 1200})  # fills the memory (and learns)
         graph = executor.agent._built_executor()
@@ -322,13 +329,80 @@ def test_where_learner_0_runs_elsewhere_each_side_gets_what_the_other_changed(rl
         executor.terminate()
 
 
+def listening_addresses(pid: int) -> set[str]:
+    """The addresses the TCP sockets of process ``pid`` listen on (Linux: its socket inodes in /proc/net/tcp{,6})."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = set()
+    for table, size in (("tcp", 4), ("tcp6", 16)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                raw = bytes.fromhex(fields[1].split(":")[0])
+                packed = b"".join(raw[i : i + 4][::-1] for i in range(0, size, 4))  # (host-order words)
+                found.add(str(ipaddress.ip_address(packed)))
+    return found
+
+
+def is_loopback(text: str) -> bool:
+    """Whether an address is a loopback one (127.0.0.0/8, ::1, or 127.x mapped into IPv6)."""
+    address = ipaddress.ip_address(text)
+    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
+
+
+def test_a_group_on_one_machine_listens_on_the_loopback_interface_alone(rlgraph_backend):
+    """No learner of a group on one machine listens beyond the loopback interface: torch's store and gloo,
+    jax's coordinator and gloo bind 127.0.0.1. TensorFlow's gRPC servers listen on every interface whatever
+    address they are given (and run any graph a client sends): a tf group is refused unless allowed, before
+    any learner starts."""
+    if rlgraph_backend not in GROUPED:
+        pytest.skip(f"learner groups run on {', '.join(GROUPED)}'s collectives")
+    if not Path("/proc/self/net/tcp").is_file():
+        pytest.skip("reads the sockets from Linux's /proc")
+    spec = load_run_spec(EXAMPLES / "ppo_cartpole.yaml", [], {"backend": rlgraph_backend, "seed": 3})
+    executor = make_executor(spec)
+    try:
+        if load_backend(rlgraph_backend).collective_traits.listens_on_every_interface:
+            with pytest.raises(SpecError, match="every network interface.*allow_open_learner_servers: true"):
+                LearnerGroup(executor.agent, 2)
+            assert not [child for child in multiprocessing.active_children() if "learner" in child.name]
+            return
+        group = LearnerGroup(executor.agent, 2)
+        try:
+            pids = [learner.process.pid for learner in group.learners]
+            if not group.remote_zero:  # learner 0 is this process
+                pids.append(os.getpid())
+            for pid in pids:
+                addresses = listening_addresses(pid)
+                assert addresses and all(map(is_loopback, addresses)), (
+                    pid,
+                    addresses,
+                )
+        finally:
+            group.close()
+    finally:
+        executor.terminate()
+
+
 def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_backend, tmp_path):
     if rlgraph_backend not in GROUPED:
         pytest.skip(f"learner groups run on {', '.join(GROUPED)}'s collectives")
     from rlgraph.cli import main
 
     run_dir = tmp_path / "run"
-    arguments = ["train", str(EXAMPLES / "ppo_cartpole.yaml"), "--num-learners", "2", "--quiet"]
+    arguments = [
+        "train",
+        str(EXAMPLES / "ppo_cartpole.yaml"),
+        "--num-learners",
+        "2",
+        "--quiet",
+        "--set",
+        OPEN_KEY,
+    ]
     assert main([*arguments, "--backend", rlgraph_backend, "--run-dir", str(run_dir)]) == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["target_reached"] and summary["updates"] > 0
@@ -373,7 +447,7 @@ def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_fr
         "eval_episodes": 0,
         "num_learners": 2,
     }
-    spec = load_run_spec(EXAMPLES / "ppo_cartpole.yaml", ["log_interval=1024"], options)
+    spec = load_run_spec(EXAMPLES / "ppo_cartpole.yaml", ["log_interval=1024", OPEN_KEY], options)
     killer = KillLearner()
     run_dir = tmp_path / "run"
     trainer = Trainer(spec, run_dir, observers=[killer])

@@ -5,10 +5,18 @@ CPUs), and each compiled API method, in a learner, one SPMD program over a mesh 
 ``jax.distributed`` must be initialized before a process computes anything, so every learner of a JAX group
 runs in a process of its own and joins before it builds its graph (``collective_traits``). In one SPMD
 program every learner's inputs have the same shape: a group splits each batch evenly.
+
+Its servers listen on the addresses the group gives: the coordinator on learner 0's address, gloo's sockets
+on each learner's own host (JAX's own gloo takes the address this machine's name resolves to: it is given
+the learner's through ``jax._src``, see :func:`_cpu_client_on`), NCCL's on the network interface of the
+learner's host (``NCCL_SOCKET_IFNAME``, where the user set none): a group on one machine listens on the
+loopback interface alone.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +27,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from rlgraph.graph.collectives import CollectiveTraits, RowWindow, draw_rows
+from rlgraph.graph.collectives import CollectiveTraits, RowWindow, draw_rows, interface_of, split_address
 
 AXIS = "learners"
 INITIALIZATION_SECONDS = 600
@@ -100,6 +108,39 @@ def _drop_learner_axis(tree: Any) -> Any:
 GROUP: JaxGroup | None = None
 
 
+def _gloo_on_host() -> bool:
+    """Whether this JAX lets a CPU client's gloo take the address it listens on (private API, probed here at
+    import: ``jax._src.xla_bridge.make_cpu_client(collectives=...)`` and ``make_gloo_tcp_collectives(...,
+    hostname=...)``, as in jax 0.10). Without it, JAX's own gloo (the ``jax_cpu_collectives_implementation``
+    flag) listens on the address this machine's name resolves to."""
+    try:
+        from jax._src import distributed, xla_bridge
+        from jax._src.lib import _jax
+
+        make = _jax.make_gloo_tcp_collectives
+        takes = "hostname" in (make.__doc__ or "") and hasattr(distributed.global_state, "client")
+        return takes and "collectives" in inspect.signature(xla_bridge.make_cpu_client).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return False
+
+
+#: Whether :func:`_cpu_client_on` can give gloo the learner's address (else JAX's own gloo serves).
+GLOO_ON_HOST = _gloo_on_host()
+
+
+def _cpu_client_on(host: str) -> None:
+    """Make this process's CPU client (not made yet: a learner joins before it computes) one whose gloo listens
+    on ``host`` alone."""
+    from jax._src import distributed, xla_bridge
+    from jax._src.lib import _jax
+
+    collectives = _jax.make_gloo_tcp_collectives(
+        distributed_client=distributed.global_state.client, hostname=host
+    )
+    factory = functools.partial(xla_bridge.make_cpu_client, collectives=collectives)
+    xla_bridge.register_backend_factory("cpu", factory, priority=0, fail_quietly=False)
+
+
 class JaxCollectives:
     """The learner-group collective's part of the backend."""
 
@@ -113,10 +154,14 @@ class JaxCollectives:
             raise RuntimeError("this process has joined a JAX learner group already")
         kind, _, index = (device or "cpu").lower().partition(":")
         platform = "gpu" if kind in ("cuda", "gpu") else "cpu"
+        host = split_address(addresses[rank])[0]
         if platform == "cpu":
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
         else:  # a learner takes the memory it uses: the leading process may act on the same GPU
             os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+            interface = interface_of(host)
+            if interface is not None:  # (NCCL reads it when it first communicates)
+                os.environ.setdefault("NCCL_SOCKET_IFNAME", interface)
         jax.distributed.initialize(
             coordinator_address=address,
             coordinator_bind_address=address,  # (learner 0's service: on the address given, not every interface)
@@ -125,6 +170,8 @@ class JaxCollectives:
             local_device_ids=[int(index or 0)] if platform == "gpu" else None,
             initialization_timeout=INITIALIZATION_SECONDS,
         )
+        if platform == "cpu" and GLOO_ON_HOST:
+            _cpu_client_on(host)
         first: dict[int, Any] = {}
         for found in jax.devices(platform):  # the first device of each learner's process, in rank order
             first.setdefault(found.process_index, found)

@@ -2,7 +2,8 @@
 ``MultiWorkerMirroredStrategy`` runs on), inside the API methods' ``tf.function`` graphs.
 
 The learners form a TensorFlow cluster (job ``worker``, one task per learner, each serving gRPC at its own
-address) with collective ops enabled. That must happen before the process creates a tensor, so every learner of
+address's port, on every network interface: TensorFlow binds 0.0.0.0 whatever host it is given, so a group
+is refused unless allowed: ``listens_on_every_interface``) with collective ops enabled. That must happen before the process creates a tensor, so every learner of
 a TensorFlow group runs in a process of its own and joins before it builds its graph (``collective_traits``).
 Each all-reduce in a traced program has its own instance key, counted as programs are traced: every learner
 traces the same programs in the same order, since every learner runs the same calls.
@@ -81,7 +82,9 @@ GROUP: TfGroup | None = None
 class TFCollectives:
     """The learner-group collective's part of the backend."""
 
-    collective_traits = CollectiveTraits(joins_before_build=True)
+    # TensorFlow 2.21's gRPC server listens on 0.0.0.0 (every interface, IPv6 too) whatever host the cluster spec
+    # gives its task ("127.0.0.1:port", "localhost:port", "[::1]:port" alike), and its only protocol is "grpc".
+    collective_traits = CollectiveTraits(joins_before_build=True, listens_on_every_interface=True)
 
     def open_collective(
         self, rank: int, size: int, address: str, addresses: list[str], device: str | None

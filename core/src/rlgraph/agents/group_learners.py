@@ -25,6 +25,8 @@ from rlgraph.graph.collectives import RowWindow
 
 READY_SECONDS = 600.0
 """How long a new learner may take to import its backend and build its graph (and a round to answer)."""
+LOOPBACK = "127.0.0.1"
+"""Where the learners of a group on one machine meet: their collective's servers listen on it alone."""
 
 
 def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
@@ -36,7 +38,7 @@ def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window
         share.window, share.calling = None, False
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = LOOPBACK) -> int:
     """A TCP port free on ``host`` (an address of this machine) now."""
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
         probe.bind((host, 0))
@@ -101,7 +103,7 @@ class GroupLearner:
         rank: int,
         size: int,
         device: str | None,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK,
     ) -> None:
         self.agent_class, self.config = agent_class, config
         self.rank, self.size, self.device, self.host = rank, size, device, host
@@ -218,7 +220,7 @@ class LocalLearners:
 
     def address(self) -> str:
         """Where learner 0 meets the others (``host:port``)."""
-        return f"127.0.0.1:{free_port()}"
+        return f"{LOOPBACK}:{free_port()}"
 
     def launch(
         self,

@@ -69,9 +69,18 @@ class LearnerGroup:
         num_learners: Learners in all (at least 2).
         device_of: The device of learner ``rank`` (None: the agent's own placement).
         num_cpus: The CPUs a launcher that reserves them (Ray's) reserves for each learner it places.
+        allow_open_servers: Run a backend whose collective's servers listen on every network interface
+            (TensorFlow's gRPC servers: anyone who reaches one can run code in the learner); refused without it.
     """
 
-    def __init__(self, agent: Any, num_learners: int, device_of: Any = None, num_cpus: float = 1.0) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        num_learners: int,
+        device_of: Any = None,
+        num_cpus: float = 1.0,
+        allow_open_servers: bool = False,
+    ) -> None:
         if isinstance(num_learners, bool) or not isinstance(num_learners, int) or num_learners < 2:
             raise SpecError(
                 f"a learner group has an int >= 2 of learners, got {num_learners!r}", "num_learners"
@@ -100,6 +109,8 @@ class LearnerGroup:
                 "num_learners",
             )
         self.traits = backend.collective_traits
+        if self.traits.listens_on_every_interface and not allow_open_servers:
+            raise SpecError(open_servers_refused(num_learners, backend.name), "num_learners")
         #: Whether learner 0 runs in a process of its own (a collective joined before building: this process's
         #: graph is then kept in its state by the mirror), else it is this agent.
         self.remote_zero = self.traits.joins_before_build
@@ -338,6 +349,22 @@ def devices_of(agent: Any) -> Any:
     if not device.startswith(("gpu", "cuda")):
         return None
     return lambda rank: f"cuda:{rank}"
+
+
+OPEN_SERVERS_KEY = "allow_open_learner_servers"
+"""The run spec key that lets a learner group's collective listen on every network interface."""
+
+
+def open_servers_refused(num_learners: int, backend: str) -> str:
+    """Why a group on ``backend``, whose collective's servers listen on every interface, is refused."""
+    return (
+        f"{num_learners} learners on {backend!r} are refused by default: the collective's servers (TensorFlow's "
+        "gRPC servers) listen on every network interface, whatever address they are given, and run any graph a "
+        "client sends, so anyone who can reach a learner's machine could run code in it. Train the group on "
+        "torch or jax (on one machine, their learners listen on the loopback interface alone), or, on a "
+        f"network you trust, allow it: {OPEN_SERVERS_KEY}: true in the run spec (--set "
+        f"{OPEN_SERVERS_KEY}=true; in Python, LearnerGroup(..., allow_open_servers=True))"
+    )
 
 
 def refuse_uneven_rows(agent: Any, num_learners: int, num_environments: int | None = None) -> None:

@@ -9,7 +9,12 @@ the group through ``collective_traits`` (see :class:`rlgraph.graph.backend.Backe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import ipaddress
+import os
+import socket
+import struct
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -29,6 +34,11 @@ class CollectiveTraits:
     joins_before_build: bool = False
     #: Every learner takes as many rows of a batch (one SPMD program over the group: ``shard_map``).
     even_rows: bool = False
+    #: Its servers listen on every network interface of a learner's machine, whatever address they are given
+    #: (TensorFlow's gRPC servers), and run what any client that reaches them sends: a group refuses them
+    #: unless told to allow them (``allow_open_servers``). A backend whose collective binds the addresses it
+    #: is given (each learner's own host, learner 0's for the server where the group meets) says False.
+    listens_on_every_interface: bool = False
 
 
 @attrs.frozen
@@ -99,3 +109,61 @@ def draw_rows(draw: Callable[..., Any], shape: Any, window: RowWindow, *args: An
         return draw(shape, *args, **kwargs)
     whole = draw((window.total, *dims[1:]), *args, **kwargs)
     return whole[window.offset : window.offset + window.rows]
+
+
+# -- the network a collective binds ------------------------------------------------------------------
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:port`` for IPv6) as ``(host, port)``."""
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def interface_of(host: str) -> str | None:
+    """The name of this machine's network interface that holds ``host`` (an address, or a name of one): the
+    loopback interface for a loopback address. None where none does, or where the system does not say
+    (interfaces' IPv4 addresses are read on Linux)."""
+    try:
+        address = ipaddress.ip_address(socket.gethostbyname(host))
+        interfaces = socket.if_nameindex()
+    except (OSError, ValueError):
+        return None
+    for _, name in interfaces:
+        if address.is_loopback and name.startswith("lo"):  # lo (Linux), lo0 (macOS, BSD)
+            return name
+        if _ipv4_of(name) == address:
+            return name
+    return None
+
+
+def _ipv4_of(interface: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address of ``interface`` (Linux: ioctl SIOCGIFADDR); None where it has none, or elsewhere."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows)
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            request = struct.pack("256s", interface.encode()[:15])
+            answer = fcntl.ioctl(probe.fileno(), 0x8915, request)  # SIOCGIFADDR
+        except OSError:
+            return None
+    return ipaddress.IPv4Address(answer[20:24])
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str | None]) -> Iterator[None]:
+    """``values`` in ``os.environ`` while the block runs (None: left as it is), as they were after it: for a
+    framework that reads its settings from the environment when it sets up (gloo's ``GLOO_SOCKET_IFNAME``)."""
+    given = {name: value for name, value in values.items() if value is not None}
+    before = {name: os.environ.get(name) for name in given}
+    os.environ.update(given)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -67,7 +67,10 @@ class RunSpec:
     ``num_learners``: learners that learn as one, each from 1/N of every batch (a learner group:
     :mod:`rlgraph.agents.learner_group`; the backend must have collectives). ``num_cpus_per_learner``: the
     CPUs Ray reserves for each learner it places (default 1; below 1, learners share CPUs; a GPU learner
-    reserves its GPU instead). ``population``: agents of this spec trained at once by an executor that
+    reserves its GPU instead; on the cluster RLgraph starts, what is free where that is less).
+    ``allow_open_learner_servers``: let a learner group run on a backend whose collective's servers listen on
+    every network interface and run what any client sends (TensorFlow's gRPC servers): refused without it
+    (default false). ``population``: agents of this spec trained at once by an executor that
     trains populations (``executor: compiled``, rlgraph-jax: one program for all), member ``i`` with seed
     ``seed + i``, each evaluated, checkpointed and reported on its own
     (:mod:`rlgraph.training.population`). ``population_set``: agent settings the members differ in, as
@@ -90,6 +93,7 @@ class RunSpec:
     executor: str | dict[str, Any] = "local"
     num_learners: int = attrs.field(default=1, validator=at_least(1))
     num_cpus_per_learner: float = attrs.field(default=1.0, validator=validator_of(positive))
+    allow_open_learner_servers: bool = False
     population: int = attrs.field(default=1, validator=at_least(1))
     population_set: list[str] = attrs.field(factory=list)
     dataset: str | None = None

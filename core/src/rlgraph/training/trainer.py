@@ -353,7 +353,13 @@ class Trainer:
         # The rows the agent's spec fixes, of its storage of the executor's environments where it holds them.
         own = self.executor.learns_from_own_environments
         refuse_uneven_rows(self.agent, spec.num_learners, spec.num_environments if own else None)
-        return LearnerGroup(self.agent, spec.num_learners, devices_of(self.agent), spec.num_cpus_per_learner)
+        return LearnerGroup(
+            self.agent,
+            spec.num_learners,
+            devices_of(self.agent),
+            spec.num_cpus_per_learner,
+            allow_open_servers=spec.allow_open_learner_servers,
+        )
 
     def _restore(self, checkpoint: Path) -> dict[str, Any]:
         """Load ``checkpoint`` into the agent and the executor; the trainer's saved state."""
