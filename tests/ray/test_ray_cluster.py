@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from rlgraph.errors import SpecError
-from rlgraph_ray.cluster import ADDRESS_VARIABLE, ClusterError, check_capacity, connect
+from rlgraph_ray.cluster import (
+    ADDRESS_VARIABLE,
+    ClusterError,
+    check_capacity,
+    connect,
+    cpus_for,
+    worker_cpus,
+)
 
 APEX_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "apex_cartpole.yaml"
 
@@ -129,6 +136,21 @@ def test_more_workers_than_the_cluster_hosts_is_an_error_naming_num_workers():
     ):
         check_capacity({"CPU": 2.0}, 3, 1.0)
     check_capacity({"CPU": 2.0}, 4, 0.5)  # workers that share CPUs fit
+
+
+def test_on_the_cluster_rlgraph_starts_actors_that_do_not_fit_share_its_cpus_and_on_a_joined_one_are_refused(
+    monkeypatch,
+):
+    from rlgraph_ray import cluster
+
+    assert cpus_for(2, 1.0, 2.0) == 1.0  # they fit: as asked
+    assert cpus_for(3, 1.0, 2.0) == 0.6666 and cpus_for(1, 0.5, 0.2) == 0.2  # their share of what is free
+    assert cpus_for(2, 1.0, 0.0) == 0.0  # none left: none reserved (they run all the same)
+    monkeypatch.setattr(cluster, "started_here", lambda: True)
+    assert worker_cpus({"CPU": 2.0}, 4, 1.0) == 0.5 and worker_cpus({"CPU": 2.0}, 2, 1.0) == 1.0
+    monkeypatch.setattr(cluster, "started_here", lambda: False)
+    with pytest.raises(SpecError, match="num_workers: 4 workers of 1 CPUs each need 4 CPUs"):
+        worker_cpus({"CPU": 2.0}, 4, 1.0)
 
 
 def test_actors_that_fail_to_build_or_never_start_are_clear_errors():

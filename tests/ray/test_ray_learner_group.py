@@ -1,4 +1,5 @@
-"""Learner groups on Ray: with a Ray executor, the other learners are Ray actors in a placement group; each
+"""Learner groups on Ray: with a Ray executor, the other learners are Ray actors (on the cluster RLgraph starts,
+with the CPUs left free; on a joined one, in a placement group: tests/ray/test_ray_multinode.py); each
 executor's learner learns as one with them: Ape-X, synchronous PPO and IMPALA reach their targets (about
 20 s each here)."""
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from rlgraph.training import Trainer, load_run_spec
-from rlgraph_ray.learners import RayLearner
+from rlgraph_ray.cluster import connect, started_here
+from rlgraph_ray.learners import LOOPBACK, RayLearner
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -34,8 +36,11 @@ def test_apex_learns_with_two_learners_whose_collective_is_joined_before_they_bu
     actors, and the driver's graph (acting, sending weights to the workers) follows learner 0's state. (The ray
     session installs JAX beside PyTorch; TensorFlow's case runs where it is installed, with ``-m learning``.)"""
     pytest.importorskip(f"rlgraph_{backend}")
-    # The workers share one of the 2 cores; the learners share the other.
+    # The workers share one of the 2 cores; the learners share the other. (TensorFlow's gRPC servers listen on
+    # every interface: a group of them is refused unless allowed.)
     assignments = ["executor.num_cpus_per_worker=0.5", "num_cpus_per_learner=0.5"]
+    if backend == "tf":
+        assignments.append("allow_open_learner_servers=true")
     train_with_two_learners("apex_cartpole.yaml", assignments, backend, tmp_path)
 
 
@@ -48,3 +53,19 @@ def train_with_two_learners(example: str, assignments: list[str], backend: str, 
     summary = trainer.run()
     assert summary.target_reached, summary
     assert "num_learners: 2" in (tmp_path / "run" / "run.yaml").read_text()
+
+
+def test_apex_with_two_learners_runs_as_the_example_asks_on_the_cluster_rlgraph_starts(tmp_path):
+    """The example's 2 workers of 1 CPU each fill this machine's 2 CPUs; the second learner takes the CPUs left
+    (none), where it was refused ("Ray cannot place 1 learners"). It learns, on the loopback address."""
+    import ray
+
+    if ray.is_initialized() and not started_here():  # (a test before this one joined a cluster of its own)
+        ray.shutdown()
+    connect()
+    options = {"seed": 1, "num_learners": 2, "backend": "torch", "timesteps": 1200, "eval_episodes": 0}
+    spec = load_run_spec(EXAMPLES / "apex_cartpole.yaml", [], options)
+    trainer = Trainer(spec, tmp_path / "run")
+    assert trainer.executor.num_cpus_per_worker == 1.0 and trainer.learner_group.launcher.host == LOOPBACK
+    summary = trainer.run()
+    assert summary.updates > 0 and summary.gave_up is None, summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
@@ -28,6 +29,24 @@ class ClusterError(RLGraphError):
     """Ray could not be started or joined, or cannot host what an executor asks of it."""
 
 
+#: The GCS address of the embedded cluster :func:`connect` started in this process (None: none started).
+_started: str | None = None
+
+
+def started_here() -> bool:
+    """Whether this process's Ray is the embedded cluster :func:`connect` started: one node, this machine's,
+    RLgraph's alone (its CPUs are fitted to what a run asks: :func:`cpus_for`)."""
+    return _started is not None and ray.is_initialized() and ray.get_runtime_context().gcs_address == _started
+
+
+def cpus_for(count: int, wanted: float, available: float) -> float:
+    """The CPUs each of ``count`` actors reserves on a cluster RLgraph started: ``wanted`` where they fit in
+    ``available``, else an equal share of it (0 where none is left). Ray's CPUs are logical: they only order
+    its scheduling, and actors that share a core run all the same."""
+    share = max(float(available), 0.0) / count
+    return float(wanted) if wanted <= share else math.floor(share * 1e4) / 1e4  # (Ray's grain: 1e-4)
+
+
 def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dict[str, float]:
     """Make sure Ray runs for this process; the cluster's resources (``{"CPU": 2.0, ...}``).
 
@@ -48,6 +67,8 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> dic
         logging.getLogger(TOKEN_NOTICE_LOGGER).setLevel(logging.ERROR)
         # "local": a new cluster of this process's own, even where RAY_ADDRESS names another.
         ray.init(address="local", num_cpus=os.cpu_count(), **options)
+        global _started
+        _started = ray.get_runtime_context().gcs_address
     else:
         given_mode = os.environ.get(AUTH_MODE_VARIABLE)  # the user's, before this process may set it
         _send_token_where_one_exists()
@@ -148,6 +169,15 @@ def _connection_failure(error: OSError, host: str, seconds: float, timeout: floa
     if isinstance(error, socket.gaierror):
         return f"host name {host!r} does not resolve ({error.strerror})"
     return f"{error.strerror or error} after {seconds:.3g} s"
+
+
+def worker_cpus(resources: dict[str, float], num_workers: int, cpus_per_worker: float) -> float:
+    """The CPUs each worker reserves: ``cpus_per_worker``, or on a cluster RLgraph started, their share of its
+    CPUs where they do not fit (:func:`cpus_for`); a joined cluster too small is refused (:func:`check_capacity`)."""
+    if started_here():
+        return cpus_for(num_workers, cpus_per_worker, resources.get("CPU", 0.0))
+    check_capacity(resources, num_workers, cpus_per_worker)
+    return cpus_per_worker
 
 
 def check_capacity(resources: dict[str, float], num_workers: int, cpus_per_worker: float) -> None:

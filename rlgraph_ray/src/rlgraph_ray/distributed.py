@@ -18,7 +18,7 @@ from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, res
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.remote import SamplingExecutor
 from rlgraph.workers.sampling import worker_seed
-from rlgraph_ray.cluster import check_capacity, connect, last_line, wait_ready
+from rlgraph_ray.cluster import connect, last_line, wait_ready, worker_cpus
 
 
 def learner_spec(agent_config: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,7 +51,8 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
         agent_config: The agent spec (the workers build their agents from it).
         num_workers: Workers (Ray actors).
         num_environments: Environments per worker, stepped as one batch.
-        num_cpus_per_worker: CPUs Ray reserves per worker (below 1: workers share CPUs).
+        num_cpus_per_worker: CPUs Ray reserves per worker (below 1: workers share CPUs; on the cluster
+            RLgraph starts, their share of its CPUs where they do not fit).
         ray_address: A Ray cluster to join (``host:port``); default ``$RLGRAPH_RAY_ADDRESS``, else an
             embedded cluster on this machine.
         seed: Seeds the learner; each worker's environments and agent get their own seed from it.
@@ -85,10 +86,10 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
         super().__init__(environment_spec, dict(agent_config), seed, episode_finish_callback)
         self.num_workers = num_workers
         self.num_environments = num_environments
-        self.num_cpus_per_worker = float(num_cpus_per_worker)
         self.vectorization_mode = vectorization_mode
         self.resources = connect(ray_address)
-        check_capacity(self.resources, num_workers, self.num_cpus_per_worker)
+        #: What each worker reserves: as asked, or its share where Ray runs embedded and they do not fit.
+        self.num_cpus_per_worker = worker_cpus(self.resources, num_workers, float(num_cpus_per_worker))
         probe = make_environments(environment_spec, 1, seed, vectorization_mode)  # the spaces
         try:
             self._agent = build_agent(learner_spec(self.agent_config), probe, seed, Role.LEARNER)

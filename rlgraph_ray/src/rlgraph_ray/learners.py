@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import ray
-from ray.util.placement_group import placement_group, remove_placement_group
+from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from rlgraph.agents.group_learners import READY_SECONDS, GroupLearner, free_port
+from rlgraph.agents.group_learners import LOOPBACK, READY_SECONDS, GroupLearner, free_port
 from rlgraph.errors import LearnerFailedError, LearnerGroupError
-from rlgraph_ray.cluster import ADDRESS_VARIABLE, last_line
+from rlgraph_ray.cluster import ADDRESS_VARIABLE, cpus_for, last_line, started_here
 
 DEATH_SECONDS = 30.0
 """How long a learner's last command may take to fail after another's failure, to tell a dead learner."""
@@ -22,10 +22,16 @@ PLACEMENT_TIMEOUT = 30.0
 
 
 class RayLearners:
-    """Launches the learners of a group that run in other processes as Ray actors: one bundle of a placement group each (a GPU where
-    the learner's device is one, else a CPU), spread over the nodes. It applies where this process uses Ray
-    (a Ray executor started or joined it, or ``$RLGRAPH_RAY_ADDRESS`` names a cluster); a run that uses no Ray
-    keeps its learners in local processes."""
+    """Launches the learners of a group that run in other processes as Ray actors. It applies where this process
+    uses Ray (a Ray executor started or joined it, or ``$RLGRAPH_RAY_ADDRESS`` names a cluster); a run that uses
+    no Ray keeps its learners in local processes.
+
+    On a cluster joined by address, each learner takes one bundle of a placement group (a GPU where its device
+    is one, else ``num_cpus``), spread over the nodes, and learners the cluster cannot place are refused. On the
+    embedded cluster RLgraph started (one node, this machine's), each takes ``num_cpus`` where they fit in the
+    CPUs left free, else its share of them (:func:`~rlgraph_ray.cluster.cpus_for`): never refused for CPUs.
+    Where every learner of the group runs on one machine, they meet on the loopback address (127.0.0.1), else
+    at their nodes' addresses."""
 
     @staticmethod
     def applies() -> bool:
@@ -36,9 +42,10 @@ class RayLearners:
 
         connect()
         self.group: Any = None
+        self.host: str | None = None  # where the learners meet: known once they are placed
 
     def address(self) -> str:
-        host = ray.util.get_node_ip_address()
+        host = self.host or ray.util.get_node_ip_address()
         return f"{host}:{free_port(host)}"
 
     def launch(
@@ -51,15 +58,14 @@ class RayLearners:
         num_cpus: float = 1.0,
     ) -> list[Any]:
         ranks = list(ranks)
-        bundles = [_bundle(devices[rank], num_cpus) for rank in ranks]
-        self.group = placement_group(bundles, strategy="SPREAD")
-        if not self.group.wait(PLACEMENT_TIMEOUT):
-            free = {key: value for key, value in ray.available_resources().items() if key in ("CPU", "GPU")}
-            raise LearnerGroupError(
-                f"Ray cannot place {len(ranks)} learners ({bundles[0]} each) within {PLACEMENT_TIMEOUT:.0f} s: "
-                f"the cluster has {free or 'nothing'} free. Give the workers fewer CPUs "
-                "(executor.num_cpus_per_worker below 1 shares them) or the learners (num_cpus_per_learner), or add nodes"
-            )
+        if started_here():
+            bundles = self._fit(ranks, devices, num_cpus)
+            nodes = {ray.get_runtime_context().get_node_id()}
+        else:
+            bundles = [_bundle(devices[rank], num_cpus) for rank in ranks]
+            nodes = self._place(bundles, with_this_process=0 not in ranks)
+        # One machine: the group's servers listen on the loopback interface alone.
+        self.host = LOOPBACK if len(nodes) == 1 else None
         return [
             # A GPU actor sees its own GPU alone (Ray sets CUDA_VISIBLE_DEVICES): it is device 0 there.
             RayLearner(
@@ -71,9 +77,44 @@ class RayLearners:
                 rank,
                 size,
                 "cuda:0" if "GPU" in bundle else devices[rank],
+                self.host,
             )
             for index, (rank, bundle) in enumerate(zip(ranks, bundles, strict=True))
         ]
+
+    def _fit(self, ranks: list[int], devices: list[Any], num_cpus: float) -> list[dict[str, float]]:
+        """The learners' resources on the embedded cluster: their CPUs fitted to those free (a GPU learner its
+        GPU, where the machine has one free for each)."""
+        free = ray.available_resources()
+        bundles = [_bundle(devices[rank], num_cpus) for rank in ranks]
+        on_cpus = [bundle for bundle in bundles if "CPU" in bundle]
+        gpus = len(bundles) - len(on_cpus)
+        if gpus > free.get("GPU", 0.0):
+            raise LearnerGroupError(
+                f"{gpus} learners on GPUs, each its own, but Ray sees {free.get('GPU', 0.0):g} GPUs free on this "
+                "machine: train with fewer learners, or on the CPU"
+            )
+        cpus = cpus_for(max(len(on_cpus), 1), num_cpus, free.get("CPU", 0.0))
+        for bundle in on_cpus:
+            bundle["CPU"] = cpus
+        return bundles
+
+    def _place(self, bundles: list[dict[str, float]], with_this_process: bool) -> set[str]:
+        """Reserve the learners' bundles on a joined cluster (a placement group, spread over its nodes): the
+        nodes of the group's learners (this process's among them, where it is learner 0)."""
+        self.group = placement_group(bundles, strategy="SPREAD")
+        if not self.group.wait(PLACEMENT_TIMEOUT):
+            free = {key: value for key, value in ray.available_resources().items() if key in ("CPU", "GPU")}
+            learners = "1 learner" if len(bundles) == 1 else f"{len(bundles)} learners"
+            raise LearnerGroupError(
+                f"Ray cannot place {learners} ({bundles[0]} each) within {PLACEMENT_TIMEOUT:.0f} s: the cluster "
+                f"it joined has {free or 'nothing'} free. Give the workers fewer CPUs (executor.num_cpus_per_worker "
+                "below 1 shares them) or the learners (num_cpus_per_learner), or add nodes"
+            )
+        nodes = set(placement_group_table(self.group)["bundles_to_node_id"].values())
+        if with_this_process:
+            nodes.add(ray.get_runtime_context().get_node_id())
+        return nodes
 
     def close(self) -> None:
         if self.group is not None:
@@ -88,15 +129,19 @@ def _bundle(device: Any, num_cpus: float) -> dict[str, float]:
 
 
 class RayGroupLearner(GroupLearner):
-    """A group's learner in a Ray actor: reached at its node's address."""
+    """A group's learner in a Ray actor: reached at ``host`` (default: its node's address)."""
 
-    def __init__(self, agent_class: type, config: Any, rank: int, size: int, device: Any) -> None:
-        super().__init__(agent_class, config, rank, size, device, host=ray.util.get_node_ip_address())
+    def __init__(
+        self, agent_class: type, config: Any, rank: int, size: int, device: Any, host: str | None = None
+    ) -> None:
+        host = host or ray.util.get_node_ip_address()
+        super().__init__(agent_class, config, rank, size, device, host=host)
 
 
 class RayLearner:
-    """Learner ``rank`` (a :class:`~rlgraph.agents.group_learners.GroupLearner`) as a Ray actor in bundle
-    ``index`` of the placement group; the same :meth:`send` / :meth:`receive` as a local learner's."""
+    """Learner ``rank`` (a :class:`~rlgraph.agents.group_learners.GroupLearner`) as a Ray actor with ``bundle``'s
+    resources, in bundle ``index`` of ``group`` where one is given, reached at ``host`` (default: its node's
+    address); the same :meth:`send` / :meth:`receive` as a local learner's."""
 
     def __init__(
         self,
@@ -108,16 +153,17 @@ class RayLearner:
         rank: int,
         size: int,
         device: Any,
+        host: str | None = None,
     ) -> None:
-        strategy = PlacementGroupSchedulingStrategy(placement_group=group, placement_group_bundle_index=index)
         actor_class = ray.remote(
             num_cpus=bundle.get("CPU", 0.0), num_gpus=bundle.get("GPU", 0.0), max_restarts=0
-        )
-        self.actor = (
-            actor_class(RayGroupLearner)
-            .options(scheduling_strategy=strategy)
-            .remote(agent_class, config, rank, size, device)
-        )
+        )(RayGroupLearner)
+        if group is not None:  # its bundle of the group's placement group
+            strategy = PlacementGroupSchedulingStrategy(
+                placement_group=group, placement_group_bundle_index=index
+            )
+            actor_class = actor_class.options(scheduling_strategy=strategy)
+        self.actor = actor_class.remote(agent_class, config, rank, size, device, host)
         self.rank, self.exit_code = rank, None
         self._pending: Any = None
         self._leaving: Any = None
