@@ -1193,9 +1193,9 @@ def check_states_acted_on(states: Any, numerics: bool = True) -> None:
     mask = action_mask_of(states)
     if mask is None:
         return
-    allowed = np.asarray(mask).any(axis=-1)
+    allowed = np.asarray(np.asarray(mask).any(axis=-1))
     if np.count_nonzero(allowed) != allowed.size:
-        rows = np.flatnonzero(~allowed.reshape(len(allowed), -1).all(axis=1)).tolist()
+        rows = np.flatnonzero(~allowed.reshape(allowed.shape[0], -1).all(axis=1)).tolist()
         shown = ", ".join(map(str, rows[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
         raise APICallError(
             f"get_action: the {ACTION_MASK!r} of row(s) {shown} allows no action (every entry is false): the "

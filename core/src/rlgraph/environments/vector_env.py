@@ -154,9 +154,11 @@ class _EnvironmentLoop:
 
     def step(self, actions: Any) -> VectorStep:
         results = [env.step(action) for env, action in zip(self.envs, self._split_actions(actions))]
-        states, rewards, terminateds, truncateds, infos = zip(*results)
+        states, raw_rewards, raw_terminateds, raw_truncateds, infos = zip(*results)
         final_states = self._stack(states)
-        rewards, terminateds, truncateds = checked_step_values(self.envs[0], rewards, terminateds, truncateds)
+        rewards, terminateds, truncateds = checked_step_values(
+            self.envs[0], raw_rewards, raw_terminateds, raw_truncateds
+        )
         ended = terminateds | truncateds
         if np.count_nonzero(ended):
             starts = list(states)
