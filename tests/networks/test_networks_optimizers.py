@@ -168,6 +168,45 @@ def test_a_step_of_a_finite_loss_with_non_finite_gradients_changes_nothing_and_r
     assert np.isfinite(test.test(("update", [x, y])))
 
 
+class GivenGradients(Component):
+    """The linear model stepped by ``apply`` on gradients given from outside (a closed-form gradient)."""
+
+    def __init__(self, optimizer: Optimizer):
+        super().__init__(scope="given")
+        self.model = Model()
+        self.optimizer = optimizer.attach(self.model)
+
+    @rlgraph.api
+    def predict(self, x):
+        return self.model.predict(x)
+
+    @rlgraph.api
+    def step(self, weight_gradient, bias_gradient):
+        return self.optimizer.apply((weight_gradient, bias_gradient))
+
+
+@pytest.mark.parametrize(("cls", "hyperparameters"), OPTIMIZERS, ids=lambda v: getattr(v, "kind", str(v)))
+def test_a_step_on_given_gradients_that_are_not_finite_changes_nothing(rlgraph_backend, cls, hyperparameters):
+    """SAC's temperature and CQL's Lagrangian weight step on closed-form gradients: a NaN one (from a policy
+    whose own step was skipped) must not write NaN into them."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
+    spaces |= {"weight_gradient": FloatBox(shape=(3, 2)), "bias_gradient": FloatBox(shape=(2,))}
+    test = ComponentTest(GivenGradients(cls(**hyperparameters)), spaces, backend=rlgraph_backend)
+    weight, bias = np.full((3, 2), 0.5, np.float32), np.ones(2, np.float32)
+    test.test(("step", [weight, bias]))
+    before = test.variable_values()
+    for bad in (np.nan, np.inf):
+        weight[1, 0] = bad
+        test.test(("step", [weight, bias]))
+        for name, value in test.variable_values().items():
+            np.testing.assert_array_equal(value, before[name], err_msg=name)
+    weight[1, 0] = 0.5
+    test.test(("step", [weight, bias]))
+    assert not np.array_equal(test.variable_values("given/model/weight"), before["given/model/weight"])
+
+
 def test_non_finite_hyperparameters_are_spec_errors():
     for spec, key in (
         ({"type": "adam", "learning_rate": float("nan")}, "learning_rate"),

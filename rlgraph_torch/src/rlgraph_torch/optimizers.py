@@ -40,9 +40,9 @@ class TorchOptimizer:
         self, gradients: list[torch.Tensor | None], learning_rate: Any = None, loss: Any = None
     ) -> torch.Tensor | None:
         """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
-        optimizer's own). Where ``loss`` is given, none unless both the loss and the gradients' global norm
-        are finite, and the loss as the step reports it is returned (NaN where only the gradients were not
-        finite: :func:`rlgraph.graph.optimizers.reported_loss`)."""
+        optimizer's own), none unless the gradients' global norm is finite, and the loss where one is given.
+        Returns the loss as the step reports it (NaN where only the gradients were not finite:
+        :func:`rlgraph.graph.optimizers.reported_loss`), None where no loss is given."""
         lr = self.h["learning_rate"] if learning_rate is None else float(learning_rate)
         with torch.no_grad():
             present = [(i, g) for i, g in enumerate(gradients) if g is not None]
@@ -50,20 +50,18 @@ class TorchOptimizer:
             # The fused kernels read a gradient's memory in the variable's layout: a transposed gradient
             # (of a variable used through .t(), as the fused LSTM takes its kernels) must be laid out first.
             grads = [g.contiguous() for _, g in present]
-            norm = None
-            if grads and (self.clip_grad_norm is not None or loss is not None):
-                norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-            if loss is not None:
-                # One host sync per step (the agent reads an update's loss anyway; SAC's three steps make
-                # three): the fused kernels' found_inf argument would skip on the device without one.
-                finite = torch.isfinite(loss) if norm is None else torch.isfinite(loss) & torch.isfinite(norm)
-                if not bool(finite):
-                    return loss * float("nan") if bool(torch.isfinite(loss)) else loss
-            if self.clip_grad_norm is not None and norm is not None:
+            if not grads:
+                return loss
+            norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+            # One host sync per step (the agent reads an update's loss anyway; SAC's three steps make three):
+            # the fused kernels' found_inf argument would skip on the device without one.
+            finite = torch.isfinite(norm) if loss is None else torch.isfinite(loss) & torch.isfinite(norm)
+            if not bool(finite):
+                return loss * float("nan") if loss is not None and bool(torch.isfinite(loss)) else loss
+            if self.clip_grad_norm is not None:
                 scale = torch.clamp(self.clip_grad_norm / (norm + 1e-6), max=1.0)
                 grads = list(torch._foreach_mul(grads, scale))
-            if grads:
-                self._apply(used, grads, lr)
+            self._apply(used, grads, lr)
         return loss
 
     def _take(self, name: str, used: list[int]) -> list[torch.Tensor]:

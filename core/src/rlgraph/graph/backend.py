@@ -242,10 +242,11 @@ class Backend(abc.ABC):
     def apply_gradients(
         self, optimizer: Optimizer, gradients: list[Any], learning_rate: Any = None, loss: Any = None
     ) -> Any:
-        """One step of ``optimizer`` (:meth:`create_optimizer`'s) with ``learning_rate`` (None: its own). Where
-        ``loss`` is given, the step changes nothing unless the loss and the gradients are finite, and returns
-        the loss as the step reports it: NaN where the loss is finite and its gradients are not
-        (:func:`rlgraph.graph.optimizers.reported_loss`); None where no loss is given."""
+        """One step of ``optimizer`` (:meth:`create_optimizer`'s) with ``learning_rate`` (None: its own). The step
+        changes nothing unless the gradients' global norm is finite, and the ``loss`` where one is given; it
+        returns the loss as the step reports it: NaN where the loss is finite and its gradients are not
+        (:func:`rlgraph.graph.optimizers.reported_loss`); None where no loss is given. (Plugin API 3.1: a 3.0
+        optimizer returned the gradients' norm where clipped, and guarded on the loss alone.)"""
         self.optimizer_steps += 1
         return optimizer.step(gradients, learning_rate, loss)
 

@@ -145,17 +145,17 @@ class RuleOptimizer:
         self, gradients: list[TensorLike | None], learning_rate: TensorLike = None, loss: TensorLike = None
     ) -> Tensor | None:
         """One step (variables without a gradient are left alone) with ``learning_rate`` (None: the
-        optimizer's own). Where ``loss`` is given, nothing changes unless both the loss and the gradients'
-        global norm are finite (the new values are written by one ``assign_if``), and the loss as the step
-        reports it is returned (:func:`reported_loss`)."""
+        optimizer's own). Nothing changes unless the gradients' global norm is finite, and the loss where one
+        is given (the new values are written by one ``assign_if``). Returns the loss as the step reports it
+        (:func:`reported_loss`), None where no loss is given."""
         ops = self.ops
         lr = self.h["learning_rate"] if learning_rate is None else learning_rate
         present = [(i, g) for i, g in enumerate(gradients) if g is not None]
         used, grads = [i for i, _ in present], [g for _, g in present]
-        norm = None
-        if (self.clip_grad_norm is not None or loss is not None) and grads:
-            norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))
-        if self.clip_grad_norm is not None and norm is not None:
+        if not grads:
+            return loss
+        norm = ops.sqrt(sum(ops.sum(ops.square(g)) for g in grads))
+        if self.clip_grad_norm is not None:
             scale = ops.minimum(1.0, self.clip_grad_norm / (norm + 1e-6))
             grads = [g * ops.cast(scale, g.dtype) for g in grads]
         targets, values = [], []
@@ -164,11 +164,10 @@ class RuleOptimizer:
             value, new_slots = update_rule(ops, self.kind, self.h, self.variables[i], gradient, slots, lr)
             targets += [self.variables[i], *slots.values()]
             values += [value, *(new_slots[name] for name in slots)]
+        finite_gradients = ops.isfinite(norm)
         if loss is None:
-            for target, value in zip(targets, values, strict=True):
-                ops.assign(target, value)
+            ops.assign_if(finite_gradients, targets, values)
             return None
-        finite_gradients = ops.constant(True) if norm is None else ops.isfinite(norm)
         ops.assign_if(ops.logical_and(ops.isfinite(loss), finite_gradients), targets, values)
         return reported_loss(ops, loss, finite_gradients)
 

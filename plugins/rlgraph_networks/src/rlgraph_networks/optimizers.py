@@ -136,7 +136,8 @@ class Optimizer(Component):
     def apply(self, gradients: Any, time_step: Any = None) -> Any:
         """One descent step on given ``gradients``, one per variable of the attached components in their
         order (a tuple): for a loss whose gradient has a closed form, which then needs no differentiation.
-        A decaying learning rate takes its value at ``time_step``."""
+        Where a gradient is not finite, the step changes nothing. A decaying learning rate takes its value at
+        ``time_step``."""
         return self._graph_fn_apply(gradients, self._learning_rate_at(time_step, "apply"))
 
     def _learning_rate_at(self, time_step: Any, api_method: str) -> Any:

@@ -132,11 +132,12 @@ class PolicyGradientGraph(AgentRoot):
                 value_mean, _ = value_loss(inputs if self.shared_network else value_inputs())
                 return self._graph_fn_total(policy_mean, value_mean, stats)
 
-            _, stats = self.optimizer.step(total_loss, time_step)
-            return stats
-        _, stats = self.optimizer.step(lambda: policy_loss(policy_inputs()), time_step)
+            # The loss as the step reports it: NaN where its gradients were not finite and the step was skipped.
+            reported, stats = self.optimizer.step(total_loss, time_step)
+            return self._graph_fn_with_loss(stats, reported)
+        reported, stats = self.optimizer.step(lambda: policy_loss(policy_inputs()), time_step)
         value_mean, _ = self.value_optimizer.step(lambda: value_loss(value_inputs()), time_step)
-        return self._graph_fn_add_value_loss(stats, value_mean)
+        return self._graph_fn_add_value_loss(stats, reported, value_mean)
 
     def _values(self, states: Any) -> Any:
         features = self.policy.get_nn_outputs(states) if self.shared_network else states
@@ -152,8 +153,14 @@ class PolicyGradientGraph(AgentRoot):
         return total, {**stats, "loss": total, "vf_loss": value_mean}
 
     @rlgraph.graph_fn
-    def _graph_fn_add_value_loss(self, stats, value_mean):
-        return {**stats, "loss": stats["policy_loss"] + value_mean, "vf_loss": value_mean}
+    def _graph_fn_with_loss(self, stats, loss):
+        """``stats`` with the loss its step reports."""
+        return {**stats, "loss": loss}
+
+    @rlgraph.graph_fn
+    def _graph_fn_add_value_loss(self, stats, loss, value_mean):
+        """``stats`` with the policy step's reported ``loss`` plus the value step's."""
+        return {**stats, "loss": loss + value_mean, "vf_loss": value_mean}
 
 
 class RecurrentPolicyGradientGraph(PolicyGradientGraph):
