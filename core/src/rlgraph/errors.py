@@ -128,3 +128,14 @@ class LearnerGroupError(ExecutorGaveUpError):
 
 class LearnerFailedError(LearnerGroupError):
     """A learner raised an error (its own traceback is in the message)."""
+
+
+REFUSALS: tuple[type[RLGraphError], ...] = (
+    SpecError,
+    SpaceError,
+    APICallError,
+    EnvironmentStepError,
+    NonFiniteError,
+)
+"""Errors about what was given (a spec, a state, an environment's values): an executor that restarts failing
+workers passes these on at once, as a new worker given the same would meet them again."""

@@ -13,7 +13,7 @@ import ray
 
 from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import make_environments
-from rlgraph.errors import SpecError
+from rlgraph.errors import REFUSALS, SpecError
 from rlgraph.executors.executor import EpisodeCallback, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.remote import SamplingExecutor
@@ -203,6 +203,11 @@ class DistributedExecutor(SamplingExecutor, metaclass=abc.ABCMeta):
             try:
                 statistics = ray.get(ref)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
+                refusal = getattr(error, "cause", None)
+                if isinstance(
+                    refusal, REFUSALS
+                ):  # what the worker was given is refused: a new one would be too
+                    raise refusal from None
                 if actor is self.workers[index]:  # not replaced already (for its other batch in flight)
                     self._replace_worker(index, error)
             else:

@@ -38,7 +38,13 @@ from rlgraph.errors import (
     RLGraphError,
     SpecError,
 )
-from rlgraph.graph.checks import OVERFLOWING_MAGNITUDE, all_finite, first_non_finite, largest_magnitude
+from rlgraph.graph.checks import (
+    OVERFLOWING_MAGNITUDE,
+    all_finite,
+    first_non_finite,
+    largest_magnitude,
+    non_finite_variables,
+)
 from rlgraph.graph.component import Component
 from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces.containers import Dict
@@ -830,13 +836,14 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         else:
             source = "what the agent stored (its variables other than weights and optimizer state)"
             values = self._stored_values()
-        found = first_non_finite(values)
+        memories = self._memory_variables()
+        found = first_non_finite(values, memories)
         if found is not None:
             path, index, value = found
             return (
                 f"{where}. The first non-finite value in {source}: {path!r} holds {value} at entry {index}."
             )
-        largest = largest_magnitude(values)
+        largest = largest_magnitude(values, memories)
         if largest is not None and abs(largest[2]) >= OVERFLOWING_MAGNITUDE:
             path, index, value = largest
             return (
@@ -888,7 +895,7 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         the agent key that sets each (``{"update_spec.batch_size": 64}``); ``num_environments``: the
         environments whose steps it stores (None: unknown, or its batches come from outside). A learner group
         whose learners each take as many rows refuses a count they cannot share before it starts; the rows of
-        other batches are checked as they come. None by default."""
+        other batches are checked as they come. Empty by default."""
         return {}
 
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
@@ -1053,6 +1060,12 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         if written.includes(self.role):
             return True, frozenset()
         return False, frozenset(self._memory_variables())
+
+    def diverged_variables(self) -> list[str]:
+        """The names of the agent's variables that hold NaN, or an infinite value outside its memories (whose
+        minimum trees are +inf where empty): a state that :meth:`load_model` refuses."""
+        weights = self._built_executor().get_weights()
+        return list(non_finite_variables(weights, self._memory_variables()))
 
     def _memory_variables(self) -> list[str]:
         """The names of the variables of the graph's memories (the components that count their records)."""

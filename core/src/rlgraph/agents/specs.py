@@ -131,7 +131,7 @@ class ExecutionSpec(GivenKeys):
     ``disable_monitoring``, ``trace_enabled`` and ``ray_spec`` do nothing in an agent: the agent
     warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics`` (default true): refuse NaN and
     infinite values in the states acted on (a clear error, where an action for them would be arbitrary:
-    about 2 us a call; false skips it). Observed records and external batches are always checked (a NaN
+    about 3 us a call; false skips it). Observed records and external batches are always checked (a NaN
     kept in a memory would poison every update that draws it), and an update whose loss or gradients are
     not finite stops without changing the weights.
     """

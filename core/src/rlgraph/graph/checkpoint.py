@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.errors import CheckpointError, CheckpointWriteError
+from rlgraph.graph.checks import non_finite_variables
 
 FORMAT = "rlgraph-weights"
 FORMAT_VERSION = 1
@@ -244,13 +245,9 @@ def refuse_non_finite(
 ) -> None:
     """A CheckpointError naming the variables of ``weights`` that hold NaN, or an infinite value where
     their name is not in ``may_be_infinite``: the state of a run that diverged, which no model should load."""
-    bad = []
-    for name, value in weights.items():
-        if value.dtype.kind != "f" or np.isfinite(value).all():
-            continue
-        if np.isnan(value).any() or name not in may_be_infinite:
-            bad.append(f"{name} ({int(np.count_nonzero(~np.isfinite(value)))} of {value.size} entries)")
-    if bad:
+    found = non_finite_variables(weights, may_be_infinite)
+    if found:
+        bad = [f"{name} ({count} of {weights[name].size} entries)" for name, count in found.items()]
         shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         raise CheckpointError(
             f"{str(path)!r} holds NaN or infinite values in {len(bad)} variable(s): {shown}. It stores a state "

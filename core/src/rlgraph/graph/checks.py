@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -178,19 +179,34 @@ def all_finite(value: Any) -> bool:
     return True
 
 
-def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
+def first_non_finite(value: Any, may_be_infinite: Collection[str] = ()) -> tuple[str, int, Any] | None:
     """The first NaN or infinite entry of a dict of (nested) float values: ``(path, flat index, value)``;
-    None if every entry is finite (non-float leaves are skipped)."""
+    None if every entry is finite (non-float leaves are skipped). Under the paths ``may_be_infinite`` (a
+    memory's minimum tree, +inf where empty) only NaN counts."""
     for name, field in value.items():
         leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
         for path, leaf in leaves.items():
             array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
             if array.dtype.kind == "f":
-                finite = np.isfinite(array)
+                finite = ~np.isnan(array) if path in may_be_infinite else np.isfinite(array)
                 if not finite.all():
                     index = int(np.flatnonzero(~finite)[0])
                     return path, index, array.flat[index].item()
     return None
+
+
+def non_finite_variables(
+    weights: Mapping[str, np.ndarray], may_be_infinite: Collection[str] = ()
+) -> dict[str, int]:
+    """The variables of ``weights`` that hold NaN, or an infinite value outside ``may_be_infinite``: name ->
+    how many of their entries are not finite. A state holding any has diverged."""
+    found = {}
+    for name, value in weights.items():
+        if value.dtype.kind != "f" or np.isfinite(value).all():
+            continue
+        if name not in may_be_infinite or np.isnan(value).any():
+            found[name] = int(np.count_nonzero(~np.isfinite(value)))
+    return found
 
 
 #: Magnitudes from which a value is named as the likely source of a non-finite loss or gradient: float32
@@ -198,17 +214,21 @@ def first_non_finite(value: Any) -> tuple[str, int, Any] | None:
 OVERFLOWING_MAGNITUDE = 1e18
 
 
-def largest_magnitude(value: Any) -> tuple[str, int, float] | None:
+def largest_magnitude(value: Any, may_be_infinite: Collection[str] = ()) -> tuple[str, int, float] | None:
     """The float entry of largest magnitude in a dict of (nested) values: ``(path, flat index, value)``;
-    None where it holds no float entry."""
+    None where it holds no float entry. Under the paths ``may_be_infinite`` only finite entries count."""
     largest: tuple[str, int, float] | None = None
     for name, field in value.items():
         leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
         for path, leaf in leaves.items():
             array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
-            if array.dtype.kind == "f" and array.size:
-                index = int(np.argmax(np.abs(array)))
-                entry = float(array.flat[index])
-                if largest is None or abs(entry) > abs(largest[2]):
-                    largest = (path, index, entry)
+            if array.dtype.kind != "f" or not array.size:
+                continue
+            magnitudes = np.abs(array)
+            if path in may_be_infinite:
+                magnitudes = np.where(np.isfinite(magnitudes), magnitudes, 0.0)
+            index = int(np.argmax(magnitudes))
+            entry = float(array.flat[index])
+            if largest is None or abs(entry) > abs(largest[2]):
+                largest = (path, index, entry)
     return largest

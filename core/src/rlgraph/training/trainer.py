@@ -565,7 +565,7 @@ class Trainer:
         if newest is not None and _checkpoint_timesteps(newest) == self.executor.timesteps:
             return newest, f"its checkpoint {str(newest)!r} holds the agent as it was before the failure"
         before = f"; the newest stored one is {str(newest)!r}" if newest else ""
-        bad = non_finite_variables(self.agent)
+        bad = self.agent.diverged_variables() if self.agent.executor is not None else []
         if bad:
             shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
             return newest, f"no checkpoint was stored, as variables are not finite ({shown}){before}"
@@ -1040,20 +1040,6 @@ def nothing_left_to_train(done: int, timesteps: int) -> str:
         f"the run has trained {done:,} steps, more than the {timesteps:,} asked; give a larger --timesteps "
         f"(over {done:,}) to go on"
     )
-
-
-def non_finite_variables(agent: Any) -> list[str]:
-    """The names of ``agent``'s variables that hold NaN, or trainable ones holding an infinite value."""
-    executor = agent.executor
-    if executor is None:
-        return []
-    trainable = set(executor.variables(trainable_only=True))
-    return [
-        name
-        for name, value in executor.get_weights().items()
-        if np.asarray(value).dtype.kind == "f"
-        and (np.isnan(value).any() or (name in trainable and not np.isfinite(value).all()))
-    ]
 
 
 def _set_aside(path: Path) -> Path:
