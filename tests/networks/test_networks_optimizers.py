@@ -168,17 +168,8 @@ def test_a_step_of_a_finite_loss_with_non_finite_gradients_changes_nothing_and_r
     assert np.isfinite(test.test(("update", [x, y])))
 
 
-class GivenGradients(Component):
-    """The linear model stepped by ``apply`` on gradients given from outside (a closed-form gradient)."""
-
-    def __init__(self, optimizer: Optimizer):
-        super().__init__(scope="given")
-        self.model = Model()
-        self.optimizer = optimizer.attach(self.model)
-
-    @rlgraph.api
-    def predict(self, x):
-        return self.model.predict(x)
+class GivenGradients(Regression):
+    """The regression stepped by ``apply`` on gradients given from outside (a closed-form gradient)."""
 
     @rlgraph.api
     def step(self, weight_gradient, bias_gradient):
@@ -191,7 +182,7 @@ def test_a_step_on_given_gradients_that_are_not_finite_changes_nothing(rlgraph_b
     whose own step was skipped) must not write NaN into them."""
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
-    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True)}
+    spaces = {"x": FloatBox(shape=(3,), add_batch_rank=True), "y": FloatBox(shape=(2,), add_batch_rank=True)}
     spaces |= {"weight_gradient": FloatBox(shape=(3, 2)), "bias_gradient": FloatBox(shape=(2,))}
     test = ComponentTest(GivenGradients(cls(**hyperparameters)), spaces, backend=rlgraph_backend)
     weight, bias = np.full((3, 2), 0.5, np.float32), np.ones(2, np.float32)
@@ -204,7 +195,9 @@ def test_a_step_on_given_gradients_that_are_not_finite_changes_nothing(rlgraph_b
             np.testing.assert_array_equal(value, before[name], err_msg=name)
     weight[1, 0] = 0.5
     test.test(("step", [weight, bias]))
-    assert not np.array_equal(test.variable_values("given/model/weight"), before["given/model/weight"])
+    assert not np.array_equal(
+        test.variable_values("regression/model/weight"), before["regression/model/weight"]
+    )
 
 
 def test_non_finite_hyperparameters_are_spec_errors():
