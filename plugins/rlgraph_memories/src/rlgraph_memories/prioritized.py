@@ -5,6 +5,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 import rlgraph
 from rlgraph.errors import SpecError
 from rlgraph_memories import segment_tree
@@ -70,6 +72,8 @@ class PrioritizedReplay(Memory):
         self.sum_tree: SegmentTree | None = None
         self.min_tree: SegmentTree | None = None
         self.max_priority: Any = None
+        #: The largest ``priority^alpha`` a record keeps: ``capacity`` of them still sum to a finite float32.
+        self._largest_priority = float(np.finfo(np.float32).max) / capacity
 
     def create_variables(self, input_spaces: dict[str, Any]) -> None:
         super().create_variables(input_spaces)
@@ -82,7 +86,9 @@ class PrioritizedReplay(Memory):
         """Insert a batch of records at the largest priority so far; returns the new size (int64 scalar)."""
         ops = self.ops
         rows = self._write(records)
-        priority = ops.zeros(ops.shape(rows)) + self.max_priority**self.alpha
+        priority = ops.zeros(ops.shape(rows)) + ops.minimum(
+            self.max_priority**self.alpha, self._largest_priority
+        )
         segment_tree.update(ops, (self.sum_tree, self.min_tree), rows, (priority, priority), unique=True)
         return self._size()
 
@@ -111,13 +117,14 @@ class PrioritizedReplay(Memory):
 
         Where ``indices`` repeats a record, its last priority counts. A NaN or infinite priority (of an
         update whose loss diverged) gives its record the highest priority so far instead, as a new record
-        gets: the trees stay finite.
+        gets; a stored ``priority^alpha`` is at most float32's largest value over the capacity (TD errors of
+        3e38 would otherwise make the sum tree's total infinite): the trees stay finite.
         """
         ops = self.ops
         priorities = ops.abs(priorities) + self.epsilon
         priorities = ops.where(ops.isfinite(priorities), priorities, self.max_priority)
         ops.assign(self.max_priority, ops.maximum(self.max_priority, ops.max(priorities)))
-        stored = priorities**self.alpha
+        stored = ops.minimum(priorities**self.alpha, self._largest_priority)
         trees = (self.sum_tree, self.min_tree)
         segment_tree.update(ops, trees, ops.cast(indices, "int64"), (stored, stored))
 
