@@ -7,8 +7,8 @@ runs in a process of its own and joins before it builds its graph (``collective_
 program every learner's inputs have the same shape: a group splits each batch evenly.
 
 Its servers listen on the addresses the group gives: the coordinator on learner 0's address, gloo's sockets
-on each learner's own host (JAX's own gloo takes the address this machine's name resolves to: it is given
-the learner's through ``jax._src``, see :func:`_cpu_client_on`), NCCL's on the network interface of the
+on each learner's own host (JAX's own gloo takes the address this machine's name resolves to: where that is not
+the learner's, it is given the learner's through ``jax._src``, see :func:`_cpu_client_on`), NCCL's on the network interface of the
 learner's host (``NCCL_SOCKET_IFNAME``, where the user set none): a group on one machine listens on the
 loopback interface alone.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -128,6 +129,15 @@ def _gloo_on_host() -> bool:
 GLOO_ON_HOST = _gloo_on_host()
 
 
+def _own_gloo_listens_on(host: str) -> bool:
+    """Whether JAX's own gloo listens on ``host`` already: the address this machine's name resolves to (then
+    the private API of :func:`_cpu_client_on` is not needed, and JAX's own path serves as it always has)."""
+    try:
+        return socket.gethostbyname(socket.gethostname()) == socket.gethostbyname(host)
+    except OSError:
+        return False
+
+
 def _cpu_client_on(host: str) -> None:
     """Make this process's CPU client (not made yet: a learner joins before it computes) one whose gloo listens
     on ``host`` alone."""
@@ -170,7 +180,7 @@ class JaxCollectives:
             local_device_ids=[int(index or 0)] if platform == "gpu" else None,
             initialization_timeout=INITIALIZATION_SECONDS,
         )
-        if platform == "cpu" and GLOO_ON_HOST:
+        if platform == "cpu" and GLOO_ON_HOST and not _own_gloo_listens_on(host):
             _cpu_client_on(host)
         first: dict[int, Any] = {}
         for found in jax.devices(platform):  # the first device of each learner's process, in rank order
