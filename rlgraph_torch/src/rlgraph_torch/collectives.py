@@ -16,7 +16,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from rlgraph.graph.collectives import environment, interface_of, split_address
+from rlgraph.graph.collectives import interface_of, split_address
+from rlgraph.utils.environment import environment_variables
 from rlgraph_torch import devices
 
 TIMEOUT = datetime.timedelta(minutes=10)
@@ -39,7 +40,7 @@ class TorchCollectives:
             os.environ.setdefault("NCCL_SOCKET_IFNAME", interface)
         # gloo reads its interface as the group is made; a user's own choice stands.
         chosen = None if os.environ.get("GLOO_SOCKET_IFNAME") else interface
-        with environment({"GLOO_SOCKET_IFNAME": chosen if kind == "gloo" else None}):
+        with environment_variables({"GLOO_SOCKET_IFNAME": chosen if kind == "gloo" else None}):
             dist.init_process_group(kind, store=store, rank=rank, world_size=size, timeout=TIMEOUT)
         return dist.group.WORLD
 

@@ -9,12 +9,10 @@ the group through ``collective_traits`` (see :class:`rlgraph.graph.backend.Backe
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-import os
 import socket
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -150,20 +148,3 @@ def _ipv4_of(interface: str) -> ipaddress.IPv4Address | None:
         except OSError:
             return None
     return ipaddress.IPv4Address(answer[20:24])
-
-
-@contextlib.contextmanager
-def environment(values: dict[str, str | None]) -> Iterator[None]:
-    """``values`` in ``os.environ`` while the block runs (None: left as it is), as they were after it: for a
-    framework that reads its settings from the environment when it sets up (gloo's ``GLOO_SOCKET_IFNAME``)."""
-    given = {name: value for name, value in values.items() if value is not None}
-    before = {name: os.environ.get(name) for name in given}
-    os.environ.update(given)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value

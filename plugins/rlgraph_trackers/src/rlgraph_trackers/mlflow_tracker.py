@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from rlgraph import hookimpl
 from rlgraph.errors import RLGraphError
+from rlgraph.utils.environment import environment_variables
 from rlgraph_trackers.common import (
     CHECK_SECONDS,
     RLGRAPH_PLUGIN_API,
@@ -229,20 +230,11 @@ def check_tracking_store() -> None:
                 ) from None
 
 
-@contextlib.contextmanager
-def _without_retries() -> Iterator[None]:
+def _without_retries() -> AbstractContextManager[None]:
     """MLflow's HTTP requests made once each, waiting ``CHECK_SECONDS`` at most, meanwhile."""
-    bounds = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": str(CHECK_SECONDS)}
-    previous = {name: os.environ.get(name) for name in bounds}
-    os.environ.update(bounds)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return environment_variables(
+        {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": str(CHECK_SECONDS)}
+    )
 
 
 def _reason(error: Exception) -> str:
