@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -183,16 +183,22 @@ def first_non_finite(value: Any, may_be_infinite: Collection[str] = ()) -> tuple
     """The first NaN or infinite entry of a dict of (nested) float values: ``(path, flat index, value)``;
     None if every entry is finite (non-float leaves are skipped). Under the paths ``may_be_infinite`` (a
     memory's minimum tree, +inf where empty) only NaN counts."""
+    for path, array in _float_leaves(value):
+        finite = ~np.isnan(array) if path in may_be_infinite else np.isfinite(array)
+        if not finite.all():
+            index = int(np.flatnonzero(~finite)[0])
+            return path, index, array.flat[index].item()
+    return None
+
+
+def _float_leaves(value: Any) -> Iterator[tuple[str, np.ndarray]]:
+    """``(path, array)`` of each float leaf of a dict of (nested) values."""
     for name, field in value.items():
         leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
         for path, leaf in leaves.items():
             array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
             if array.dtype.kind == "f":
-                finite = ~np.isnan(array) if path in may_be_infinite else np.isfinite(array)
-                if not finite.all():
-                    index = int(np.flatnonzero(~finite)[0])
-                    return path, index, array.flat[index].item()
-    return None
+                yield path, array
 
 
 def non_finite_variables(
@@ -218,17 +224,14 @@ def largest_magnitude(value: Any, may_be_infinite: Collection[str] = ()) -> tupl
     """The float entry of largest magnitude in a dict of (nested) values: ``(path, flat index, value)``;
     None where it holds no float entry. Under the paths ``may_be_infinite`` only finite entries count."""
     largest: tuple[str, int, float] | None = None
-    for name, field in value.items():
-        leaves = {name: field} if type(field) is np.ndarray else nested.flatten_with_paths({name: field})
-        for path, leaf in leaves.items():
-            array = leaf if type(leaf) is np.ndarray else np.asarray(leaf)
-            if array.dtype.kind != "f" or not array.size:
-                continue
-            magnitudes = np.abs(array)
-            if path in may_be_infinite:
-                magnitudes = np.where(np.isfinite(magnitudes), magnitudes, 0.0)
-            index = int(np.argmax(magnitudes))
-            entry = float(array.flat[index])
-            if largest is None or abs(entry) > abs(largest[2]):
-                largest = (path, index, entry)
+    for path, array in _float_leaves(value):
+        if not array.size:
+            continue
+        magnitudes = np.abs(array)
+        if path in may_be_infinite:
+            magnitudes = np.where(np.isfinite(magnitudes), magnitudes, 0.0)
+        index = int(np.argmax(magnitudes))
+        entry = float(array.flat[index])
+        if largest is None or abs(entry) > abs(largest[2]):
+            largest = (path, index, entry)
     return largest
