@@ -64,7 +64,11 @@ def test_apex_with_two_learners_runs_as_the_example_asks_on_the_cluster_rlgraph_
         ray.shutdown()
     connect()
     options = {"seed": 1, "num_learners": 2, "backend": "torch", "timesteps": 1200, "eval_episodes": 0}
-    spec = load_run_spec(EXAMPLES / "apex_cartpole.yaml", [], options)
+    # Updates start at 300 stored transitions, not the example's 1000: 1200 time steps store about 1000 (3-step
+    # returns end short at each batch's edge), and the run could end just as the replay filled (CI saw 0 updates).
+    spec = load_run_spec(
+        EXAMPLES / "apex_cartpole.yaml", ["agent.update_spec.steps_before_update=300"], options
+    )
     trainer = Trainer(spec, tmp_path / "run")
     assert trainer.executor.num_cpus_per_worker == 1.0 and trainer.learner_group.launcher.host == LOOPBACK
     summary = trainer.run()
