@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from rlgraph.cli import main
-from rlgraph.errors import NotApplicableError, SpecError
+from rlgraph.errors import NonFiniteError, NotApplicableError, SpecError
 from rlgraph.executors.local import build_agent
 from rlgraph.training import load_run_spec
 from rlgraph.training.plots import find_runs, group_runs
@@ -188,3 +188,33 @@ def test_a_setting_one_program_cannot_vary_is_refused_by_name() -> None:
     smaller = example_agent(update_spec={**agent["update_spec"], "sample_size": 64})
     with pytest.raises(NotApplicableError, match="cannot differ in that setting.*plan"):
         CompiledExecutor(CARTPOLE, agent, 8, seed=1, population=2, member_configs=[agent, smaller])
+
+
+def test_a_member_whose_loss_is_not_finite_stops_the_run_with_checkpoints_and_summaries(
+    tmp_path: Path,
+) -> None:
+    """The member with a learning rate of 1e30 diverges within its first updates; the error names it (not
+    the other), the members' checkpoints to go on from are stored, and every summary says what stopped it."""
+    spec = load_run_spec(
+        EXAMPLE,
+        ["evaluation.episodes=0", "evaluation.target_return=null", "log_interval=512"],
+        {
+            "population": 2,
+            "timesteps": 2048,
+            "population_set": ["agent.optimizer_spec.learning_rate=0.002,1e30"],
+        },
+    )
+    run = tmp_path / "run"
+    with pytest.raises(
+        NonFiniteError, match=r"seeds \[2\] was not finite.*Go on with: rlgraph train --resume"
+    ):
+        PopulationTrainer(spec, run).run()
+    stored = json.loads((run / "summary.json").read_text())
+    assert stored["stopped_by"].startswith("NonFiniteError: the loss of the members with seeds [2]"), stored
+    for member in stored["members"]:
+        assert member["stopped_by"] == stored["stopped_by"]
+        assert Path(member["checkpoint"]).is_file(), member
+        assert (
+            json.loads((Path(member["run_dir"]) / "summary.json").read_text())["checkpoint"]
+            == member["checkpoint"]
+        )

@@ -11,7 +11,6 @@ seeds, a line per setting.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import deque
@@ -22,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.errors import CheckpointError, RLGraphError, SpecError
+from rlgraph.errors import CheckpointError, CheckpointWriteError, NonFiniteError, RLGraphError, SpecError
 from rlgraph.training.evaluation import EvaluationResult
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
@@ -39,7 +38,6 @@ from rlgraph.training.trainer import (
     CHECKPOINT_DIR,
     PROGRESS_FILE,
     RUN_STATE,
-    SUMMARY_FILE,
     StopSignals,
     TrainingSummary,
     _checkpoint_timesteps,
@@ -49,10 +47,13 @@ from rlgraph.training.trainer import (
     executor_class_of,
     make_executor,
     newest_checkpoint,
+    newest_stored,
     nothing_left_to_train,
     replaceable_run_dir,
+    stopped_error,
     take_run_dir,
     write_run_spec,
+    write_summary,
 )
 
 MEMBERS_DIR = "members"
@@ -232,8 +233,16 @@ class PopulationTrainer:
 
     # -- the run ------------------------------------------------------------------------------------------------
     def run(self) -> PopulationSummary:
-        """Train until done, every member reached the target, or stopped; checkpoints; the summary."""
-        interrupted = False
+        """Train until done, every member reached the target, or stopped; checkpoints; the summary.
+
+        A :class:`~rlgraph.errors.NonFiniteError` (a member's loss, whose optimizer steps were skipped) or a
+        checkpoint that cannot be written (:class:`~rlgraph.errors.CheckpointWriteError`) stops the run as it
+        stops a :class:`~rlgraph.training.Trainer`'s: the members' checkpoints to go on from (after a
+        NonFiniteError, unless a member's variables are not finite), the summaries (``stopped_by``), then
+        the error again, saying what was stored and how to go on.
+        """
+        interrupted, stored, said = False, None, ""
+        failure: NonFiniteError | CheckpointWriteError | None = None
         try:
             self._start = time.perf_counter() - self.earlier_seconds
             with self.stop.listening():
@@ -241,17 +250,68 @@ class PopulationTrainer:
                     self._train()
                 except KeyboardInterrupt:
                     self.stop.signal = self.stop.signal or "KeyboardInterrupt"
+                except (NonFiniteError, CheckpointWriteError) as error:
+                    failure = error
                 finally:
                     self.display.close()
                 interrupted = self.stop.signal is not None
-                stored = self._store_checkpoints() if not self.stop.hard else None
-            summary = self._summary(interrupted, stored)
+                if isinstance(failure, NonFiniteError):
+                    stored, said = self._store_after_failure()
+                elif failure is None and not self.stop.hard:
+                    try:
+                        stored = self._store_checkpoints()
+                    except CheckpointWriteError as error:
+                        failure = error
+                if isinstance(failure, CheckpointWriteError):
+                    stored = self._newest_stored()
+            summary = self._summary(interrupted, stored, failure)
             for member, member_summary in zip(self.members, summary.members):
-                (member.folder / SUMMARY_FILE).write_text(json.dumps(member_summary, indent=2) + "\n")
-            (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+                write_summary(member.folder, member_summary, failure)
+            unwritten = write_summary(self.run_dir, summary.to_dict(), failure)
         finally:
             self.close()
+        if failure is not None:
+            resumable = (
+                None
+                if stored is None
+                else f"the members' checkpoints of {_checkpoint_timesteps(stored[0]):,} steps"
+            )
+            raise stopped_error(
+                failure, self.run_dir, summary.timesteps, resumable, said, unwritten
+            ) from failure
         return summary
+
+    def _store_after_failure(self) -> tuple[list[Path] | None, str]:
+        """After a NonFiniteError, the members' checkpoints to go on from (their optimizers skipped the steps
+        whose loss was not finite), stored unless the newest are of this time step or a member's variables are
+        not finite (older checkpoints are kept); the files, and what became of them."""
+        newest = self._newest_stored()
+        if newest is not None and _checkpoint_timesteps(newest[0]) == self.executor.timesteps:
+            return newest, "the members' newest checkpoints hold them as they were before the failure"
+        before = (
+            "" if newest is None else f"; the newest stored are of {_checkpoint_timesteps(newest[0]):,} steps"
+        )
+        for member in self.members:
+            bad = self.executor.load_member_into_agent(member.index).diverged_variables()
+            if bad:
+                shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+                return newest, (
+                    f"no checkpoints were stored, as the variables of the member with seed {member.seed} are "
+                    f"not finite ({shown}){before}"
+                )
+        try:
+            stored = self._store_checkpoints()
+        except CheckpointWriteError as error:
+            return newest, f"the members' checkpoints could not be stored: {str(error).rstrip('.')}{before}"
+        return (
+            stored,
+            f"the members' checkpoints of {self.executor.timesteps:,} steps hold them as they were before the failure",
+        )
+
+    def _newest_stored(self) -> list[Path] | None:
+        """Each member's newest checkpoint (stored together, at one time step), or None where none is stored."""
+        newest = [newest_stored(member.folder) for member in self.members]
+        return None if any(path is None for path in newest) else newest  # type: ignore[return-value]
 
     def _train(self) -> None:
         spec, executor = self.spec, self.executor
@@ -333,25 +393,29 @@ class PopulationTrainer:
                 member.target = (done, seconds, seconds - self.evaluation_seconds)
 
     def _store_checkpoints(self) -> list[Path]:
-        """Each member's ``model-<timesteps>.npz`` with the run's state; the newest ``keep_checkpoints`` kept."""
-        stored = []
+        """Each member's ``model-<timesteps>.npz`` with the run's state; the newest ``keep_checkpoints`` kept.
+        Where one cannot be written, those of this time step stored already are removed (a population goes on
+        from checkpoints of one time step) and the older ones kept."""
+        stored: list[Path] = []
+        try:
+            for member in self.members:
+                state = {
+                    "executor": self.executor.get_state(),
+                    "member": member.state(),
+                    "wall_seconds": time.perf_counter() - self._start,
+                    "evaluation_seconds": self.evaluation_seconds,
+                    "compile_seconds": self._compile_seconds(),
+                }
+                path = member.checkpoint_dir / f"model-{self.executor.timesteps}.npz"
+                stored.append(self.executor.store_member(member.index, path, metadata={RUN_STATE: state}))
+        except CheckpointWriteError:
+            for path in stored:
+                path.unlink(missing_ok=True)
+            raise
         for member in self.members:
-            state = {
-                "executor": self.executor.get_state(),
-                "member": member.state(),
-                "wall_seconds": time.perf_counter() - self._start,
-                "evaluation_seconds": self.evaluation_seconds,
-                "compile_seconds": self._compile_seconds(),
-            }
-            path = self.executor.store_member(
-                member.index,
-                member.checkpoint_dir / f"model-{self.executor.timesteps}.npz",
-                metadata={RUN_STATE: state},
-            )
             older = sorted(member.checkpoint_dir.glob("model-*.npz"), key=_checkpoint_timesteps)
             for old in older[: -self.spec.keep_checkpoints]:
                 old.unlink()
-            stored.append(path)
         return stored
 
     def _compile_seconds(self) -> float:
@@ -362,9 +426,12 @@ class PopulationTrainer:
         compiling = self.earlier_compile_seconds + float(self.executor.compile_seconds) - self._setup_compile
         return time.perf_counter() - self._start - compiling
 
-    def _summary(self, interrupted: bool, stored: list[Path] | None) -> PopulationSummary:
+    def _summary(
+        self, interrupted: bool, stored: list[Path] | None, failure: BaseException | None = None
+    ) -> PopulationSummary:
         spec, executor = self.spec, self.executor
         seconds = self._training_seconds()
+        stopped_by = None if failure is None else f"{type(failure).__name__}: {failure}"
         members = []
         for member in self.members:
             best, last, target = member.best_evaluation, member.last_evaluation, member.target
@@ -396,6 +463,7 @@ class PopulationTrainer:
                 interrupted=interrupted,
                 checkpoint=None if stored is None else str(stored[member.index]),
                 best_checkpoint=str(best_file) if best_file.is_file() else None,
+                stopped_by=stopped_by,
             )
             members.append({"seed": member.seed, **summary.to_dict()})
         reached = [member.target for member in self.members if member.target is not None]
@@ -419,6 +487,7 @@ class PopulationTrainer:
             seconds_to_target=max(t[1] for t in reached) if every and reached else None,
             interrupted=interrupted,
             members=members,
+            stopped_by=stopped_by,
         )
 
     def close(self) -> None:
@@ -460,13 +529,15 @@ class PopulationSummary:
     seconds_to_target: float | None
     interrupted: bool
     members: list[dict[str, Any]]
+    #: The error that stopped training (``"<class>: <message>"``), as a TrainingSummary's ``stopped_by``.
+    stopped_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
     def format(self) -> str:
         """The summary as text: the population's line, then one per member."""
-        verb = "Interrupted" if self.interrupted else "Trained"
+        verb = "Stopped" if self.stopped_by else "Interrupted" if self.interrupted else "Trained"
         first = (
             f"{verb} a population of {self.population} {self.agent} on {self.environment} (jax, compiled): "
             f"{self.timesteps:,} steps each in {self.training_seconds:.1f} s, {self.compile_seconds:.1f} s "
@@ -487,6 +558,8 @@ class PopulationSummary:
                 f"  seed {member['seed']}: greedy mean last {'-' if last is None else f'{last:.4g}'}"
                 + ("" if at is None else f", target at {at:,} steps")
             )
+        if self.stopped_by:
+            lines.append(f"Training stopped: {self.stopped_by}")
         lines.append(f"Run folder: {self.run_dir} (plot: rlgraph plot {self.run_dir})")
         return "\n".join(lines)
 

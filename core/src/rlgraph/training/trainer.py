@@ -429,12 +429,15 @@ class Trainer:
                 if isinstance(failure, CheckpointWriteError):
                     checkpoint = newest_stored(self.run_dir)
             summary = self._summary(interrupted, checkpoint, gave_up, failure)
-            unwritten = self._write_summary(summary, failure)
+            unwritten = write_summary(self.run_dir, summary.to_dict(), failure)
             self.events.hook.after_run(summary=summary)
         finally:
             self.close()
         if failure is not None:
-            raise self._stopped(failure, summary.timesteps, checkpoint, stored, unwritten) from failure
+            resumable = None if checkpoint is None else f"its newest checkpoint, {str(checkpoint)!r},"
+            raise stopped_error(
+                failure, self.run_dir, summary.timesteps, resumable, stored, unwritten
+            ) from failure
         if gave_up is not None:
             resume = f"rlgraph train --resume {shlex.quote(str(self.run_dir))}"
             stored = (
@@ -574,54 +577,6 @@ class Trainer:
         except CheckpointWriteError as error:
             return newest, f"its checkpoint could not be stored: {_clause(error)}{before}"
         return path, f"its checkpoint {str(path)!r} holds the agent as it was before the failure"
-
-    def _write_summary(self, summary: TrainingSummary, failure: BaseException | None) -> OSError | None:
-        """Write ``summary.json``; an OSError raised again, unless training failed already (then returned)."""
-        try:
-            (self.run_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
-        except OSError as error:
-            if failure is None:
-                raise
-            return error
-        return None
-
-    def _stopped(
-        self,
-        failure: NonFiniteError | CheckpointWriteError,
-        timesteps: int,
-        checkpoint: Path | None,
-        stored: str,
-        unwritten: OSError | None,
-    ) -> RLGraphError:
-        """The error that ends a run stopped by ``failure``: what it said, what was stored, how to go on."""
-        run = shlex.quote(str(self.run_dir))
-        summary = str(self.run_dir / SUMMARY_FILE)
-        said = (
-            f"{summary!r} says why"
-            if unwritten is None
-            else f"{summary!r} could not be written ({unwritten.strerror or unwritten})"
-        )
-        spec_file = shlex.quote(str(self.run_dir / RUN_SPEC_FILE))
-        anew = f"train it anew with: rlgraph train {spec_file} --run-dir {run} --overwrite"
-        resume = f"rlgraph train --resume {run}"
-        if isinstance(failure, NonFiniteError):
-            go_on = (
-                f"Go on with: {resume}" if checkpoint else f"No checkpoint is stored to go on from: {anew}"
-            )
-            return NonFiniteError(
-                f"{_clause(failure)}. The run stopped at {timesteps:,} steps: {stored}; {said}. {go_on}."
-            )
-        if checkpoint is None:
-            stood, go_on = "no checkpoint was stored before", anew
-        else:
-            stood = f"its newest checkpoint, {str(checkpoint)!r}, is intact"
-            go_on = f"go on from it with: {resume} (the rows of progress.csv after it are dropped)"
-        return CheckpointWriteError(
-            f"{_clause(failure)}. The run stopped at {timesteps:,} steps; {stood}; {said}. When that is done, "
-            f"{go_on}.",
-            failure.folder,
-            failure.needed,
-        )
 
     def _state(self) -> dict[str, Any]:
         """The trainer's and the executor's state, as JSON data for a checkpoint."""
@@ -950,6 +905,55 @@ def stored_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
         return []
     return sorted(
         (path for path in folder.iterdir() if CHECKPOINT_NAME.fullmatch(path.name)), key=_checkpoint_timesteps
+    )
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any], failure: BaseException | None) -> OSError | None:
+    """Write a run's ``summary.json``; an OSError raised again, unless training failed already (then returned)."""
+    try:
+        (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+    except OSError as error:
+        if failure is None:
+            raise
+        return error
+    return None
+
+
+def stopped_error(
+    failure: NonFiniteError | CheckpointWriteError,
+    run_dir: Path,
+    timesteps: int,
+    resumable: str | None,
+    stored: str,
+    unwritten: OSError | None,
+) -> RLGraphError:
+    """The error that ends a run stopped by ``failure``: what it said, what was stored (``stored``, after a
+    NonFiniteError), how to go on (from ``resumable``, the checkpoint a resume goes on from, else anew)."""
+    run = shlex.quote(str(run_dir))
+    summary = str(run_dir / SUMMARY_FILE)
+    said = (
+        f"{summary!r} says why"
+        if unwritten is None
+        else f"{summary!r} could not be written ({unwritten.strerror or unwritten})"
+    )
+    spec_file = shlex.quote(str(run_dir / RUN_SPEC_FILE))
+    anew = f"train it anew with: rlgraph train {spec_file} --run-dir {run} --overwrite"
+    resume = f"rlgraph train --resume {run}"
+    if isinstance(failure, NonFiniteError):
+        go_on = f"Go on with: {resume}" if resumable else f"No checkpoint is stored to go on from: {anew}"
+        return NonFiniteError(
+            f"{_clause(failure)}. The run stopped at {timesteps:,} steps: {stored}; {said}. {go_on}."
+        )
+    if resumable is None:
+        stood, go_on = "no checkpoint was stored before", anew
+    else:
+        stood = f"{resumable} is intact"
+        go_on = f"go on from it with: {resume} (the rows of progress.csv after it are dropped)"
+    return CheckpointWriteError(
+        f"{_clause(failure)}. The run stopped at {timesteps:,} steps; {stood}; {said}. When that is done, "
+        f"{go_on}.",
+        failure.folder,
+        failure.needed,
     )
 
 

@@ -19,6 +19,7 @@ from rlgraph.agents.plans import ReplayPlan, RolloutPlan
 from rlgraph.errors import NonFiniteError, NotApplicableError, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
+from rlgraph.graph.checks import OVERFLOWING_MAGNITUDE
 from rlgraph.graph.compiling import CompileClock
 from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
 from rlgraph_jax.compile import compilation_cache_dir
@@ -448,14 +449,29 @@ def _lengths(iterations: int, chunk: int) -> list[int]:
 
 
 def _refuse_non_finite(members: list[dict[str, Any]], seeds: list[int]) -> None:
-    """A NonFiniteError naming the members whose loss was not finite (their optimizers skipped those steps)."""
+    """A NonFiniteError naming the members whose loss was not finite (their optimizers skipped those steps)
+    and, where one of their episodes ended with a return that is not finite or that overflows float32 in a
+    loss, that return."""
     bad = [
-        seed
+        (seed, member)
         for member, seed in zip(members, seeds)
         if member["loss"] is not None and not np.isfinite(member["loss"])
     ]
-    if bad:
-        raise NonFiniteError(
-            f"the loss of the members with seeds {bad} was not finite: their optimizers skipped those steps; lower "
-            "the learning rate or clip the gradients (clip_grad_norm)"
-        )
+    if not bad:
+        return
+    sources = []
+    for seed, member in bad:
+        returns = np.abs(np.asarray(member["episode_rewards"], np.float64))
+        if returns.size and not (returns.max() < OVERFLOWING_MAGNITUDE):
+            sources.append(f"seed {seed} ended an episode with a return of {returns.max():.3g}")
+    source = (
+        f"; {', '.join(sources)}: float32 overflows past 3.4e38 (the square of a value past 1.8e19) in a loss or its "
+        "gradients: scale or clip the rewards where they come from"
+        if sources
+        else "; no episode they ended had a return that is not finite or near float32's limit: the loss diverged "
+        "(a lower learning rate or gradient clipping, clip_grad_norm, may help)"
+    )
+    raise NonFiniteError(
+        f"the loss of the members with seeds {[seed for seed, _ in bad]} was not finite, so their optimizer steps "
+        f"were skipped (the weights and optimizer state they would have changed are as they were){source}"
+    )
