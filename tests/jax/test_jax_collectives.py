@@ -17,3 +17,20 @@ def test_the_private_gloo_api_is_probed_and_missing_it_falls_back_to_jaxs_own_gl
     assert collectives._gloo_on_host()
     monkeypatch.delattr(_jax, "make_gloo_tcp_collectives")
     assert not collectives._gloo_on_host()  # open_collective then sets only the public flag
+
+
+def test_a_group_whose_gloo_would_listen_beyond_loopback_is_refused_unless_allowed():
+    """Without the private API, JAX's own gloo listens on the address the machine's name resolves to: where
+    that is not a loopback address, the trait says why and a group is refused before any learner starts."""
+    from rlgraph.agents.learner_group import open_servers_refused
+    from rlgraph_jax import collectives
+
+    assert collectives.open_gloo_reason(True, "10.1.2.3") == ""  # gloo takes the learner's address
+    assert collectives.open_gloo_reason(False, "127.0.1.1") == ""  # (Debian's name for the machine)
+    assert collectives.open_gloo_reason(False, None) == ""
+    reason = collectives.open_gloo_reason(False, "10.1.2.3")
+    assert "listens on 10.1.2.3" in reason
+    refused = open_servers_refused(2, "jax", reason)
+    assert "listens on 10.1.2.3" in refused and "allow_open_learner_servers: true" in refused
+    traits = collectives.JaxCollectives.collective_traits  # on this machine: gloo on the address given
+    assert not traits.listens_on_every_interface and traits.open_servers_reason == ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import ipaddress
 import os
 import socket
 from collections.abc import Callable
@@ -132,10 +133,32 @@ GLOO_ON_HOST = _gloo_on_host()
 def _own_gloo_listens_on(host: str) -> bool:
     """Whether JAX's own gloo listens on ``host`` already: the address this machine's name resolves to (then
     the private API of :func:`_cpu_client_on` is not needed, and JAX's own path serves as it always has)."""
+    own = own_gloo_address()
     try:
-        return socket.gethostbyname(socket.gethostname()) == socket.gethostbyname(host)
+        return own is not None and own == socket.gethostbyname(host)
     except OSError:
         return False
+
+
+def own_gloo_address() -> str | None:
+    """The address JAX's own gloo listens on (this machine's name resolved), or None where it does not resolve."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return None
+
+
+def open_gloo_reason(gloo_on_host: bool, own_address: str | None) -> str:
+    """Why a group's gloo can be reached beyond the learners' addresses ("" where it cannot): this JAX cannot
+    give gloo an address (``gloo_on_host`` False), and its own gloo would listen on ``own_address``, which is
+    not a loopback address (a group on one machine meets on the loopback interface)."""
+    if gloo_on_host or own_address is None or ipaddress.ip_address(own_address).is_loopback:
+        return ""
+    return (
+        f"this JAX's gloo (jax {jax.__version__}: no address can be given to it) listens on {own_address}, the "
+        "address this machine's name resolves to, not on the learners' own, so anyone who can reach that "
+        "address could join or disturb the group's gradient sums"
+    )
 
 
 def _cpu_client_on(host: str) -> None:
@@ -154,7 +177,13 @@ def _cpu_client_on(host: str) -> None:
 class JaxCollectives:
     """The learner-group collective's part of the backend."""
 
-    collective_traits = CollectiveTraits(joins_before_build=True, even_rows=True)
+    _open = open_gloo_reason(GLOO_ON_HOST, own_gloo_address())
+    collective_traits = CollectiveTraits(
+        joins_before_build=True,
+        even_rows=True,
+        listens_on_every_interface=bool(_open),
+        open_servers_reason=_open,
+    )
 
     def open_collective(
         self, rank: int, size: int, address: str, addresses: list[str], device: str | None

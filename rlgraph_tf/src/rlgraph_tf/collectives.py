@@ -84,7 +84,15 @@ class TFCollectives:
 
     # TensorFlow 2.21's gRPC server listens on 0.0.0.0 (every interface, IPv6 too) whatever host the cluster spec
     # gives its task ("127.0.0.1:port", "localhost:port", "[::1]:port" alike), and its only protocol is "grpc".
-    collective_traits = CollectiveTraits(joins_before_build=True, listens_on_every_interface=True)
+    collective_traits = CollectiveTraits(
+        joins_before_build=True,
+        listens_on_every_interface=True,
+        open_servers_reason=(
+            "the collective's servers (TensorFlow's gRPC servers) listen on every network interface, whatever "
+            "address they are given, and run any graph a client sends, so anyone who can reach a learner's "
+            "machine could run code in it"
+        ),
+    )
 
     def open_collective(
         self, rank: int, size: int, address: str, addresses: list[str], device: str | None

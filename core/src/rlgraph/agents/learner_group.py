@@ -110,7 +110,10 @@ class LearnerGroup:
             )
         self.traits = backend.collective_traits
         if self.traits.listens_on_every_interface and not allow_open_servers:
-            raise SpecError(open_servers_refused(num_learners, backend.name), "num_learners")
+            raise SpecError(
+                open_servers_refused(num_learners, backend.name, self.traits.open_servers_reason),
+                "num_learners",
+            )
         #: Whether learner 0 runs in a process of its own (a collective joined before building: this process's
         #: graph is then kept in its state by the mirror), else it is this agent.
         self.remote_zero = self.traits.joins_before_build
@@ -355,15 +358,16 @@ OPEN_SERVERS_KEY = "allow_open_learner_servers"
 """The run spec key that lets a learner group's collective listen on every network interface."""
 
 
-def open_servers_refused(num_learners: int, backend: str) -> str:
-    """Why a group on ``backend``, whose collective's servers listen on every interface, is refused."""
+def open_servers_refused(num_learners: int, backend: str, reason: str = "") -> str:
+    """Why a group on ``backend``, whose collective's servers can be reached beyond the learners' addresses
+    (``reason``: which listen where, and what a client could do), is refused."""
+    reason = reason or "the collective's servers listen beyond the addresses the group gives them"
     return (
-        f"{num_learners} learners on {backend!r} are refused by default: the collective's servers (TensorFlow's "
-        "gRPC servers) listen on every network interface, whatever address they are given, and run any graph a "
-        "client sends, so anyone who can reach a learner's machine could run code in it. Train the group on "
-        "torch or jax (on one machine, their learners listen on the loopback interface alone), or, on a "
-        f"network you trust, allow it: {OPEN_SERVERS_KEY}: true in the run spec (--set "
-        f"{OPEN_SERVERS_KEY}=true; in Python, LearnerGroup(..., allow_open_servers=True))"
+        f"{num_learners} learners on {backend!r} are refused by default: {reason}. Train the group on a backend "
+        "whose collective listens on the learners' addresses alone (on one machine, the loopback interface: "
+        "torch, and jax where its gloo takes the address given), or, on a network you trust, allow it: "
+        f"{OPEN_SERVERS_KEY}: true in the run spec (--set {OPEN_SERVERS_KEY}=true; in Python, "
+        "LearnerGroup(..., allow_open_servers=True))"
     )
 
 

@@ -32,11 +32,15 @@ class CollectiveTraits:
     joins_before_build: bool = False
     #: Every learner takes as many rows of a batch (one SPMD program over the group: ``shard_map``).
     even_rows: bool = False
-    #: Its servers listen on every network interface of a learner's machine, whatever address they are given
-    #: (TensorFlow's gRPC servers), and run what any client that reaches them sends: a group refuses them
-    #: unless told to allow them (``allow_open_servers``). A backend whose collective binds the addresses it
-    #: is given (each learner's own host, learner 0's for the server where the group meets) says False.
+    #: Its servers can be reached beyond the addresses they are given: they listen on every network interface
+    #: of a learner's machine (TensorFlow's gRPC servers, which run what any client that reaches them sends),
+    #: or on an address of the machine's own choosing: a group refuses them unless told to allow them
+    #: (``allow_open_servers``). A backend whose collective binds the addresses it is given (each learner's
+    #: own host, learner 0's for the server where the group meets) says False.
     listens_on_every_interface: bool = False
+    #: Where it says True: which servers listen where, and what a client that reaches them could do (the
+    #: refusal says so).
+    open_servers_reason: str = ""
 
 
 @attrs.frozen
