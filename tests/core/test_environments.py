@@ -79,6 +79,24 @@ def test_ids_gymnasium_lacks_give_a_clear_error(env_id, hint):
     assert caught.value.path == "gym_env"
 
 
+class _ConstructorBug(gym.Env):
+    def __init__(self, size: int = 3, render_mode: str | None = None) -> None:
+        len(size)  # a bug inside the constructor: a TypeError of its own
+
+
+def test_arguments_a_constructor_does_not_take_are_a_spec_error_and_its_own_errors_keep_their_traceback():
+    with pytest.raises(
+        SpecError, match=r"'CartPole-v1'.s constructor does not take the arguments given \(size\)"
+    ):
+        Environment.from_spec({"type": "openai-gym", "gym_env": "CartPole-v1", "size": 3})
+    gym.register("RLgraphConstructorBug-v0", entry_point=_ConstructorBug)
+    try:
+        with pytest.raises(TypeError, match="has no len"):  # not a SpecError: the bug is the environment's
+            Environment.from_spec({"type": "openai-gym", "gym_env": "RLgraphConstructorBug-v0"})
+    finally:
+        gym.registry.pop("RLgraphConstructorBug-v0")
+
+
 # -- VectorEnv against single Gymnasium environments ----------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -73,6 +74,27 @@ def make_gymnasium_env(
         )
     except gymnasium.error.Error as error:
         raise SpecError(unknown_id_message(env_id, error), "gym_env") from error
+    except TypeError as error:
+        if not _refused_by_signature(error):
+            raise  # raised inside the environment's constructor: its traceback says where
+        given = sorted({**make_kwargs, "render_mode": render_mode} if render_mode else make_kwargs)
+        raise SpecError(
+            f"{env_id!r}'s constructor does not take the arguments given ({', '.join(given) or 'none'}): "
+            f"{error.__context__ or error!s}. Give only the keyword arguments its constructor takes",
+            "gym_env",
+        ) from error
+
+
+def _refused_by_signature(error: TypeError) -> bool:
+    """Whether a TypeError that ``gymnasium.make`` raised is the constructor's signature refusing its arguments
+    (the original error's last frame is the call in Gymnasium), not one raised inside the constructor."""
+    original = error.__context__ if isinstance(error.__context__, TypeError) else error
+    frame = original.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and Path(frame.tb_frame.f_code.co_filename).is_relative_to(
+        Path(gymnasium.__file__).parent
+    )
 
 
 def unknown_id_message(env_id: str, error: Exception) -> str:
