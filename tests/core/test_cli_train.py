@@ -368,6 +368,47 @@ with tabular_agent_registered():
 """
 
 
+def test_an_event_file_that_cannot_be_written_stops_the_run_at_its_newest_checkpoint(tabular, capsys):
+    """A file size limit (as a full disk would) stops TensorBoard's event file first here: the run stops with
+    its summary, naming the file, and goes on from its newest checkpoint once there is room."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("resource")
+    out = _trained(tabular, capsys, timesteps=400, checkpoint_interval=200, log_interval=10)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LIMITED_TRAIN,
+            "14000",
+            "train",
+            "--resume",
+            "out",
+            "--timesteps",
+            "4000",
+            "-q",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.startswith(
+        "rlgraph: error: could not write TensorBoard event file 'out/events.out.tfevents"
+    )
+    assert "File too large (EFBIG)" in done.stderr and "Traceback" not in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("RunWriteError: could not write TensorBoard event file"), summary
+    stored = summary["checkpoint"]
+    assert f"its newest checkpoint, {stored!r}, is intact" in done.stderr and Path(stored).is_file()
+    assert main(["train", "--resume", "out", "--timesteps", "1200", "--quiet"]) == 0  # with room to write
+
+
 def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumable_with_its_summary(tabular, capsys):
     import os
     import subprocess

@@ -6,6 +6,8 @@ import csv
 import io
 import logging
 
+import pytest
+
 from rlgraph.training import ProgressDisplay, ProgressLog
 from rlgraph.training.progress import COLUMNS
 
@@ -183,3 +185,38 @@ def test_reading_a_damaged_progress_file_names_it_and_the_line(tmp_path):
     with pytest.raises(ProgressFileError, match=r"line 3 holds 'nope' as loss, which is not a number"):
         read_progress(path)
     assert path.read_text() == "timesteps,loss\n100,0.5\n200,nope\n"  # refused, unchanged
+
+
+PROGRESS_PAST_A_LIMIT = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+from rlgraph.errors import RunWriteError
+from rlgraph.training import ProgressLog
+log = ProgressLog(sys.argv[1])
+try:
+    for step in range(1000):
+        log.write_row({"timesteps": step, "mean_return": 1.5})
+except RunWriteError as error:
+    log.close()  # quietly: the row it could not write is lost
+    print(error)
+"""
+
+
+def test_a_progress_row_that_cannot_be_written_is_a_run_write_error_naming_the_file(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("resource")
+    path = tmp_path / "progress.csv"
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRESS_PAST_A_LIMIT, str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.startswith(f"could not write progress file {str(path)!r}: File too large (EFBIG)")
+    assert "raise the file size limit (ulimit -f: 2 kB now)" in done.stdout
+    assert path.stat().st_size <= 2000 and path.read_text().splitlines()[0].startswith("timesteps")

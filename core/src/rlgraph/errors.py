@@ -91,14 +91,18 @@ class CheckpointError(RLGraphError):
     """A checkpoint is missing, truncated, corrupt, or does not fit the agent."""
 
 
-class CheckpointWriteError(CheckpointError):
-    """A checkpoint could not be written (a full disk, a file size limit, a folder without write permission).
-    The file it was to replace, if any, is as it was. ``folder``: where it was written; ``needed``: about how
-    many bytes it needed there."""
+class RunWriteError(RLGraphError):
+    """A run's file could not be written (a full disk, a file size limit, a folder without write permission):
+    its ``progress.csv``, or a checkpoint (:class:`CheckpointWriteError`). A training run stops at it, keeping
+    what it stored. ``folder``: where it was written; ``needed``: about how many bytes it needed there."""
 
     def __init__(self, message: str, folder: str = "", needed: int = 0) -> None:
         self.folder, self.needed = folder, needed
         super().__init__(message)
+
+
+class CheckpointWriteError(CheckpointError, RunWriteError):
+    """A checkpoint could not be written; the file it was to replace, if any, is as it was."""
 
 
 class NonFiniteError(RLGraphError, FloatingPointError):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rlgraph.errors import CheckpointError, CheckpointWriteError
+from rlgraph.errors import CheckpointError, CheckpointWriteError, RunWriteError
 from rlgraph.graph.checks import non_finite_variables
 
 FORMAT = "rlgraph-weights"
@@ -73,10 +73,25 @@ def _write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def _write_failure(path: Path, arrays: dict[str, np.ndarray], error: OSError) -> CheckpointWriteError:
-    """What failed in writing ``path``, what it needed, and what to free or change."""
-    folder = path.parent
+    """What failed in writing checkpoint ``path``, what it needed, and what to free or change."""
     # The arrays' bytes, with room for each one's .npy header and zip entries.
     needed = sum(array.nbytes + 256 + 2 * len(name) for name, array in arrays.items())
+    replaced = "; the file there is as it was" if path.exists() else ""
+    message = write_failure_message(path, needed, error, "checkpoint", replaced)
+    return CheckpointWriteError(message, folder=str(path.parent), needed=needed)
+
+
+def run_write_error(path: Path, needed: int, error: OSError, what: str) -> RunWriteError:
+    """A :class:`~rlgraph.errors.RunWriteError` for a run's file (``what``: "progress file") at ``path``."""
+    return RunWriteError(
+        write_failure_message(path, needed, error, what), folder=str(path.parent), needed=needed
+    )
+
+
+def write_failure_message(path: Path, needed: int, error: OSError, what: str, replaced: str = "") -> str:
+    """Why ``what`` (a checkpoint, a progress file) could not be written to ``path``, needing about ``needed``
+    bytes: the error, and what to free or change."""
+    folder = path.parent
     reason = error.strerror or str(error)
     code = errno.errorcode.get(error.errno or 0)
     if error.errno in _FULL:
@@ -87,12 +102,9 @@ def _write_failure(path: Path, arrays: dict[str, np.ndarray], error: OSError) ->
         advice = "make the folder writable (or move the run to a writable disk)"
     else:
         advice = f"check the folder (it needs about {_size(needed)})"
-    replaced = "; the file there is as it was" if path.exists() else ""
-    return CheckpointWriteError(
-        f"could not write checkpoint {str(path)!r}: {reason}{f' ({code})' if code else ''}{replaced}. It needs "
-        f"about {_size(needed)} in folder {str(folder)!r}: {advice}.",
-        folder=str(folder),
-        needed=needed,
+    return (
+        f"could not write {what} {str(path)!r}: {reason}{f' ({code})' if code else ''}{replaced}. It needs "
+        f"about {_size(needed)} in folder {str(folder)!r}: {advice}."
     )
 
 

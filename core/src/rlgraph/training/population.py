@@ -21,7 +21,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from rlgraph.errors import CheckpointError, CheckpointWriteError, NonFiniteError, RLGraphError, SpecError
+from rlgraph.errors import (
+    CheckpointError,
+    CheckpointWriteError,
+    NonFiniteError,
+    RLGraphError,
+    RunWriteError,
+    SpecError,
+)
 from rlgraph.training.evaluation import EvaluationResult
 from rlgraph.training.progress import RECENT_EPISODES, ProgressDisplay, ProgressLog
 from rlgraph.training.run_lock import RunFolderLock
@@ -236,13 +243,13 @@ class PopulationTrainer:
         """Train until done, every member reached the target, or stopped; checkpoints; the summary.
 
         A :class:`~rlgraph.errors.NonFiniteError` (a member's loss, whose optimizer steps were skipped) or a
-        checkpoint that cannot be written (:class:`~rlgraph.errors.CheckpointWriteError`) stops the run as it
+        run file that cannot be written (:class:`~rlgraph.errors.RunWriteError`) stops the run as it
         stops a :class:`~rlgraph.training.Trainer`'s: the members' checkpoints to go on from (after a
         NonFiniteError, unless a member's variables are not finite), the summaries (``stopped_by``), then
         the error again, saying what was stored and how to go on.
         """
         interrupted, stored, said = False, None, ""
-        failure: NonFiniteError | CheckpointWriteError | None = None
+        failure: NonFiniteError | RunWriteError | None = None
         try:
             self._start = time.perf_counter() - self.earlier_seconds
             with self.stop.listening():
@@ -250,7 +257,7 @@ class PopulationTrainer:
                     self._train()
                 except KeyboardInterrupt:
                     self.stop.signal = self.stop.signal or "KeyboardInterrupt"
-                except (NonFiniteError, CheckpointWriteError) as error:
+                except (NonFiniteError, RunWriteError) as error:
                     failure = error
                 finally:
                     self.display.close()
@@ -262,7 +269,7 @@ class PopulationTrainer:
                         stored = self._store_checkpoints()
                     except CheckpointWriteError as error:
                         failure = error
-                if isinstance(failure, CheckpointWriteError):
+                if isinstance(failure, RunWriteError):
                     stored = self._newest_stored()
             summary = self._summary(interrupted, stored, failure)
             for member, member_summary in zip(self.members, summary.members):

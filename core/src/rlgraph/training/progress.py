@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rlgraph.errors import ProgressFileError
+from rlgraph.graph.checkpoint import run_write_error
 
 COLUMNS = (
     "timesteps",
@@ -58,6 +59,7 @@ class ProgressLog:
         )
         self.columns = tuple(dict.fromkeys((*COLUMNS, *extra_columns, *header)))
         self._file: TextIO
+        self._failed = False  # a write failed: closing may fail too
         self._rewrite(kept)
 
     def write_row(self, row: Mapping[str, Any]) -> None:
@@ -66,20 +68,37 @@ class ProgressLog:
             self.columns = (*self.columns, *new)
             self._file.close()
             self._rewrite(_rows_up_to(self.path, None)[1])
-        self._writer.writerow([_csv_value(row.get(column)) for column in self.columns])
-        self._file.flush()
+        cells = [_csv_value(row.get(column)) for column in self.columns]
+        try:
+            self._writer.writerow(cells)
+            self._file.flush()
+        except OSError as error:
+            self._failed = True
+            raise run_write_error(
+                self.path, sum(len(str(cell)) + 1 for cell in cells), error, "progress file"
+            ) from error
 
     def close(self) -> None:
-        self._file.close()
+        """Close the file (quietly where a write failed: the rows it could not write are lost)."""
+        try:
+            self._file.close()
+        except OSError:
+            if not self._failed:
+                raise
 
     def _rewrite(self, rows: list[dict[str, str]]) -> None:
         """The file anew: the columns, then ``rows`` (cells by column); opened to append."""
         temporary = self.path.with_name(f".{self.path.name}.tmp")  # the old file stays whole until replaced
-        with open(temporary, "w", newline="", encoding="utf-8") as file:
-            writer = csv.writer(file)
-            writer.writerow(self.columns)
-            writer.writerows([row.get(column, "") for column in self.columns] for row in rows)
-        os.replace(temporary, self.path)
+        try:
+            with open(temporary, "w", newline="", encoding="utf-8") as file:
+                writer = csv.writer(file)
+                writer.writerow(self.columns)
+                writer.writerows([row.get(column, "") for column in self.columns] for row in rows)
+            os.replace(temporary, self.path)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            needed = sum(len(column) + 1 for column in self.columns) * (len(rows) + 1)
+            raise run_write_error(self.path, needed, error, "progress file") from error
         self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
         self._writer = csv.writer(self._file)
 

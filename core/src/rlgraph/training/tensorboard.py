@@ -17,10 +17,11 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rlgraph.graph.checkpoint import run_write_error
 from rlgraph.plugins.hookspecs import hookimpl
 from rlgraph.training.progress import UPDATE_PREFIX
 
@@ -98,7 +99,8 @@ def _event_header(wall_time: float, step: int) -> bytes:
 
 
 class EventFileWriter:
-    """Appends scalar events to a new event file in ``directory``."""
+    """Appends scalar events to a new event file in ``directory``. A write that fails (a full disk) is a
+    :class:`~rlgraph.errors.RunWriteError` naming the file."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
         directory = Path(directory)
@@ -106,21 +108,38 @@ class EventFileWriter:
         now = time.time()
         name = f"events.out.tfevents.{int(now)}.{socket.gethostname()}.{os.getpid()}.{next(_FILE_NUMBERS)}"
         self.path = directory / name
+        self._failed = False
         self._file = open(self.path, "wb")  # noqa: SIM115 - open until close()
-        self._file.write(tf_record(file_version_event(now)))
-        self._file.flush()
+        self._write(tf_record(file_version_event(now)))
+        self.flush()
 
     def add_scalars(self, step: int, scalars: Mapping[str, float | None]) -> None:
         """Record ``scalars`` (tag -> value; ``None`` values are skipped) at ``step``."""
         present = {tag: float(value) for tag, value in scalars.items() if value is not None}
         if present:
-            self._file.write(tf_record(scalar_event(time.time(), int(step), present)))
+            self._write(tf_record(scalar_event(time.time(), int(step), present)))
 
     def flush(self) -> None:
-        self._file.flush()
+        self._guarded(self._file.flush, 4096)
 
     def close(self) -> None:
-        self._file.close()
+        """Close the file (quietly where a write failed: the events it could not write are lost)."""
+        try:
+            self._file.close()
+        except OSError:
+            if not self._failed:
+                raise
+
+    def _write(self, record: bytes) -> None:
+        self._guarded(lambda: self._file.write(record), len(record))
+
+    def _guarded(self, action: Callable[[], object], needed: int) -> None:
+        """Run a write or a flush; an OSError a RunWriteError naming the file and what it needed."""
+        try:
+            action()
+        except OSError as error:
+            self._failed = True
+            raise run_write_error(self.path, needed, error, "TensorBoard event file") from error
 
 
 class TensorBoardWriter:

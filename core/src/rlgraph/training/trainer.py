@@ -30,6 +30,7 @@ from rlgraph.errors import (
     ExecutorGaveUpError,
     NonFiniteError,
     RLGraphError,
+    RunWriteError,
     SpecError,
 )
 from rlgraph.graph import checkpoint as weight_files
@@ -147,8 +148,9 @@ class TrainingSummary:
     checkpoint: str | None
     best_checkpoint: str | None
     gave_up: str | None = None
-    #: The error that stopped training, as ``"<class>: <message>"``: a NonFiniteError, or a checkpoint that
-    #: could not be written (CheckpointWriteError); None where training ended otherwise.
+    #: The error that stopped training, as ``"<class>: <message>"``: a NonFiniteError, or a run file that could
+    #: not be written (a RunWriteError: a checkpoint, progress.csv, an event file); None where training ended
+    #: otherwise.
     stopped_by: str | None = None
     #: Offline runs: the last and the best greedy mean return as the dataset's normalized score,
     #: ``(return - random) / (expert - random)`` (None without reference scores).
@@ -392,12 +394,12 @@ class Trainer:
         checkpoint and a summary too; the error is raised again then, naming the checkpoint. So does a
         :class:`~rlgraph.errors.NonFiniteError` (the checkpoint holds the agent as the failed call left it,
         unchanged by the step it refused; none is stored where its variables are not finite), and a
-        checkpoint that cannot be written (:class:`~rlgraph.errors.CheckpointWriteError`: the summary only;
-        the run goes on from its newest stored checkpoint). Observers hear ``before_run`` first (its time is
+        run file that cannot be written (:class:`~rlgraph.errors.RunWriteError`: a checkpoint, ``progress.csv``,
+        an event file; the summary only; the run goes on from its newest stored checkpoint). Observers hear ``before_run`` first (its time is
         not training time) and ``after_run`` at the end.
         """
         interrupted, checkpoint, gave_up = False, None, None
-        failure: NonFiniteError | CheckpointWriteError | None = None
+        failure: NonFiniteError | RunWriteError | None = None
         stored = ""  # what became of the checkpoint of a run that failed
         try:
             self.events.hook.before_run(
@@ -414,7 +416,7 @@ class Trainer:
                     self.stop.signal = self.stop.signal or "KeyboardInterrupt"
                 except ExecutorGaveUpError as error:
                     gave_up = error
-                except (NonFiniteError, CheckpointWriteError) as error:
+                except (NonFiniteError, RunWriteError) as error:
                     failure = error
                 finally:
                     self.display.close()
@@ -426,7 +428,7 @@ class Trainer:
                         checkpoint = self._store_checkpoint()
                     except CheckpointWriteError as error:
                         failure = error
-                if isinstance(failure, CheckpointWriteError):
+                if isinstance(failure, RunWriteError):
                     checkpoint = newest_stored(self.run_dir)
             summary = self._summary(interrupted, checkpoint, gave_up, failure)
             unwritten = write_summary(self.run_dir, summary.to_dict(), failure)
@@ -920,7 +922,7 @@ def write_summary(run_dir: Path, summary: dict[str, Any], failure: BaseException
 
 
 def stopped_error(
-    failure: NonFiniteError | CheckpointWriteError,
+    failure: NonFiniteError | RunWriteError,
     run_dir: Path,
     timesteps: int,
     resumable: str | None,
@@ -949,7 +951,7 @@ def stopped_error(
     else:
         stood = f"{resumable} is intact"
         go_on = f"go on from it with: {resume} (the rows of progress.csv after it are dropped)"
-    return CheckpointWriteError(
+    return type(failure)(
         f"{_clause(failure)}. The run stopped at {timesteps:,} steps; {stood}; {said}. When that is done, "
         f"{go_on}.",
         failure.folder,
