@@ -108,6 +108,27 @@ def test_an_actor_killed_while_it_held_the_rollout_queue_does_not_stall_the_othe
         executor.terminate()
 
 
+@pytest.mark.ci_backend("torch")
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Gymnasium's passive checker warns of the same value
+def test_an_actors_environment_refused_stops_the_learner_with_its_error_and_is_not_restarted(rlgraph_backend):
+    """A refusal of what an actor was given (here its environment's string flags) would meet a new actor
+    again: the learner raises it at once, not after restarting the actors until it gives up."""
+    from rlgraph.errors import EnvironmentStepError
+
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    environment = "faulty_environments:StringTerminalsCartPole-v0"
+    executor = LocalIMPALAExecutor(
+        environment, {**SMALL, "backend": rlgraph_backend}, num_workers=2, num_environments=2, seed=4
+    )
+    try:
+        with pytest.raises(EnvironmentStepError, match=r"returned terminated 'False' \(str"):
+            executor.execute_workload({"num_timesteps": 200})
+        assert executor.worker_restarts == 0
+    finally:
+        executor.terminate()
+
+
 def test_an_agent_other_than_impala_is_refused():
     with pytest.raises(SpecError, match="agent.type: LocalIMPALAExecutor runs IMPALA's actors"):
         LocalIMPALAExecutor("CartPole-v1", {"type": "ppo", "network_spec": []}, num_workers=1)

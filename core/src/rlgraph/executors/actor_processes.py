@@ -12,7 +12,7 @@ from typing import Any
 
 from rlgraph.agents.roles import Role
 from rlgraph.environments.vector_env import make_environments
-from rlgraph.errors import SpecError
+from rlgraph.errors import REFUSALS, SpecError
 from rlgraph.executors.executor import EpisodeCallback, Workload, check_positive_ints, resume_seed
 from rlgraph.executors.local import build_agent
 from rlgraph.executors.remote import SamplingExecutor
@@ -21,6 +21,9 @@ from rlgraph.utils import nested
 from rlgraph.workers.sampling import SamplingWorker, worker_seed
 
 RLGRAPH_PLUGIN_API = "3.0"
+
+#: What an actor puts into the rollout queue in place of a rollout's statistics, with the error that ended it.
+REFUSED = "refused"
 
 
 def run_actor(
@@ -33,7 +36,24 @@ def run_actor(
     stop: Any,
 ) -> None:
     """An actor process: while the queue ``rollouts`` has room, sample ``steps`` time steps with the newest
-    weights received on ``weights`` and put the rollout into it, until ``stop`` is set."""
+    weights received on ``weights`` and put the rollout into it, until ``stop`` is set. A refusal of what
+    it was given (:data:`~rlgraph.errors.REFUSALS`: a spec, an environment's values) goes into the queue in
+    place of a rollout, and the actor ends: a new actor would meet it again."""
+    try:
+        _act(index, worker_arguments, steps, rollouts, weights, max_episode_steps, stop)
+    except REFUSALS as error:
+        rollouts.put((index, REFUSED, error))
+
+
+def _act(
+    index: int,
+    worker_arguments: tuple,
+    steps: int,
+    rollouts: Any,
+    weights: Any,
+    max_episode_steps: Any,
+    stop: Any,
+) -> None:
     worker = SamplingWorker(*worker_arguments)
     worker.set_weights(*weights.get())  # the learner's first weights, before the first step
     while not stop.is_set():
@@ -210,6 +230,8 @@ class LocalIMPALAExecutor(SamplingExecutor):
                 index, statistics, records = self._rollouts.get(timeout=1.0)
             except queue.Empty:
                 continue
+            if statistics == REFUSED:
+                raise records  # an actor's refusal of what it was given: a new actor would meet it again
             self.record_statistics(index, statistics, run)
             self.queue.put(records, statistics["weights_version"])
             while (rollouts := self.queue.take_batch(self.weights_version)) is not None:
