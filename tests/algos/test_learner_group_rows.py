@@ -70,10 +70,20 @@ def test_where_learners_take_as_many_rows_a_batch_they_cannot_share_is_refused_b
         return
     message = (
         rf"^agent\.{key}: updates of {rows} rows cannot be shared evenly by 2 learners \(num_learners, "
-        rf"--num-learners\) on backend '{rlgraph_backend}'.*rows divide by 2 \({rows - 1} or {rows + 1} rows\)"
+        rf"--num-learners\) on backend '{rlgraph_backend}'.*agent\.{key} so that it divides by 2 \({rows - 1} or "
+        rf"{rows + 1}\)"
     )
     with pytest.raises(SpecError, match=message):
         refuse_uneven_rows(agent, 2, environments)
+
+
+def test_where_a_key_is_not_the_rows_themselves_the_refusal_says_its_value_and_the_rows_it_gives():
+    pytest.importorskip("rlgraph_jax")
+    agent = unbuilt_agent("dqfd_cartpole.yaml", ["agent.update_spec.batch_size=255"], "jax")  # and 64 demos
+    with pytest.raises(
+        SpecError, match=r"batch_size \(255 now\) so that the rows it gives divide by 2 \(318 or 320"
+    ):
+        refuse_uneven_rows(agent, 2)
 
 
 def test_a_run_whose_learners_cannot_share_its_batch_is_refused_before_its_folder_exists(

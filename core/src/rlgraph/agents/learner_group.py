@@ -385,13 +385,26 @@ def refuse_uneven_rows(agent: Any, num_learners: int, num_environments: int | No
         if rows % num_learners:
             lower, upper = rows - rows % num_learners, rows - rows % num_learners + num_learners
             choices = f"{lower} or {upper}" if lower else f"{upper}"
+            value = _config_value(agent.config, key)
+            choose = (
+                f"choose agent.{key} so that it divides by {num_learners} ({choices})"
+                if value == rows
+                else f"choose agent.{key} ({value} now) so that the rows it gives divide by {num_learners} "
+                f"({choices} rows)"
+            )
             raise SpecError(
                 f"updates of {rows} rows cannot be shared evenly by {num_learners} learners (num_learners, "
                 f"--num-learners) on backend {backend.name!r}, where every learner takes as many rows (one "
-                f"program runs them all): choose agent.{key} so that the rows divide by {num_learners} "
-                f"({choices} rows), or train on torch, whose learners share any batch",
+                f"program runs them all): {choose}, or train on torch, whose learners share any batch",
                 f"agent.{key}",
             )
+
+
+def _config_value(config: Any, key: str) -> Any:
+    """The value at the dotted ``key`` of an agent's config (attributes or mapping keys), or None."""
+    for part in key.split("."):
+        config = config.get(part) if isinstance(config, dict) else getattr(config, part, None)
+    return config
 
 
 def refuse_unsplittable(agent: Any, executor: Any) -> None:
