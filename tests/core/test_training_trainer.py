@@ -10,6 +10,7 @@ import pytest
 import yaml
 from tabular_agent import TabularQAgent
 from test_training_support import (
+    AGENT,
     OPTIMAL_RETURN,
     RECENT,
     NaNAfterGridWorld,
@@ -656,6 +657,16 @@ def test_a_resume_goes_past_damaged_newest_checkpoints_to_the_newest_intact_one(
     data[len(data) // 2] ^= 0xFF  # one byte flipped in the middle
     second.write_bytes(bytes(data))
     capsys.readouterr()
+    from rlgraph import plugins
+
+    before = folder_contents(tabular / "run")
+    plugins.unregister("rlgraph.agents", AGENT)  # a resume refused as it sets up leaves every file as it was
+    try:
+        with pytest.raises(RLGraphError, match="tabular_q"):
+            Trainer.resume(tabular / "run")
+    finally:
+        plugins.register("rlgraph.agents", AGENT, TabularQAgent)
+    assert folder_contents(tabular / "run") == before and capsys.readouterr().err == ""
 
     resumed = Trainer.resume(tabular / "run")
     err = capsys.readouterr().err.splitlines()

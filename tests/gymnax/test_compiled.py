@@ -103,24 +103,42 @@ def test_the_minibatches_are_shuffled_passes_over_the_rollout() -> None:
     assert sorted(uneven.reshape(-1)[:10]) == list(range(10))
 
 
-def test_a_stopped_population_goes_on_from_its_checkpoints(tmp_path: Path) -> None:
+def test_a_stopped_population_goes_on_from_its_checkpoints(tmp_path: Path, capsys) -> None:
+    """From the newest time step at which every member's checkpoint is intact: a member's truncated newest one
+    is set aside, and both go on from the one before."""
     spec = load_run_spec(
         EXAMPLE,
-        ["evaluation.target_return=null", "evaluation.interval=512", "log_interval=512"],
+        [
+            "evaluation.target_return=null",
+            "evaluation.interval=512",
+            "log_interval=512",
+            "checkpoint_interval=512",
+        ],
         {"population": 2, "timesteps": 1024},
     )
     run = tmp_path / "run"
     first = PopulationTrainer(spec, run).run()
     assert first.timesteps == 1024
-    resumed = PopulationTrainer.resume(run, timesteps=2048).run()
+    damaged = run / "members" / "seed-2" / "checkpoints" / "model-1024.npz"
+    damaged.write_bytes(damaged.read_bytes()[:3000])
+    capsys.readouterr()
+    trainer = PopulationTrainer.resume(run, timesteps=2048)
+    assert trainer.executor.timesteps == 512
+    assert capsys.readouterr().err.startswith(
+        "rlgraph: skipped checkpoint members/seed-2/checkpoints/model-1024.npz and renamed it "
+        "model-1024.npz.corrupt"
+    )
+    resumed = trainer.run()
     assert resumed.timesteps == 2048
     for seed in (1, 2):
         folder = run / "members" / f"seed-{seed}"
         rows = (folder / "progress.csv").read_text().splitlines()[1:]
         assert [int(row.split(",")[0]) for row in rows] == [512, 1024, 1536, 2048]
         assert sorted(p.name for p in (folder / "checkpoints").glob("model-*.npz")) == [
-            "model-1024.npz",
+            "model-1024.npz",  # (stored again for seed 2)
+            "model-1536.npz",
             "model-2048.npz",
+            "model-512.npz",
         ]
     with pytest.raises(Exception, match="trained its 2,048 steps"):
         PopulationTrainer.resume(run)

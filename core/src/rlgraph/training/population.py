@@ -54,9 +54,12 @@ from rlgraph.training.trainer import (
     executor_class_of,
     make_executor,
     newest_checkpoint,
+    newest_intact,
     newest_stored,
+    no_intact_checkpoint,
     nothing_left_to_train,
     replaceable_run_dir,
+    set_aside_damaged,
     stopped_error,
     take_run_dir,
     write_run_spec,
@@ -83,6 +86,27 @@ def trains_population(spec: RunSpec) -> bool:
     except RLGraphError:
         return False  # make_executor says which package to install
     return bool(getattr(executor_class, "trains_population", False))
+
+
+def common_checkpoints(folders: Sequence[Path]) -> tuple[list[Path], list[tuple[Path, CheckpointError]]]:
+    """Each member folder's checkpoint of the newest time step at which every one holds an intact checkpoint
+    (a population goes on from checkpoints stored together); the newer ones that are truncated or corrupt."""
+    damaged: dict[Path, CheckpointError] = {}
+    at_most: int | None = None
+    while True:
+        found = []
+        for folder in folders:
+            path, _, bad = newest_intact(folder, at_most)
+            damaged.update(bad)
+            if path is None:
+                if not damaged:
+                    newest_checkpoint(folder)  # the error for a folder without one
+                raise no_intact_checkpoint(folder, list(damaged.items()))
+            found.append(path)
+        steps = {_checkpoint_timesteps(path) for path in found}
+        if len(steps) == 1:
+            return found, list(damaged.items())
+        at_most = min(steps)
 
 
 class MemberRun:
@@ -183,6 +207,8 @@ class PopulationTrainer:
                 MemberRun(i, seed, self.run_dir / MEMBERS_DIR / member_folder(spec, i, seed), spec)
                 for i, seed in enumerate(self.executor.member_seeds)
             ]
+            #: The damaged checkpoints a resume skipped (set aside once it is set up).
+            self.damaged: list[tuple[Path, CheckpointError]] = []
             saved = self._restore() if resume_from else {}
             for member in self.members:  # a resumed run's progress files keep their rows up to the checkpoint
                 member.open_log(self.executor.timesteps if resume_from else None)
@@ -208,20 +234,17 @@ class PopulationTrainer:
             spec = attrs.evolve(spec, timesteps=timesteps)
         lock = RunFolderLock(run_dir).acquire()
         try:
-            return cls(spec, run_dir, display=display, resume_from=run_dir, lock=lock)
+            trainer = cls(spec, run_dir, display=display, resume_from=run_dir, lock=lock)
         except BaseException:
             lock.release()
             raise
+        resumed = f"the members' checkpoints of {int(trainer.executor.timesteps):,} steps"
+        set_aside_damaged(trainer.damaged, resumed, Path(run_dir))  # once nothing refused the resume
+        return trainer
 
     def _restore(self) -> dict[str, Any]:
         """Every member's newest checkpoint loaded (all at the same time step); the trainer's saved state."""
-        checkpoints = [newest_checkpoint(member.folder) for member in self.members]
-        steps = {_checkpoint_timesteps(path) for path in checkpoints}
-        if len(steps) != 1:
-            raise CheckpointError(
-                f"the members' newest checkpoints are of different time steps ({sorted(steps)}): a population goes "
-                "on from checkpoints stored together"
-            )
+        checkpoints, self.damaged = common_checkpoints([member.folder for member in self.members])
         saved: dict[str, Any] = {}
         for member, path in zip(self.members, checkpoints):
             state = self.executor.load_member(member.index, path).get(RUN_STATE)

@@ -329,8 +329,8 @@ class Trainer:
         are dropped). ``timesteps`` extends the run's total. The run folder is held until :meth:`close`:
         a second claimant gets a :class:`~rlgraph.errors.RunFolderInUseError`.
 
-        A newest checkpoint that is truncated or corrupt is set aside (renamed ``<name>.corrupt``) and the
-        newest intact one taken, as standard error says; temporary files of checkpoint writes that never
+        A newest checkpoint that is truncated or corrupt is skipped for the newest intact one and, once the
+        resumed run is set up, set aside (renamed ``<name>.corrupt``), as standard error says; temporary files of checkpoint writes that never
         finished are deleted. What cannot be resumed (no checkpoint, one of a run that is done, a
         ``progress.csv`` that cannot be read) is refused before anything is built or written."""
         spec = read_run_spec(run_dir)
@@ -339,11 +339,17 @@ class Trainer:
         lock = RunFolderLock(run_dir).acquire()  # before reading a checkpoint another process may write
         try:
             check_progress(Path(run_dir) / PROGRESS_FILE)
-            checkpoint = resume_checkpoint(Path(run_dir), spec.timesteps)
+            point = resume_checkpoint(Path(run_dir), spec.timesteps)
         except BaseException:
             lock.release()
             raise
-        return cls(spec, run_dir, observers=observers, display=display, resume_from=checkpoint, lock=lock)
+        trainer = cls(
+            spec, run_dir, observers=observers, display=display, resume_from=point.checkpoint, lock=lock
+        )
+        steps = int(point.saved["executor"]["timesteps"])
+        resumed = f"{point.checkpoint.name} ({steps:,} steps)"
+        set_aside_damaged(point.damaged, resumed, point.checkpoint.parent)  # once nothing refused the resume
+        return trainer
 
     def _learner_group(self) -> Any:
         """The learners beside the executor's (``num_learners`` - 1), in its state: a resumed run's too."""
@@ -974,13 +980,21 @@ def newest_checkpoint(run_dir: str | os.PathLike) -> Path:
     return newest
 
 
-def resume_checkpoint(run_dir: Path, timesteps: int) -> Path:
-    """The checkpoint a resume of the run in ``run_dir`` to ``timesteps`` goes on from: the newest intact
-    one (its archive whole), read without building anything. Newer ones that are truncated or corrupt are set
-    aside (``<name>.corrupt``), as standard error says. An error says what to do where there is none, or
-    where the run is done."""
-    stored = stored_checkpoints(run_dir)
-    if not stored:
+@attrs.frozen
+class ResumePoint:
+    """The checkpoint a resume goes on from, the trainer's state saved in it, and the newer checkpoints found
+    truncated or corrupt (set aside once the resumed run is set up: :func:`set_aside_damaged`)."""
+
+    checkpoint: Path
+    saved: dict[str, Any]
+    damaged: tuple[tuple[Path, CheckpointError], ...] = ()
+
+
+def resume_checkpoint(run_dir: Path, timesteps: int) -> ResumePoint:
+    """Where a resume of the run in ``run_dir`` to ``timesteps`` goes on from: the newest intact checkpoint
+    (its archive whole), read without building anything; the newer ones that are damaged. An error says what
+    to do where there is none, or where the run is done."""
+    if not stored_checkpoints(run_dir):
         again = (
             f"rlgraph train {shlex.quote(str(run_dir / RUN_SPEC_FILE))} --run-dir {shlex.quote(str(run_dir))} "
             "--overwrite"
@@ -990,33 +1004,52 @@ def resume_checkpoint(run_dir: Path, timesteps: int) -> Path:
             f"stopped before its first checkpoint stores none). Train it anew in the same folder, from its "
             f"spec: {again}; or delete the folder."
         )
+    path, metadata, damaged = newest_intact(run_dir)
+    if path is None:
+        raise no_intact_checkpoint(run_dir, damaged)
+    return ResumePoint(path, resumable_state(path, metadata, timesteps), tuple(damaged))
+
+
+def newest_intact(
+    run_dir: Path, at_most: int | None = None
+) -> tuple[Path | None, dict[str, Any], list[tuple[Path, CheckpointError]]]:
+    """The newest intact checkpoint of a run folder (of ``at_most`` time steps or fewer, where given) and its
+    metadata, or None; the newer ones that are truncated or corrupt, with why."""
     damaged: list[tuple[Path, CheckpointError]] = []
-    for path in reversed(stored):
+    for path in reversed(stored_checkpoints(run_dir)):
+        if at_most is not None and _checkpoint_timesteps(path) > at_most:
+            continue
         try:
-            metadata = weight_files.read_metadata(path)
+            return path, weight_files.read_metadata(path), damaged
         except CheckpointError as error:
             damaged.append((path, error))
-            continue
         except OSError as error:
             raise CheckpointError(
                 f"cannot read checkpoint {str(path)!r}: {error.strerror or error}; make it readable and resume again"
             ) from error
-        saved = resumable_state(path, metadata, timesteps)
-        for bad, why in damaged:
-            aside = _set_aside(bad)
-            print(
-                f"rlgraph: skipped checkpoint {bad.name} and renamed it {aside.name}: {_clause(why)}. "
-                f"Resuming from {path.name} ({int(saved['executor']['timesteps']):,} steps): the rows of "
-                "progress.csv after it are dropped.",
-                file=sys.stderr,
-                flush=True,
-            )
-        return path
+    return None, {}, damaged
+
+
+def no_intact_checkpoint(run_dir: Path, damaged: Sequence[tuple[Path, CheckpointError]]) -> CheckpointError:
     reasons = "; ".join(_clause(why) for _, why in damaged)
-    raise CheckpointError(
+    return CheckpointError(
         f"no intact checkpoint to go on from in {str(run_dir / CHECKPOINT_DIR)!r}: {reasons}. Nothing was "
         "changed; train the run anew (rlgraph train ... --overwrite) or delete the folder."
     )
+
+
+def set_aside_damaged(damaged: Sequence[tuple[Path, CheckpointError]], resumed: str, root: Path) -> None:
+    """Rename the damaged checkpoints a resume skipped to ``<name>.corrupt``, saying so on standard error (each
+    named from ``root``; ``resumed``: what the run goes on from)."""
+    for bad, why in damaged:
+        aside = _set_aside(bad)
+        print(
+            f"rlgraph: skipped checkpoint {bad.relative_to(root)} and renamed it {aside.name}: {_clause(why)}. "
+            f"Resuming from "
+            f"{resumed}: the rows of progress.csv after it are dropped.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def resumable_state(checkpoint: Path, metadata: dict[str, Any], timesteps: int) -> dict[str, Any]:
