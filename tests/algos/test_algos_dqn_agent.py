@@ -546,8 +546,9 @@ def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_ba
         NonFiniteError,
         match=r"^update 1: its loss is inf, so its optimizer steps were skipped .* No value in what the agent "
         r"stored .* is NaN or infinite, but '[^']*rewards' holds 3e\+38 at entry 0: float32 overflows",
-    ):
+    ) as caught:
         agent.update()
+    assert caught.value.stored.endswith("rewards")  # the memory holds it: a trainer says a resume would fail
     after = agent.executor.get_weights()
     for name in agent.executor.variables(trainable_only=True):
         np.testing.assert_array_equal(after[name], weights[name], err_msg=name)

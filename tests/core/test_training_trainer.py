@@ -788,3 +788,19 @@ def test_overwrite_replaces_only_a_run_no_process_trains_in_and_checks_before_bu
     assert list((tabular / "run" / "checkpoints").iterdir()) == []
     assert trainer.run().timesteps == 400
     assert len(list((tabular / "run").glob("events.out.tfevents.*"))) <= 1  # the old run's are gone
+
+
+def test_a_run_stopped_by_a_value_its_memory_holds_says_a_resume_would_stop_again(tmp_path):
+    from rlgraph.training.trainer import stopped_error
+
+    stored = NonFiniteError("update 5: its loss is inf", stored="agent/memory/rewards")
+    message = str(
+        stopped_error(stored, tmp_path, 800, "its newest checkpoint", "its checkpoint is stored", None)
+    )
+    assert "Its checkpoints hold 'agent/memory/rewards' too, so a resume would stop at it again" in message
+    assert "--overwrite" in message and "Go on with" not in message
+    diverged = NonFiniteError("update 5: its loss is inf")  # the loss diverged: a resume may go on
+    message = str(
+        stopped_error(diverged, tmp_path, 800, "its newest checkpoint", "its checkpoint is stored", None)
+    )
+    assert f"Go on with: rlgraph train --resume {tmp_path}" in message

@@ -109,7 +109,12 @@ class NonFiniteError(RLGraphError, FloatingPointError):
     """A NaN or infinite value: in an observed record or an external batch (refused before anything is
     kept or learned), in the states acted on (unless ``execution_spec.check_numerics`` is false), or a loss
     or its gradients (whose optimizer step changed nothing). The message names the call and the first
-    non-finite value found, and where it is."""
+    non-finite value found, and where it is. ``stored``: the agent variable holding the value that made a
+    loss non-finite, where the agent stored it (a memory's: its checkpoints hold it too), else None."""
+
+    def __init__(self, message: str, stored: str | None = None) -> None:
+        self.stored = stored
+        super().__init__(message)
 
 
 class ProgressFileError(RLGraphError):

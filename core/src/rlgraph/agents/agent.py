@@ -757,7 +757,7 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
             self._check_batch(dict(getattr(batch, "records", batch)))
             result = self.update_from_batch(batch)
         if not math.isfinite(result.loss):
-            raise NonFiniteError(self._non_finite_loss(result.loss, batch))
+            raise NonFiniteError(*self._non_finite_loss(result.loss, batch))
         self.updates += 1
         self.last_loss = result.loss
         self.update_metrics.add(result.metrics)
@@ -821,9 +821,10 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         values = executor.backend.read_variables(counters) if counters else {}
         return {scope: int(np.asarray(value)) for scope, value in values.items()}
 
-    def _non_finite_loss(self, loss: float, batch: Any) -> str:
+    def _non_finite_loss(self, loss: float, batch: Any) -> tuple[str, str | None]:
         """What to say about a non-finite loss: the update, what it left alone, and where the values that
-        made it came from (the first non-finite value learned from, else the largest)."""
+        made it came from (the first non-finite value learned from, else the largest); the variable that
+        holds them, where the agent stored them (else None)."""
         reported = f"its loss is {loss}"
         if math.isnan(loss):
             reported += ": the loss or its gradients were not finite"
@@ -840,21 +841,24 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         found = first_non_finite(values, memories)
         if found is not None:
             path, index, value = found
-            return (
+            message = (
                 f"{where}. The first non-finite value in {source}: {path!r} holds {value} at entry {index}."
             )
+            return message, None if batch is not None else path
         largest = largest_magnitude(values, memories)
         if largest is not None and abs(largest[2]) >= OVERFLOWING_MAGNITUDE:
             path, index, value = largest
-            return (
+            message = (
                 f"{where}. No value in {source} is NaN or infinite, but {path!r} holds {value:.3g} at entry "
                 f"{index}: float32 overflows past 3.4e38 (the square of a value past 1.8e19), in a loss or its "
                 "gradients: scale or clip such values where they come from."
             )
-        return (
+            return message, None if batch is not None else path
+        message = (
             f"{where}. No value in {source} is NaN or infinite: the loss diverged (a lower learning "
             "rate or gradient clipping may help)."
         )
+        return message, None
 
     def _stored_values(self) -> dict[str, np.ndarray]:
         """The values of the variables that hold what the agent stored (memories, counters): neither

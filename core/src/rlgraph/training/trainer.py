@@ -949,6 +949,11 @@ def stopped_error(
     resume = f"rlgraph train --resume {run}"
     if isinstance(failure, NonFiniteError):
         go_on = f"Go on with: {resume}" if resumable else f"No checkpoint is stored to go on from: {anew}"
+        if failure.stored and resumable:
+            go_on = (
+                f"Its checkpoints hold {failure.stored!r} too, so a resume would stop at it again: scale or clip "
+                f"the values where they come from, then {anew}"
+            )
         return NonFiniteError(
             f"{_clause(failure)}. The run stopped at {timesteps:,} steps: {stored}; {said}. {go_on}."
         )
