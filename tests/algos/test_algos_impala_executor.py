@@ -117,7 +117,7 @@ def test_an_actors_environment_refused_stops_the_learner_with_its_error_and_is_n
 
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
-    environment = "faulty_environments:StringTerminalsCartPole-v0"
+    environment = "rlgraph.testing.faulty_environments:StringTerminalsCartPole-v0"
     executor = LocalIMPALAExecutor(
         environment, {**SMALL, "backend": rlgraph_backend}, num_workers=2, num_environments=2, seed=4
     )

@@ -77,6 +77,21 @@ def test_a_round_is_one_update_on_every_workers_rollout_side_by_side():
         executor.terminate()
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Gymnasium's passive checker warns of the same value
+def test_a_refusal_of_what_the_workers_were_given_is_raised_at_once_not_restarted():
+    """A worker's environment returning string flags: a new worker would meet it again (REFUSALS)."""
+    from rlgraph.errors import EnvironmentStepError
+
+    environment = "rlgraph.testing.faulty_environments:StringTerminalsCartPole-v0"
+    executor = SyncBatchExecutor(environment, A2C_SPEC, num_workers=2, num_environments=2, seed=3)
+    try:
+        with pytest.raises(EnvironmentStepError, match=r"returned terminated 'False' \(str"):
+            executor.execute_workload({"num_timesteps": 32})
+        assert executor.worker_restarts == 0
+    finally:
+        executor.terminate()
+
+
 def test_an_agent_that_learns_from_transitions_is_refused():
     with pytest.raises(
         SpecError, match="agent.type: SyncBatchExecutor feeds its learner batches of rollouts"
