@@ -1,12 +1,13 @@
 """Learner groups on Ray: with a Ray executor, the other learners are Ray actors (on the cluster RLgraph starts,
 with the CPUs left free; on a joined one, in a placement group: tests/ray/test_ray_multinode.py); each
 executor's learner learns as one with them: Ape-X, synchronous PPO and IMPALA reach their targets (about
-20 s each here)."""
+20 s each here); with JAX, both learners are Ray actors and hold what the driver holds."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rlgraph.training import Trainer, load_run_spec
@@ -33,15 +34,38 @@ def test_a_ray_executors_learner_learns_with_a_second_learner_on_ray(example, as
 @pytest.mark.parametrize("backend", ["jax", pytest.param("tf", marks=pytest.mark.learning)])
 def test_apex_learns_with_two_learners_whose_collective_is_joined_before_they_build(backend, tmp_path):
     """JAX's and TensorFlow's collectives are set up before a process computes anything: both learners are Ray
-    actors, and the driver's graph (acting, sending weights to the workers) follows learner 0's state. (The ray
-    session installs JAX beside PyTorch; TensorFlow's case runs where it is installed, with ``-m learning``.)"""
+    actors, and the driver's graph (acting, sending weights to the workers) follows learner 0's state: after
+    a few hundred updates every learner holds what the driver holds. (Learning to the target with a second
+    learner on Ray is the torch case's, above. The ray session installs JAX beside PyTorch; TensorFlow's case
+    runs where it is installed, with ``-m learning``.)"""
     pytest.importorskip(f"rlgraph_{backend}")
     # The workers share one of the 2 cores; the learners share the other. (TensorFlow's gRPC servers listen on
     # every interface: a group of them is refused unless allowed.)
-    assignments = ["executor.num_cpus_per_worker=0.5", "num_cpus_per_learner=0.5"]
+    assignments = [
+        "executor.num_cpus_per_worker=0.5",
+        "num_cpus_per_learner=0.5",
+        "agent.update_spec.steps_before_update=300",
+    ]
     if backend == "tf":
         assignments.append("allow_open_learner_servers=true")
-    train_with_two_learners("apex_cartpole.yaml", assignments, backend, tmp_path)
+    options = {"seed": 1, "num_learners": 2, "backend": backend, "eval_episodes": 0}
+    spec = load_run_spec(EXAMPLES / "apex_cartpole.yaml", assignments, options)
+    trainer = Trainer(spec, tmp_path / "run")
+    try:
+        group, agent = trainer.learner_group, trainer.executor.agent
+        assert len(group.learners) == 2 and all(isinstance(learner, RayLearner) for learner in group.learners)
+        memories = set(agent._memory_variables())
+        initial = agent.get_weights()
+        trainer.executor.execute_workload({"num_timesteps": 3000})
+        assert trainer.executor.updates >= 50, trainer.executor.updates
+        ours = {n: v for n, v in agent._built_executor().get_weights().items() if n not in memories}
+        for state in group.learner_states():
+            assert sorted(state) == sorted(ours)
+            for name, value in state.items():
+                np.testing.assert_array_equal(value, ours[name], err_msg=name)
+        assert any(not np.array_equal(agent.get_weights()[name], value) for name, value in initial.items())
+    finally:
+        trainer.close()
 
 
 def train_with_two_learners(example: str, assignments: list[str], backend: str, tmp_path: Path) -> None:
