@@ -72,6 +72,9 @@ GYMNAX_PACKAGES = ("./plugins/rlgraph_gymnax",)
 GYMNAX_TESTS = ("tests/gymnax",)
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
+#: XLA's least optimization of the CPU code it generates: the tests' many small programs compile in about 60% of
+#: the time, and the jax session's tests (compiled training to its targets among them) run in 80% of it.
+QUICK_XLA = {"XLA_FLAGS": "--xla_backend_optimization_level=0"}
 #: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
 PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
 
@@ -196,7 +199,8 @@ def run_backend_session(
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity", *tests)
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
-    run_tests_in_parallel(session, *tests, "-m", marks, env=test_env(session))
+    env = test_env(session, **(QUICK_XLA if backend == "jax" else {}))
+    run_tests_in_parallel(session, *tests, "-m", marks, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -232,8 +236,7 @@ def parity(session: nox.Session) -> None:
     the generic properties on each (the derandomized ``ci`` profile: 3 examples a case); gymnax's environments
     train an agent of each backend."""
     install_local(session, *ALL_BACKEND_PACKAGES, *GYMNAX_PACKAGES)
-    # XLA's least optimization compiles the many small programs of the property tests in 60% of the time.
-    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", XLA_FLAGS="--xla_backend_optimization_level=0")
+    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", **QUICK_XLA)
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
     gymnax = "tests/gymnax/test_gymnax_environments.py"  # gymnax's environments on every backend
     run_tests_in_parallel(session, "tests/parity", defects, gymnax, env=env)
