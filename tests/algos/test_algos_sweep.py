@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rlgraph.training.plots import find_runs, group_runs
@@ -14,9 +15,13 @@ from rlgraph.training.plots import find_runs, group_runs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_sweep_trains_every_setting_and_seed_into_one_folder_that_plots_by_setting(tmp_path):
+@pytest.mark.ci_backend("torch")  # the sweep's processes and files, whatever the backend: one session runs it
+def test_a_sweep_trains_every_setting_and_seed_into_one_folder_that_plots_by_setting(
+    tmp_path, rlgraph_backend
+):
     sweep = tmp_path / "sweep"
     command = [sys.executable, "-m", "rlgraph.cli", "sweep", str(ROOT / "examples" / "dqn_cartpole.yaml")]
+    command += ["--backend", rlgraph_backend]
     command += ["--seeds", "1-2", "--set", "agent.optimizer_spec.learning_rate=0.003,0.001"]
     command += ["--timesteps", "400", "--eval-interval", "200", "--eval-episodes", "2", "--parallel", "2"]
     command += ["--sweep-dir", str(sweep), "--set", "agent.update_spec.steps_before_update=100"]
