@@ -120,6 +120,9 @@ def steps_to(progress: Path, target: float) -> int | None:
 
 
 @pytest.mark.ci_backend("torch")
+@pytest.mark.over_budget(
+    "the representative learning run of DQfD against DQN (one seed, one backend): 30-40 s"
+)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_dqfd_solves_cartpole_in_at_most_half_the_steps_dqn_needs(seed, rlgraph_backend, tmp_path, capsys):
     """DQN trains an expert (the example, its 50,000 steps without stopping at the target: its run also gives
@@ -163,6 +166,9 @@ def push_with_the_motion(state) -> int:
 
 
 @pytest.mark.ci_backend("tf")
+@pytest.mark.over_budget(
+    "the representative run of DQfD's head start on a sparse reward (one seed, one backend)"
+)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_on_a_sparse_reward_dqfd_starts_ahead_of_dqn(seed, rlgraph_backend, tmp_path):
     """MountainCar-v0 pays -1 a step until the flag: DQN's greedy policy has not found it after 5,000 steps,

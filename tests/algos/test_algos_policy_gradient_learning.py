@@ -35,7 +35,15 @@ def train_example(name: str, seed: int, backend: str, run_dir: Path):
     ("example", "budget", "target"),
     [
         pytest.param("ppo_cartpole.yaml", 100_000, 475, marks=pytest.mark.ci_backend("tf")),
-        pytest.param("ppo_pendulum.yaml", 200_000, -250, marks=pytest.mark.ci_backend("torch")),
+        pytest.param(
+            "ppo_pendulum.yaml",
+            200_000,
+            -250,
+            marks=(
+                pytest.mark.ci_backend("torch"),
+                pytest.mark.over_budget("PPO's one representative run on continuous actions (25-30 s)"),
+            ),
+        ),
         pytest.param("a2c_cartpole.yaml", 500_000, 475, marks=pytest.mark.ci_backend("jax")),
         ("ppo_lstm_memory_task.yaml", 100_000, 0.9),
         pytest.param("impala_cartpole.yaml", 500_000, 475, marks=pytest.mark.ci_backend("jax")),

@@ -63,6 +63,9 @@ def wait_for_steps(process: subprocess.Popen, run_dir: Path, steps: int, timeout
     pytest.fail(f"no {steps} steps within {timeout} s")
 
 
+@pytest.mark.over_budget(
+    "the command line's whole path, once per backend session: its export formats are the backend's"
+)
 def test_train_interrupt_resume_finish_and_plot(tmp_path):
     run_dir = tmp_path / "run"
     training = rlgraph("train", str(EXAMPLE), *SMALL, "--run-dir", str(run_dir), "--quiet")

@@ -208,6 +208,9 @@ def test_dqfd_learns_in_a_group_as_alone_from_the_same_joined_batches(rlgraph_ba
         grouped.terminate()
 
 
+@pytest.mark.over_budget(
+    "R2D2's sequences split over each backend's learners (TensorFlow's processes start slowly)"
+)
 def test_r2d2_learns_in_a_group_as_alone_from_the_same_replayed_sequences(rlgraph_backend):
     """R2D2's replayed sequences split as rows (each learner a share of the sequences, burn-in and all): the
     same sequences give one learner and a group the same loss, every sequence's new priority in order, and
@@ -438,6 +441,7 @@ class KillLearner:
             self.killed = True
 
 
+@pytest.mark.over_budget("each backend's collective fails its own way when a learner dies; two groups start")
 def test_a_run_whose_learner_dies_stops_with_a_checkpoint_that_resume_goes_on_from(rlgraph_backend, tmp_path):
     if rlgraph_backend not in GROUPED:
         pytest.skip(f"learner groups run on {', '.join(GROUPED)}'s collectives")
