@@ -29,6 +29,7 @@ packages, so a reused venv runs the current code.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import tempfile
@@ -109,11 +110,25 @@ def local_wheel(session: nox.Session, package: str) -> Path:
     return LOCAL_WHEELS[package]
 
 
-def run_tests_in_parallel(session: nox.Session, *args: str, env: dict[str, str]) -> None:
-    """pytest ``args`` on :data:`PARALLEL` workers (pytest-xdist, installed under the constraints); the
-    slowest tests are listed, so that CI's log shows where its time goes."""
-    session.install(*CONSTRAINTS, "pytest-xdist")
-    session.run("pytest", *args, "-q", "--durations=15", *PARALLEL, *session.posargs, env=env)
+#: Where the test sessions write line coverage data (``RLGRAPH_COVERAGE=DIR nox``), or None: no coverage is
+#: measured. ``nox -s coverage`` then reports each distribution's coverage, combined over the sessions.
+COVERAGE_DIR = Path(os.environ["RLGRAPH_COVERAGE"]).resolve() if os.environ.get("RLGRAPH_COVERAGE") else None
+COVERAGE_TOOLS = ("coverage", "pytest-cov")
+
+
+def run_tests(session: nox.Session, *args: str, env: dict[str, str], parallel: bool = False) -> None:
+    """pytest ``args``; with ``parallel``, on :data:`PARALLEL` workers (pytest-xdist, installed under the
+    constraints), listing the slowest tests so that CI's log shows where its time goes. Under
+    :data:`COVERAGE_DIR`, with line coverage (pyproject.toml's [tool.coverage]: subprocesses too)."""
+    options: list[str] = []
+    if parallel:
+        session.install(*CONSTRAINTS, "pytest-xdist")
+        options += ["--durations=15", *PARALLEL]
+    if COVERAGE_DIR is not None:
+        session.install(*CONSTRAINTS, *COVERAGE_TOOLS)
+        options += ["--cov", "--cov-report="]
+        env = {**env, "COVERAGE_FILE": str(COVERAGE_DIR / f".coverage.{session.name}")}
+    session.run("pytest", *args, "-q", *options, *session.posargs, env=env)
 
 
 def test_env(session: nox.Session, **extra: str) -> dict[str, str]:
@@ -166,7 +181,7 @@ def core(session: nox.Session) -> None:
     """The core alone, without torch, tensorflow or ray: tests/core, and tests/backends on NumPy."""
     install_local(session, "./core[test,offline]")
     assert_not_installed(session, *FORBIDDEN_IN_CORE)
-    session.run("pytest", "tests/core", "tests/backends", "-q", *session.posargs, env=test_env(session))
+    run_tests(session, "tests/core", "tests/backends", env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -176,7 +191,7 @@ def plugin_authoring(session: nox.Session) -> None:
     # The test installs the generated plugins without build isolation, with this venv's setuptools.
     session.install(*CONSTRAINTS, "setuptools>=70.1")
     env = test_env(session, RLGRAPH_PLUGIN_AUTHORING="1")
-    session.run("pytest", "tests/plugin_authoring", "-q", *session.posargs, env=env)
+    run_tests(session, "tests/plugin_authoring", env=env)
 
 
 #: Per backend: its packages, and the frameworks that must be absent from its session.
@@ -200,7 +215,7 @@ def run_backend_session(
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity", *tests)
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
     env = test_env(session, **(QUICK_XLA if backend == "jax" else {}))
-    run_tests_in_parallel(session, *tests, "-m", marks, env=env)
+    run_tests(session, *tests, "-m", marks, env=env, parallel=True)
 
 
 @nox.session(python=PYTHON)
@@ -239,7 +254,7 @@ def parity(session: nox.Session) -> None:
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", **QUICK_XLA)
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
     gymnax = "tests/gymnax/test_gymnax_environments.py"  # gymnax's environments on every backend
-    run_tests_in_parallel(session, "tests/parity", defects, gymnax, env=env)
+    run_tests(session, "tests/parity", defects, gymnax, env=env, parallel=True)
 
 
 @nox.session(python=PYTHON)
@@ -251,7 +266,7 @@ def properties(session: nox.Session) -> None:
     install_local(session, *ALL_BACKEND_PACKAGES)
     env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="deep")
     tests = ("tests/parity/test_parity_components.py", "tests/backends/test_properties_catch_defects.py")
-    run_tests_in_parallel(session, *tests, env=env)
+    run_tests(session, *tests, env=env, parallel=True)
 
 
 @nox.session(python=PYTHON)
@@ -268,7 +283,7 @@ def ray(session: nox.Session) -> None:
     ray_tmp = Path(tempfile.gettempdir()) / f"rlgraph-nox-ray-{os.getpid()}"
     env = test_env(session, RAY_TMPDIR=str(ray_tmp), RLGRAPH_TEST_BACKENDS="torch")
     try:
-        session.run("pytest", "tests/ray", "-q", "-m", "not learning", *session.posargs, env=env)
+        run_tests(session, "tests/ray", "-m", "not learning", env=env)
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
@@ -354,11 +369,56 @@ def docs(session: nox.Session) -> None:
     )
 
 
+#: Each distribution's package, by the folder of its sources.
+DISTRIBUTIONS = {
+    "core/src/rlgraph": "rlgraph",
+    "rlgraph_torch/src/rlgraph_torch": "rlgraph-torch",
+    "rlgraph_tf/src/rlgraph_tf": "rlgraph-tf",
+    "rlgraph_jax/src/rlgraph_jax": "rlgraph-jax",
+    "rlgraph_ray/src/rlgraph_ray": "rlgraph-ray",
+    "rlgraph_algos/src/rlgraph_algos": "rlgraph-algos",
+    "plugins/rlgraph_memories/src/rlgraph_memories": "rlgraph-memories",
+    "plugins/rlgraph_networks/src/rlgraph_networks": "rlgraph-networks",
+    "plugins/rlgraph_gymnax/src/rlgraph_gymnax": "rlgraph-gymnax",
+    "plugins/rlgraph_trackers/src/rlgraph_trackers": "rlgraph-trackers",
+}
+
+
+@nox.session(python=PYTHON, default=False)
+def coverage(session: nox.Session) -> None:
+    """Line coverage per distribution, combined over the sessions that ran with ``RLGRAPH_COVERAGE=DIR``
+    (``RLGRAPH_COVERAGE=DIR nox`` first, then ``RLGRAPH_COVERAGE=DIR nox -s coverage``); written to
+    ``DIR/coverage.json`` too."""
+    if COVERAGE_DIR is None:
+        session.error(
+            "give the folder the sessions wrote their data to: RLGRAPH_COVERAGE=DIR nox -s coverage"
+        )
+    session.install(*CONSTRAINTS, *COVERAGE_TOOLS)
+    data = str(COVERAGE_DIR / ".coverage")
+    session.run("coverage", "combine", "--keep", f"--data-file={data}", str(COVERAGE_DIR))
+    report = COVERAGE_DIR / "coverage.json"
+    session.run("coverage", "json", f"--data-file={data}", "-o", str(report), "-q")
+    session.run("python", "-c", COVERAGE_SUMMARY, str(report), json.dumps(DISTRIBUTIONS))
+
+
+COVERAGE_SUMMARY = """
+import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+table = {}
+for folder, name in json.loads(sys.argv[2]).items():
+    mine = [f["summary"] for path, f in files.items() if path.startswith(folder + "/")]
+    covered, total = sum(s["covered_lines"] for s in mine), sum(s["num_statements"] for s in mine)
+    table[name] = round(100 * covered / total, 2) if total else None
+    print(f"{name:18s} {covered:6d} of {total:6d} lines  {table[name] if total else '-'} %")
+json.dump({"by_distribution": table, **json.load(open(sys.argv[1]))}, open(sys.argv[1], "w"))
+"""
+
+
 @nox.session(python=PYTHON)
 def envpool(session: nox.Session) -> None:
     """EnvPool as a vector environment (an optional dependency of ~700 MB: not a default session)."""
     install_local(session, "./core[test,envpool]", *TORCH_PACKAGES)
-    session.run("pytest", "tests/core/test_envpool.py", "-q", *session.posargs, env=test_env(session))
+    run_tests(session, "tests/core/test_envpool.py", env=test_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -366,4 +426,4 @@ def envpool(session: nox.Session) -> None:
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""
     install_local(session, "./core[test,atari,offline]", *BACKENDS[backend][0])
-    run_tests_in_parallel(session, "tests/algos", "-m", "learning", env=test_env(session))
+    run_tests(session, "tests/algos", "-m", "learning", env=test_env(session), parallel=True)

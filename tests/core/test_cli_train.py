@@ -356,6 +356,14 @@ def test_a_run_stopped_before_its_first_checkpoint_is_trained_anew_as_the_error_
     assert not (tabular / "runs").exists()
 
 
+def limited_environment() -> dict[str, str]:
+    """This process's environment for a process under a file size limit: without coverage's measurement of
+    subprocesses (RLGRAPH_COVERAGE=DIR nox), whose data file would meet the limit too."""
+    import os
+
+    return {key: value for key, value in os.environ.items() if key != "COVERAGE_PROCESS_CONFIG"}
+
+
 LIMITED_TRAIN = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
@@ -377,7 +385,10 @@ def test_an_event_file_that_cannot_be_written_stops_the_run_at_its_newest_checkp
 
     pytest.importorskip("resource")
     out = _trained(tabular, capsys, timesteps=400, checkpoint_interval=200, log_interval=10)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    environment = {
+        **limited_environment(),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
     done = subprocess.run(
         [
             sys.executable,
@@ -418,7 +429,10 @@ def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumable_with_its_su
     agent = {**run_spec()["agent"], "capacity": 8192}  # checkpoints of about 250 kB
     out = _trained(tabular, capsys, agent=agent, timesteps=400, checkpoint_interval=400, keep_checkpoints=5)
     kept = folder_contents(out / "checkpoints")
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    environment = {
+        **limited_environment(),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
     done = subprocess.run(
         [
             sys.executable,

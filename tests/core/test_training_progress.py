@@ -204,6 +204,7 @@ except RunWriteError as error:
 
 
 def test_a_progress_row_that_cannot_be_written_is_a_run_write_error_naming_the_file(tmp_path):
+    import os
     import subprocess
     import sys
 
@@ -211,6 +212,9 @@ def test_a_progress_row_that_cannot_be_written_is_a_run_write_error_naming_the_f
     path = tmp_path / "progress.csv"
     done = subprocess.run(
         [sys.executable, "-c", PROGRESS_PAST_A_LIMIT, str(path)],
+        env={
+            key: value for key, value in os.environ.items() if key != "COVERAGE_PROCESS_CONFIG"
+        },  # (its data)
         check=False,
         capture_output=True,
         text=True,
