@@ -356,12 +356,18 @@ def test_a_run_stopped_before_its_first_checkpoint_is_trained_anew_as_the_error_
     assert not (tabular / "runs").exists()
 
 
-def limited_environment() -> dict[str, str]:
-    """This process's environment for a process under a file size limit: without coverage's measurement of
-    subprocesses (RLGRAPH_COVERAGE=DIR nox), whose data file would meet the limit too."""
+def train_limited(limit: int, *arguments: str):
+    """``rlgraph ARGUMENTS`` (the tabular agent registered) in a process whose files may not grow past
+    ``limit`` bytes, as on a full disk; the completed process. Coverage's measurement of subprocesses
+    (RLGRAPH_COVERAGE=DIR nox) is left out of it: its data file would meet the limit too."""
     import os
+    import subprocess
+    import sys
 
-    return {key: value for key, value in os.environ.items() if key != "COVERAGE_PROCESS_CONFIG"}
+    environment = {key: value for key, value in os.environ.items() if key != "COVERAGE_PROCESS_CONFIG"}
+    environment["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), *sys.path])
+    command = [sys.executable, "-c", LIMITED_TRAIN, str(limit), *arguments]
+    return subprocess.run(command, check=False, capture_output=True, text=True, env=environment, timeout=120)
 
 
 LIMITED_TRAIN = """
@@ -379,35 +385,9 @@ with tabular_agent_registered():
 def test_an_event_file_that_cannot_be_written_stops_the_run_at_its_newest_checkpoint(tabular, capsys):
     """A file size limit (as a full disk would) stops TensorBoard's event file first here: the run stops with
     its summary, naming the file, and goes on from its newest checkpoint once there is room."""
-    import os
-    import subprocess
-    import sys
-
     pytest.importorskip("resource")
     out = _trained(tabular, capsys, timesteps=400, checkpoint_interval=200, log_interval=10)
-    environment = {
-        **limited_environment(),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            LIMITED_TRAIN,
-            "14000",
-            "train",
-            "--resume",
-            "out",
-            "--timesteps",
-            "4000",
-            "-q",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    done = train_limited(14000, "train", "--resume", "out", "--timesteps", "4000", "-q")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.startswith(
         "rlgraph: error: could not write TensorBoard event file 'out/events.out.tfevents"
@@ -421,37 +401,11 @@ def test_an_event_file_that_cannot_be_written_stops_the_run_at_its_newest_checkp
 
 
 def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumable_with_its_summary(tabular, capsys):
-    import os
-    import subprocess
-    import sys
-
     pytest.importorskip("resource")
     agent = {**run_spec()["agent"], "capacity": 8192}  # checkpoints of about 250 kB
     out = _trained(tabular, capsys, agent=agent, timesteps=400, checkpoint_interval=400, keep_checkpoints=5)
     kept = folder_contents(out / "checkpoints")
-    environment = {
-        **limited_environment(),
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            LIMITED_TRAIN,
-            "150000",
-            "train",
-            "--resume",
-            "out",
-            "--timesteps",
-            "1200",
-            "-q",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    done = train_limited(150000, "train", "--resume", "out", "--timesteps", "1200", "-q")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(

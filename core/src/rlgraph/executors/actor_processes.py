@@ -40,34 +40,27 @@ def run_actor(
     it was given (:data:`~rlgraph.errors.REFUSALS`: a spec, an environment's values) goes into the queue in
     place of a rollout, and the actor ends: a new actor would meet it again."""
     try:
-        _act(index, worker_arguments, steps, rollouts, weights, max_episode_steps, stop)
+        worker = SamplingWorker(*worker_arguments)
+        worker.set_weights(*weights.get())  # the learner's first weights, before the first step
+        while not stop.is_set():
+            _take_newest(worker, weights)
+            if rollouts.full():  # sample only where the rollout can go in: the fresher it is learned from
+                time.sleep(0.005)
+                continue
+            statistics, records = worker.sample(steps, max_episode_steps.value)
+            _put(rollouts, (index, statistics, records), worker, weights, stop)
     except REFUSALS as error:
         rollouts.put((index, REFUSED, error))
 
 
-def _act(
-    index: int,
-    worker_arguments: tuple,
-    steps: int,
-    rollouts: Any,
-    weights: Any,
-    max_episode_steps: Any,
-    stop: Any,
-) -> None:
-    worker = SamplingWorker(*worker_arguments)
-    worker.set_weights(*weights.get())  # the learner's first weights, before the first step
+def _put(rollouts: Any, rollout: tuple, worker: SamplingWorker, weights: Any, stop: Any) -> None:
+    """Put ``rollout`` into the queue once it has room (taking the newest weights meanwhile), or stop."""
     while not stop.is_set():
-        _take_newest(worker, weights)
-        if rollouts.full():  # sample only where the rollout can go in: the fresher it is learned from
-            time.sleep(0.005)
-            continue
-        statistics, records = worker.sample(steps, max_episode_steps.value)
-        while not stop.is_set():
-            try:
-                rollouts.put((index, statistics, records), timeout=0.05)
-                break
-            except queue.Full:
-                _take_newest(worker, weights)
+        try:
+            rollouts.put(rollout, timeout=0.05)
+            return
+        except queue.Full:
+            _take_newest(worker, weights)
 
 
 def _take_newest(worker: SamplingWorker, weights: Any) -> None:
