@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import re
 import subprocess
 import sys
@@ -30,14 +31,16 @@ OVER_BUDGET = re.compile(r"^\s*([\d.]+) s  (\S+::\S+)$")
 def run_nox(arguments: list[str], log: Path) -> None:
     """``nox`` with ``arguments`` (``--durations=0`` for its tests), each line stamped with its second."""
     command = ["nox", *arguments, "--", "--durations=0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each line as it is printed, so that its stamp is its own
     start = time.monotonic()
     with subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     ) as nox:
         assert nox.stdout is not None
         with log.open("w") as out:
             for line in nox.stdout:
                 out.write(f"[{time.monotonic() - start:8.1f}] {line}")
+                out.flush()
     if nox.returncode:
         sys.exit(f"nox failed (exit code {nox.returncode}); its log: {log}")
 
