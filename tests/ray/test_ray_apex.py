@@ -45,6 +45,9 @@ def learning_cases() -> list:
     return cases
 
 
+@pytest.mark.over_budget(
+    "Ape-X's representative learning run on Ray, from the command line and back (one seed)"
+)
 @pytest.mark.parametrize(("backend", "seed"), learning_cases())
 def test_apex_solves_cartpole_with_two_workers_from_the_command_line(backend, seed, tmp_path):
     run_dir = tmp_path / "run"
@@ -83,6 +86,7 @@ def train_and_kill(tmp_path, find_actor):
     return killer, executor, summary
 
 
+@pytest.mark.over_budget("a worker's death must not cost the run its target: a learning run with a fault")
 def test_a_killed_worker_is_replaced_and_the_run_reaches_its_target(tmp_path):
     killer, executor, summary = train_and_kill(tmp_path, lambda executor: executor.workers[0])
     assert killer.killed is not None
@@ -97,6 +101,7 @@ def test_a_killed_replay_shard_is_recreated_empty_and_the_run_goes_on(tmp_path):
     assert summary.target_reached and not summary.interrupted
 
 
+@pytest.mark.over_budget("the learner's process and its cluster killed, then resumed from the command line")
 def test_a_run_whose_learner_dies_goes_on_from_its_last_checkpoint(tmp_path):
     run_dir = tmp_path / "run"
     train = [sys.executable, "-m", "rlgraph.cli", "train", str(EXAMPLE), "--quiet", "--run-dir", str(run_dir)]

@@ -89,6 +89,7 @@ def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeyp
             connect(address, timeout=2.0)
 
 
+@pytest.mark.over_budget("Ray itself gives up on such an address after about 20 s")
 def test_an_address_that_accepts_connections_but_is_no_ray_cluster_is_an_error_not_a_hang():
     # A fresh process (this one's Ray is up already). Where the network refuses the address, the
     # socket check answers at once; where something accepts it (as this sandbox's network does), Ray
@@ -188,6 +189,7 @@ def test_the_learner_goes_to_a_gpu_only_where_ray_sees_one_here_and_the_spec_pla
     assert learner_spec(placed) == placed
 
 
+@pytest.mark.over_budget("`ray start` starts a cluster of its own, which the run joins")
 def test_joins_a_cluster_that_ray_start_started_under_rays_defaults(tmp_path):
     # Ray 2.60's `ray start --head` turns token authentication on where the user has a token (an embedded
     # cluster, started by ray.init, makes one under the user's home); a driver given the address must then

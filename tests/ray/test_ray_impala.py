@@ -35,6 +35,7 @@ def learning_cases() -> list:
     return cases
 
 
+@pytest.mark.over_budget("IMPALA's representative learning run on Ray (one seed)")
 @pytest.mark.parametrize(("backend", "seed"), learning_cases())
 def test_impala_with_two_actors_solves_cartpole_from_the_command_line(backend, seed, tmp_path):
     run_dir = tmp_path / "run"

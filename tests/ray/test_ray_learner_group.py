@@ -17,6 +17,7 @@ from rlgraph_ray.learners import LOOPBACK, RayLearner
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+@pytest.mark.over_budget("each Ray executor's learner learns to its target beside a second learner")
 @pytest.mark.parametrize(
     ("example", "assignments"),
     [
@@ -31,6 +32,7 @@ def test_a_ray_executors_learner_learns_with_a_second_learner_on_ray(example, as
     train_with_two_learners(example, [*assignments, "executor.num_cpus_per_worker=0.5"], "torch", tmp_path)
 
 
+@pytest.mark.over_budget("two JAX learners start as Ray actors and compile before the first update")
 @pytest.mark.parametrize("backend", ["jax", pytest.param("tf", marks=pytest.mark.learning)])
 def test_apex_learns_with_two_learners_whose_collective_is_joined_before_they_build(backend, tmp_path):
     """JAX's and TensorFlow's collectives are set up before a process computes anything: both learners are Ray

@@ -81,6 +81,7 @@ def test_workers_and_learners_spread_over_the_nodes(cluster, tmp_path):
     assert placements.learner in nodes and set(placements.workers) <= nodes  # none on the driver's head
 
 
+@pytest.mark.over_budget("the second learner's node is lost mid-run, and the run resumes from its checkpoint")
 def test_a_run_that_loses_its_second_learners_node_stops_with_a_checkpoint_that_resume_goes_on_from(
     cluster, tmp_path
 ):
