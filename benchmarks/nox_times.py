@@ -1,7 +1,7 @@
 """Where the README's test command spends its time: each nox session's install and test seconds, its slowest
 tests and test modules, and the tests over the per-test budget (tests/conftest.py).
 
-Run: ``python benchmarks/nox_times.py`` (the whole ``nox``, as CI runs it: about 34 minutes on 2 cores; run it
+Run: ``python benchmarks/nox_times.py`` (the whole ``nox``, as CI runs it: about 32 minutes on 2 cores; run it
 on a clean clone, whose sessions install from nothing), ``python benchmarks/nox_times.py -- -s core tf`` (some
 sessions), or ``--log FILE`` to read a log this script wrote before. It writes the log beside the results,
 ``benchmarks/results/nox_times.json`` (``--out``), and prints the table.
