@@ -33,6 +33,7 @@ import json
 import os
 import shutil
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nox
@@ -369,26 +370,11 @@ def docs(session: nox.Session) -> None:
     )
 
 
-#: Each distribution's package, by the folder of its sources.
-DISTRIBUTIONS = {
-    "core/src/rlgraph": "rlgraph",
-    "rlgraph_torch/src/rlgraph_torch": "rlgraph-torch",
-    "rlgraph_tf/src/rlgraph_tf": "rlgraph-tf",
-    "rlgraph_jax/src/rlgraph_jax": "rlgraph-jax",
-    "rlgraph_ray/src/rlgraph_ray": "rlgraph-ray",
-    "rlgraph_algos/src/rlgraph_algos": "rlgraph-algos",
-    "plugins/rlgraph_memories/src/rlgraph_memories": "rlgraph-memories",
-    "plugins/rlgraph_networks/src/rlgraph_networks": "rlgraph-networks",
-    "plugins/rlgraph_gymnax/src/rlgraph_gymnax": "rlgraph-gymnax",
-    "plugins/rlgraph_trackers/src/rlgraph_trackers": "rlgraph-trackers",
-}
-
-
 @nox.session(python=PYTHON, default=False)
 def coverage(session: nox.Session) -> None:
     """Line coverage per distribution, combined over the sessions that ran with ``RLGRAPH_COVERAGE=DIR``
     (``RLGRAPH_COVERAGE=DIR nox`` first, then ``RLGRAPH_COVERAGE=DIR nox -s coverage``); written to
-    ``DIR/coverage.json`` too."""
+    ``DIR/coverage.json`` (coverage's report) and ``DIR/by_distribution.json``."""
     if COVERAGE_DIR is None:
         session.error(
             "give the folder the sessions wrote their data to: RLGRAPH_COVERAGE=DIR nox -s coverage"
@@ -398,19 +384,24 @@ def coverage(session: nox.Session) -> None:
     session.run("coverage", "combine", "--keep", f"--data-file={data}", str(COVERAGE_DIR))
     report = COVERAGE_DIR / "coverage.json"
     session.run("coverage", "json", f"--data-file={data}", "-o", str(report), "-q")
-    session.run("python", "-c", COVERAGE_SUMMARY, str(report), json.dumps(DISTRIBUTIONS))
+    # Each distribution's sources: the first folder of its package in pyproject.toml's [tool.coverage.paths].
+    paths = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["coverage"]["paths"]
+    folders = {package: entries[0] for package, entries in paths.items()}
+    session.run("python", "-c", COVERAGE_SUMMARY, str(report), json.dumps(folders))
 
 
+#: Each distribution's covered lines, printed and written to ``by_distribution.json`` beside coverage's report.
 COVERAGE_SUMMARY = """
-import json, sys
-files = json.load(open(sys.argv[1]))["files"]
+import json, pathlib, sys
+report = pathlib.Path(sys.argv[1])
+files = json.loads(report.read_text())["files"]
 table = {}
-for folder, name in json.loads(sys.argv[2]).items():
+for package, folder in json.loads(sys.argv[2]).items():
     mine = [f["summary"] for path, f in files.items() if path.startswith(folder + "/")]
     covered, total = sum(s["covered_lines"] for s in mine), sum(s["num_statements"] for s in mine)
-    table[name] = round(100 * covered / total, 2) if total else None
-    print(f"{name:18s} {covered:6d} of {total:6d} lines  {table[name] if total else '-'} %")
-json.dump({"by_distribution": table, **json.load(open(sys.argv[1]))}, open(sys.argv[1], "w"))
+    table[package] = round(100 * covered / total, 2) if total else None
+    print(f"{package:18s} {covered:6d} of {total:6d} lines  {table[package] if total else '-'} %")
+report.with_name("by_distribution.json").write_text(json.dumps(table, indent=1))
 """
 
 
