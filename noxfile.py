@@ -380,8 +380,14 @@ def coverage(session: nox.Session) -> None:
             "give the folder the sessions wrote their data to: RLGRAPH_COVERAGE=DIR nox -s coverage"
         )
     session.install(*CONSTRAINTS, *COVERAGE_TOOLS)
-    data = str(COVERAGE_DIR / ".coverage")
-    session.run("coverage", "combine", "--keep", f"--data-file={data}", str(COVERAGE_DIR))
+    # The sessions' files, named: a report on a data file takes in (and deletes) the parallel files of its name.
+    sessions = sorted(str(path) for path in COVERAGE_DIR.glob(".coverage.*"))
+    if not sessions:
+        session.error(
+            f"no coverage data in {COVERAGE_DIR}: run the sessions with RLGRAPH_COVERAGE={COVERAGE_DIR} first"
+        )
+    data = str(COVERAGE_DIR / "combined.coverage")
+    session.run("coverage", "combine", "--keep", f"--data-file={data}", *sessions)
     report = COVERAGE_DIR / "coverage.json"
     session.run("coverage", "json", f"--data-file={data}", "-o", str(report), "-q")
     # Each distribution's sources: the first folder of its package in pyproject.toml's [tool.coverage.paths].
