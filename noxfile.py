@@ -23,20 +23,27 @@ core up to 4: each test pins its framework to one thread, so the workers do not 
 
 Virtualenvs are reused between runs (``reuse_venv = "yes"``: recreated when the interpreter or
 backend changes; ``nox --reuse-venv=no`` recreates them all); every run reinstalls the local
-packages, so a reused venv runs the current code.
+packages, so a reused venv runs the current code. ``RLGRAPH_NOX_DISCARD_VENVS=1`` (set by ``.ci/run``, on a
+clean clone that reuses none) deletes each session's venv when it ends, so that the run needs the disk of one
+session at a time, not of all of them.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import shutil
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nox
+
+SessionBody = Callable[..., None]
 
 nox.needs_version = ">=2024.4.15"
 nox.options.reuse_venv = "yes"
@@ -56,6 +63,10 @@ nox.options.sessions = [
 ]
 
 PYTHON = "3.11"
+#: Set by .ci/run: each session's virtualenv (its tmp folder within) is deleted when the session ends. A clean
+#: clone reuses none, and all of a run's venvs together (each backend's frameworks, several times) outgrow a
+#: small disk.
+DISCARD_VENVS = os.environ.get("RLGRAPH_NOX_DISCARD_VENVS") == "1"
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
@@ -157,7 +168,29 @@ def assert_not_installed(session: nox.Session, *modules: str) -> None:
     session.run("python", "-c", check, silent=True)
 
 
-@nox.session(python=PYTHON)
+def session(*, reuse_venv: bool | None = None, **options: Any) -> Callable[[SessionBody], SessionBody]:
+    """``nox.session`` on :data:`PYTHON`; the venv is deleted when the session ends where it is never reused
+    (``reuse_venv=False``: once it passed) or under :data:`DISCARD_VENVS` (whatever the outcome)."""
+
+    def decorate(body: SessionBody) -> SessionBody:
+        @functools.wraps(body)
+        def run(session: nox.Session, **parameters: Any) -> None:
+            passed = False
+            try:
+                body(session, **parameters)
+                passed = True
+            finally:
+                if DISCARD_VENVS or (passed and reuse_venv is False):
+                    location = getattr(session.virtualenv, "location", None)
+                    if location:
+                        shutil.rmtree(location, ignore_errors=True)
+
+        return nox.session(python=PYTHON, reuse_venv=reuse_venv, **options)(run)
+
+    return decorate
+
+
+@session()
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check over the repository."""
     session.install(RUFF)
@@ -165,7 +198,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-@nox.session(python=PYTHON)
+@session()
 def types(session: nox.Session) -> None:
     """mypy over the core, the three backends and the algorithms (pyproject.toml's [tool.mypy]), with PyTorch
     and JAX installed so that their backends are checked against their types, and each backend against the
@@ -177,7 +210,7 @@ def types(session: nox.Session) -> None:
     session.run("mypy")
 
 
-@nox.session(python=PYTHON)
+@session()
 def core(session: nox.Session) -> None:
     """The core alone, without torch, tensorflow or ray: tests/core, and tests/backends on NumPy."""
     install_local(session, "./core[test,offline]")
@@ -185,7 +218,7 @@ def core(session: nox.Session) -> None:
     run_tests(session, "tests/core", "tests/backends", env=test_env(session))
 
 
-@nox.session(python=PYTHON)
+@session()
 def plugin_authoring(session: nox.Session) -> None:
     """docs/writing-a-plugin.md, step by step: generate, install, list, use and test a plugin."""
     install_local(session, "./core[test]")
@@ -219,7 +252,7 @@ def run_backend_session(
     run_tests(session, *tests, "-m", marks, env=env, parallel=True)
 
 
-@nox.session(python=PYTHON)
+@session()
 def torch(session: nox.Session) -> None:
     """PyTorch without TensorFlow: the torch backend, the component and algorithm packages, the trackers.
 
@@ -228,13 +261,13 @@ def torch(session: nox.Session) -> None:
     run_backend_session(session, "torch", TRACKER_PACKAGES, TRACKER_TESTS)
 
 
-@nox.session(python=PYTHON)
+@session()
 def tf(session: nox.Session) -> None:
     """TensorFlow without PyTorch: the tf backend and the same component and algorithm packages."""
     run_backend_session(session, "tf")
 
 
-@nox.session(python=PYTHON)
+@session()
 def jax(session: nox.Session) -> None:
     """JAX without PyTorch or TensorFlow: the jax backend and the same component and algorithm packages; gymnax's
     environments and the compiled executor (a population trained to its target in one program)."""
@@ -244,7 +277,7 @@ def jax(session: nox.Session) -> None:
 ALL_BACKEND_PACKAGES = ("./core[test]", "./rlgraph_torch", "./rlgraph_jax", *TF_PACKAGES)
 
 
-@nox.session(python=PYTHON)
+@session()
 def parity(session: nox.Session) -> None:
     """All three backends: components agree across them, models move between them, properties hold.
 
@@ -258,7 +291,7 @@ def parity(session: nox.Session) -> None:
     run_tests(session, "tests/parity", defects, gymnax, env=env, parallel=True)
 
 
-@nox.session(python=PYTHON)
+@session()
 def properties(session: nox.Session) -> None:
     """The generic properties of every component on all three backends, deeply (long; not a default).
 
@@ -270,7 +303,7 @@ def properties(session: nox.Session) -> None:
     run_tests(session, *tests, env=env, parallel=True)
 
 
-@nox.session(python=PYTHON)
+@session()
 def ray(session: nox.Session) -> None:
     """rlgraph-ray with PyTorch: its executors on a local Ray cluster the tests start themselves.
 
@@ -300,7 +333,7 @@ SUMMARY_CHECK = (
 )
 
 
-@nox.session(python=PYTHON, reuse_venv=False)
+@session(reuse_venv=False)
 @nox.parametrize("order", ["torch_then_tf", "tf_then_torch"])
 def install_order(session: nox.Session, order: str) -> None:
     """The README's set-up in a fresh venv, the backends installed in either order, trains to an evaluation.
@@ -356,7 +389,7 @@ def run_readme_plugin_section(session: nox.Session) -> None:
 DOCS_TOOLS = ("mkdocs", "mkdocs-material", "mkdocstrings[python]")
 
 
-@nox.session(python=PYTHON)
+@session()
 def docs(session: nox.Session) -> None:
     """The documentation site, built with --strict.
 
@@ -370,7 +403,7 @@ def docs(session: nox.Session) -> None:
     )
 
 
-@nox.session(python=PYTHON, default=False)
+@session(default=False)
 def coverage(session: nox.Session) -> None:
     """Line coverage per distribution, combined over the sessions that ran with ``RLGRAPH_COVERAGE=DIR``
     (``RLGRAPH_COVERAGE=DIR nox`` first, then ``RLGRAPH_COVERAGE=DIR nox -s coverage``); written to
@@ -411,14 +444,14 @@ report.with_name("by_distribution.json").write_text(json.dumps(table, indent=1))
 """
 
 
-@nox.session(python=PYTHON)
+@session()
 def envpool(session: nox.Session) -> None:
     """EnvPool as a vector environment (an optional dependency of ~700 MB: not a default session)."""
     install_local(session, "./core[test,envpool]", *TORCH_PACKAGES)
     run_tests(session, "tests/core/test_envpool.py", env=test_env(session))
 
 
-@nox.session(python=PYTHON)
+@session()
 @nox.parametrize("backend", ["torch", "tf", "jax"])
 def learning(session: nox.Session, backend: str) -> None:
     """Every learning run (all seeds) on one backend: minutes, not part of the default sessions."""

@@ -14,8 +14,10 @@ import collections
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,11 +30,15 @@ DURATION = re.compile(r"([\d.]+)s (setup|call|teardown)\s+(\S+)")
 OVER_BUDGET = re.compile(r"^\s*([\d.]+) s  (\S+::\S+)$")
 
 
-def run_nox(arguments: list[str], log: Path) -> None:
-    """``nox`` with ``arguments`` (``--durations=0`` for its tests), each line stamped with its second."""
+def run_nox(arguments: list[str], log: Path, keep_venvs: bool) -> None:
+    """``nox`` with ``arguments`` (``--durations=0`` for its tests), each line stamped with its second; as
+    .ci/run runs it (each session's venv deleted when it ends) unless ``keep_venvs``. The log's last line is
+    the most disk the run held at once, above what was in use when it started."""
     command = ["nox", *arguments, "--", "--durations=0"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each line as it is printed, so that its stamp is its own
-    start = time.monotonic()
+    if not keep_venvs:
+        env["RLGRAPH_NOX_DISCARD_VENVS"] = "1"
+    start, disk = time.monotonic(), DiskPeak()
     with subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     ) as nox:
@@ -41,14 +47,37 @@ def run_nox(arguments: list[str], log: Path) -> None:
             for line in nox.stdout:
                 out.write(f"[{time.monotonic() - start:8.1f}] {line}")
                 out.flush()
+            out.write(f"[{time.monotonic() - start:8.1f}] disk peak: {disk.stop():.2f} GB\n")
     if nox.returncode:
         sys.exit(f"nox failed (exit code {nox.returncode}); its log: {log}")
+
+
+class DiskPeak:
+    """The most of the repository's file system in use at once, above its use when made (sampled each 2 s)."""
+
+    def __init__(self) -> None:
+        self._base = self._peak = shutil.disk_usage(ROOT).used
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.wait(2.0):
+            self._peak = max(self._peak, shutil.disk_usage(ROOT).used)
+
+    def stop(self) -> float:
+        """Stop sampling; the peak in GB above the start."""
+        self._done.set()
+        self._thread.join()
+        return (self._peak - self._base) / 1e9
 
 
 def sessions_of(log: Path, top: int) -> list[dict[str, Any]]:
     """Each session of a stamped log: its seconds, slowest tests and modules, and its tests over budget."""
     sessions: list[dict[str, Any]] = []
     for line in log.read_text().splitlines():
+        if line.endswith(" GB") and "] disk peak: " in line:
+            continue
         stamped = re.match(r"\[\s*([\d.]+)\] (.*)", line)
         if stamped is None:
             continue
@@ -94,21 +123,25 @@ def main() -> None:
     parser.add_argument("--log", type=Path, help="read this stamped log instead of running nox")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--top", type=int, default=30, help="slowest tests and modules kept per session")
+    parser.add_argument("--keep-venvs", action="store_true", help="keep each session's venv (not as CI)")
     parser.add_argument("nox_arguments", nargs="*", help="after --: nox's own arguments (-s core tf)")
     args = parser.parse_args()
     log = args.log or args.out.with_suffix(".log")
     if args.log is None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        run_nox(args.nox_arguments, log)
+        run_nox(args.nox_arguments, log, args.keep_venvs)
     sessions = sessions_of(log, args.top)
     total = round(sum(session["seconds"] for session in sessions), 1)
-    args.out.write_text(json.dumps({"seconds": total, "sessions": sessions}, indent=1) + "\n")
+    peak = re.search(r"\] disk peak: ([\d.]+) GB$", log.read_text(), re.MULTILINE)
+    disk = float(peak.group(1)) if peak else None
+    results = {"seconds": total, "disk_peak_gb": disk, "sessions": sessions}
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
     for session in sessions:
         print(
             f"{session['session']:40s} install {session['install_seconds']:6.0f} s  tests "
             f"{session['test_seconds']:6.0f} s  {len(session['over_budget'])} over budget"
         )
-    print(f"{'all':40s} {total:.0f} s ({total / 60:.1f} minutes); {args.out}")
+    print(f"{'all':40s} {total:.0f} s ({total / 60:.1f} minutes), disk peak {disk} GB; {args.out}")
 
 
 if __name__ == "__main__":
