@@ -131,21 +131,12 @@ class DQFDLearnerGraph(DQNLearnerGraph):
 
     def _dqfd_loss(self, records, weights, expert):
         """The TD loss of every row plus the weighted large-margin loss of the demonstrations (``expert``)."""
-        next_states = records["next_states"]
-        next_target = self.target_policy.get_q_values(next_states)
-        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
+        fields = ("states", "actions", "rewards", "terminals", "next_states", "discounts")
+        per_item_loss = self.per_item_loss_of(*(records[field] for field in fields))
 
         def loss():
             q_values = self.policy.get_q_values(records["states"])
-            per_item, td_errors = self.loss.per_item_loss(
-                q_values,
-                records["actions"],
-                records["rewards"],
-                records["terminals"],
-                records["discounts"],
-                next_target,
-                next_online,
-            )
+            per_item, td_errors = per_item_loss(q_values)
             supervised, _ = self.margin_loss.loss(q_values, records["actions"], expert)
             return self._graph_fn_total(per_item, weights, supervised, td_errors)
 

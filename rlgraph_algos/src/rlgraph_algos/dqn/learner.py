@@ -7,7 +7,6 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
-from rlgraph_algos.dqn.loss import DQNLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
@@ -35,7 +34,9 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
     (``update``) or from batches given from outside (``update_from_batch``), each taking the time step a
     decaying learning rate reads (the agent's ``learning_time_step``), the TD errors of a batch
-    (``get_td_loss``: an Ape-X worker's priorities), and target syncs.
+    (``get_td_loss``: an Ape-X worker's priorities), and target syncs. Its ``loss`` is a
+    :class:`~rlgraph_algos.dqn.loss.QLearningLoss` (a subclass's may be another, its ``_td_loss`` its own): the
+    learner gives it what it names (:meth:`per_item_loss_of`), and weights its per-item losses.
 
     Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: a worker the
     target network and the loss, a learner the optimizer too, the whole agent the memory too; the others
@@ -44,7 +45,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
     def __init__(
         self,
-        loss: DQNLoss | None = None,
+        loss: Component | None = None,
         optimizer: Optimizer | None = None,
         memory: Component | None = None,
         batch_size: int = 64,
@@ -100,17 +101,40 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         return {"loss": loss, "td_errors": td_errors}
 
     def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
-        """The loss of a batch as a function of the online network (the optimizer differentiates it)."""
-        next_target = self.target_policy.get_q_values(next_states)
-        next_online = self.policy.get_q_values(next_states) if self.loss.double_q else next_target
+        """The loss of a batch as a function of the online network (the optimizer differentiates it): the
+        loss's per-item losses weighted by ``weights``, and the TD errors."""
+        per_item_loss = self.per_item_loss_of(states, actions, rewards, terminals, next_states, discounts)
 
         def td_loss():
-            q_values = self.policy.get_q_values(states)
-            return self.loss.loss(
-                q_values, actions, rewards, terminals, discounts, next_target, next_online, weights
-            )
+            per_item, td_errors = per_item_loss(self.policy.get_q_values(states))
+            return self._graph_fn_weighted_mean(per_item, weights), td_errors
 
         return td_loss
+
+    def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts):
+        """The loss's ``per_item_loss`` as a function of the online network's Q-values of ``states``: the other
+        inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient."""
+        names = self.loss.inputs()
+        given = {"actions": actions, "rewards": rewards, "terminals": terminals, "discounts": discounts}
+        networks = {
+            "next_q_values_target": (self.target_policy, next_states),
+            "next_q_values_online": (self.policy, next_states),
+            "q_values_target": (self.target_policy, states),
+        }
+        for name in names:
+            if name in networks:
+                network, inputs = networks[name]
+                given[name] = network.get_q_values(inputs)
+
+        def per_item_loss(q_values):
+            values = {**given, "q_values": q_values}
+            return self.loss.per_item_loss(*(values[name] for name in names))
+
+        return per_item_loss
+
+    @rlgraph.graph_fn
+    def _graph_fn_weighted_mean(self, per_item, weights):
+        return self.ops.mean(weights * per_item)
 
     def _learn(self, transition, weights, indices, time_step):
         """One step on ``transition`` (states, actions, rewards, terminals, next states, discounts), the

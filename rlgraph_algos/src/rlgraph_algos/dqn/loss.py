@@ -1,15 +1,94 @@
-"""The DQN loss: temporal-difference errors of Q-values against (double) Q-learning targets."""
+"""Q-learning losses: what a Q-learning learner gives a loss (:data:`Q_LOSS_INPUTS`), the base of its losses
+(:class:`QLearningLoss`), and DQN's loss: temporal-difference errors of Q-values against (double) Q-learning
+targets."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from typing import Any, ClassVar
 
 import rlgraph
 from rlgraph.components import Component
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
+#: What a Q-learning learner (DQN's, Ape-X's, DQfD's, R2D2's) gives its loss's ``per_item_loss``, by the names of
+#: its parameters: one row per transition ``(s, a, r, d, gamma_n, s')``, Q-values with the actions on the last axis.
+Q_LOSS_INPUTS: dict[str, str] = {
+    "q_values": "Q_online(s, .): the online network's Q-values of the states (the loss's gradient flows here)",
+    "actions": "a: the actions taken",
+    "rewards": "r: the rewards (a k-step return's discounted sum)",
+    "terminals": "d: whether s' ended the episode",
+    "discounts": "gamma_n: each transition's discount (discount ** k for a k-step return)",
+    "next_q_values_target": "Q_target(s', .): the target network's Q-values of the next states",
+    "next_q_values_online": "Q_online(s', .): the online network's Q-values of the next states, no gradient",
+    "q_values_target": "Q_target(s, .): the target network's Q-values of the states",
+}
 
-class DQNLoss(Component):
+
+class QLearningLoss(Component):
+    """The loss of a Q-learning learner, which gives its ``per_item_loss`` graph function the inputs its
+    parameters name (:data:`Q_LOSS_INPUTS`) and takes back ``(loss per transition, |TD error| per
+    transition)``: the learner weights the losses (prioritized replay), reduces them, and stores the TD errors
+    as priorities. Its settings are its own constructor's (a spec's ``loss_spec``).
+
+    :attr:`refuses`: the agent's keys the loss cannot learn with, each with why: a spec whose value of one
+    differs from DQN's default (``n_step: 3``) is refused before anything is built, naming both keys.
+    """
+
+    refuses: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def inputs(cls) -> tuple[str, ...]:
+        """The names of the inputs ``per_item_loss`` takes, in its order."""
+        return loss_inputs(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
+
+
+@functools.cache
+def loss_inputs(loss_class: type[QLearningLoss]) -> tuple[str, ...]:
+    """What ``loss_class.per_item_loss``'s parameters name; a TypeError for a name that is no input."""
+    method = getattr(loss_class, "per_item_loss", None)
+    if method is None:
+        raise TypeError(f"{loss_class.__name__} has no per_item_loss: a Q-learning loss defines one")
+    names = tuple(list(inspect.signature(method).parameters)[1:])
+    if "q_values" not in names:
+        raise TypeError(
+            f"{loss_class.__name__}.per_item_loss takes no q_values: the loss's gradient flows through them"
+        )
+    unknown = [name for name in names if name not in Q_LOSS_INPUTS]
+    if unknown:
+        raise TypeError(
+            f"{loss_class.__name__}.per_item_loss takes {unknown}, which a Q-learning learner does not give; "
+            f"it gives {list(Q_LOSS_INPUTS)}"
+        )
+    return names
+
+
+def of_taken(ops: Any, values: Any, actions: Any) -> Any:
+    """``values[..., actions]``: each row's value of its action, ``(B, *K, A)`` -> ``(B, *K)``."""
+    return ops.squeeze(ops.take_along_axis(values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1)
+
+
+def per_action_dimension(ops: Any, like: Any, *values: Any) -> list[Any]:
+    """``values`` of one entry per row, ``(B,)``, broadcastable to ``like``'s ``(B, *K)`` (actions of several
+    dimensions)."""
+    extra = len(ops.shape(like)) - 1
+    for _ in range(extra):
+        values = tuple(ops.expand_dims(value, -1) for value in values)
+    return list(values)
+
+
+def td_per_item(ops: Any, delta: Any, huber_loss: bool = False) -> tuple[Any, Any]:
+    """``(loss, |TD error|)`` per row of the TD errors ``delta`` (``(B, *K)``: averaged over the action
+    dimensions first): ``0.5 delta^2``, or :func:`huber`'s; the errors without gradient."""
+    extra = len(ops.shape(delta)) - 1
+    if extra:
+        delta = ops.mean(delta, axis=tuple(range(1, extra + 1)))
+    per_item = huber(ops, delta) if huber_loss else 0.5 * ops.square(delta)
+    return per_item, ops.stop_gradient(ops.abs(delta))
+
+
+class DQNLoss(QLearningLoss):
     """TD loss of Mnih et al. (2015), with van Hasselt et al.'s double Q-learning target (2016).
 
     For a batch of transitions (s, a, r, d, gamma_n, s'):
@@ -95,34 +174,23 @@ class DQNLoss(Component):
 
     def _per_item(self, q_values, actions, rewards, terminals, discounts, next_target, next_online):
         ops = self.ops
-        taken = ops.squeeze(
-            ops.take_along_axis(q_values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1
-        )
+        taken = of_taken(ops, q_values, actions)
         if self.double_q:
-            best = ops.expand_dims(ops.argmax(next_online, axis=-1), -1)
-            next_value = ops.squeeze(ops.take_along_axis(next_target, best, -1), -1)
+            next_value = of_taken(ops, next_target, ops.argmax(next_online, axis=-1))
         else:
             next_value = ops.max(next_target, axis=-1)
         if self.value_rescaling:
             next_value = inverse_rescale(ops, next_value, self.rescaling_epsilon)
-        extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
         continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
-        for _ in range(extra_dims):
-            rewards, continuing = ops.expand_dims(rewards, -1), ops.expand_dims(continuing, -1)
+        rewards, continuing = per_action_dimension(ops, taken, rewards, continuing)
         target = rewards + continuing * next_value
         if self.value_rescaling:
             target = rescale(ops, target, self.rescaling_epsilon)
-        delta = ops.stop_gradient(target) - taken
-        if extra_dims:
-            delta = ops.mean(delta, axis=tuple(range(1, extra_dims + 1)))
-        magnitude = ops.abs(delta)
-        if self.huber_loss:
-            per_item = huber(ops, delta)
-        else:
-            per_item = 0.5 * ops.square(delta)
+        per_item, magnitude = td_per_item(ops, ops.stop_gradient(target) - taken, self.huber_loss)
         if self.cql_alpha:
+            extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
             per_item = per_item + self.cql_alpha * self._conservative_penalty(q_values, taken, extra_dims)
-        return per_item, ops.stop_gradient(magnitude)
+        return per_item, magnitude
 
     def _conservative_penalty(self, q_values, taken, extra_dims):
         """CQL(H)'s ``logsumexp_a Q(s, a) - Q(s, a_data)`` per item (averaged over several action dimensions)."""

@@ -11,7 +11,7 @@ from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.utils import nested
 from rlgraph_algos.dqn.learner import TargetSync
-from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.loss import QLearningLoss
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.neural_network import NeuralNetwork
@@ -82,7 +82,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         role: Role = Role.AGENT,
         memory: Component | None = None,
         optimizer: Optimizer | None = None,
-        loss: DQNLoss | None = None,
+        loss: QLearningLoss | None = None,
         batch_size: int = 32,
         burn_in: int = 0,
         priority_eta: float = 0.9,
@@ -155,7 +155,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         def sequence_loss():
             q_values, _ = self.q_network.q_values(learned_states, start, learned_resets)
             inputs = self._graph_fn_step_rows(q_values, target_q, records)
-            per_item, td_errors = self.loss.per_item_loss(*inputs)
+            per_item, td_errors = self.loss.per_item_loss(*(inputs[name] for name in self.loss.inputs()))
             return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
 
         return self.optimizer.step(sequence_loss, time_step)
@@ -199,9 +199,10 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_step_rows(self, q_values, target_q, records):
-        """The loss's inputs, one row per learned step (time-major, flattened): the online Q-values, the
-        actions, the returns, no terminals (the discounts hold them), the bootstrap discounts, and the
-        target's and the online network's Q-values at each step's bootstrap state."""
+        """Every input a Q-learning loss may take (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`), one row per
+        learned step (time-major, flattened): the online and the target network's Q-values, the actions, the
+        returns, no terminals (the discounts hold them), the bootstrap discounts, and the target's and the
+        online network's Q-values at each step's bootstrap state."""
         ops = self.ops
         steps, batch = ops.shape(records["valid"])[:2]
         rows = steps * batch
@@ -215,15 +216,16 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
 
         actions = nested.map_structure(flat, records["actions"])
         discounts = flat(records["bootstrap_discounts"])
-        return (
-            q_values[:rows],
-            actions,
-            flat(records["returns"]),
-            ops.zeros_like(discounts),  # terminals: none (a terminal's discount is 0)
-            discounts,
-            ops.gather(target_q, bootstrap),
-            ops.stop_gradient(ops.gather(q_values, bootstrap)),
-        )
+        return {
+            "q_values": q_values[:rows],
+            "actions": actions,
+            "rewards": flat(records["returns"]),
+            "terminals": ops.zeros_like(discounts),  # none: a terminal's discount is 0
+            "discounts": discounts,
+            "next_q_values_target": ops.gather(target_q, bootstrap),
+            "next_q_values_online": ops.stop_gradient(ops.gather(q_values, bootstrap)),
+            "q_values_target": target_q[:rows],
+        }
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_reduce(self, per_item, td_errors, valid, weights):
