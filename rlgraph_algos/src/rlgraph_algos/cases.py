@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import rlgraph
+from rlgraph import plugins
 from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
@@ -27,7 +28,7 @@ from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD
 from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
-from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.loss import DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.iql.loss import IQLLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
@@ -61,6 +62,28 @@ def _loss_spaces(
 
 
 LOSS_ARGS = tuple(Sampled(name) for name in _loss_spaces())
+#: Every input a Q-learning learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS), with the target's
+#: Q-values of the states, which DQN's loss does not take.
+Q_LOSS_SPACES = {**_loss_spaces(), "q_values_target": FloatBox(low=-3.0, high=3.0, shape=(3,), **B)}
+
+
+def q_learning_loss_cases() -> list[ParityCase]:
+    """A case of each registered Q-learning loss but DQN's (which has its own, above), at its default
+    settings: ``per_item_loss`` on the inputs its parameters name, in batches of 5, 1 and 16. A new loss
+    needs no case of its own."""
+    cases = []
+    for name in plugins.names("rlgraph.components"):
+        loss_class = plugins.load("rlgraph.components", name)
+        if (
+            not (isinstance(loss_class, type) and issubclass(loss_class, QLearningLoss))
+            or loss_class is DQNLoss
+        ):
+            continue
+        inputs = loss_class.inputs()
+        calls = [("per_item_loss", tuple(Sampled(i, batch_size=n) for i in inputs)) for n in (5, 1, 16)]
+        spaces = {i: Q_LOSS_SPACES[i] for i in inputs}
+        cases.append(ParityCase(f"algo-q-learning-loss-{name}", loss_class, spaces, calls))
+    return cases
 
 
 def _loss_calls(*batch_sizes: int) -> list:
@@ -718,6 +741,8 @@ CASES = [
     _learner_case("plain", double_q=False, huber_loss=False, tau=1.0),
     _learner_case("double-q-huber", double_q=True, huber_loss=True, tau=0.5),
     _learner_case("no-target-network", double_q=True, huber_loss=False, tau=1.0, bootstrap_from_online=True),
+    # Every other registered Q-learning loss (Munchausen-DQN's among them).
+    *q_learning_loss_cases(),
     # Generalized advantage estimation: time-major rollouts, 1-d ones with the issue's numbers.
     _gae_case("time-major-lambda-0.5", gae_lambda=0.5),
     _gae_case("time-major-lambda-0-clipped", gae_lambda=0.0, clip_rewards=0.5),

@@ -10,7 +10,7 @@ from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph, DQNLearnerGraph
-from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.loss import DQNLoss, QLearningLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
 from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
@@ -76,7 +76,11 @@ class DQNBuilder(AlgorithmBuilder):
         return memory
 
     def loss(self) -> Component:
+        """The ``loss_spec``'s loss, else DQN's own of ``double_q``, ``huber_loss``, ``value_rescaling`` and
+        ``cql_alpha``."""
         config = self.config
+        if config.loss_spec is not None:
+            return QLearningLoss.from_spec(config.loss_spec, path="loss_spec")
         return DQNLoss(
             double_q=config.double_q,
             huber_loss=config.huber_loss,

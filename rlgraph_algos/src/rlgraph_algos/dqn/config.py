@@ -11,18 +11,23 @@ from rlgraph.agents.config import (
     LearningAgentConfig,
     agent_argument,
     agent_config,
+    default_of,
     nested_spec,
     raised,
     reject,
 )
 from rlgraph.agents.specs import UpdateSpec, given_keys
+from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int
-from rlgraph.specs.validation import Problem
+from rlgraph.specs.validation import Problem, problems_of
 from rlgraph.utils.naming import normalize_name
+from rlgraph_algos.dqn.loss import QLearningLoss
 from rlgraph_algos.replay import REPLAY_ALIASES, names_frame_replay
 from rlgraph_networks.policies.categorical_q_policy import check_support
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
+#: The keys of DQN's own loss (:class:`~rlgraph_algos.dqn.loss.DQNLoss`): a ``loss_spec`` replaces it.
+OWN_LOSS_KEYS = ("double_q", "huber_loss", "value_rescaling", "cql_alpha")
 APEX_MEMORY = {"type": "prioritized_replay", "capacity": 100_000, "alpha": 0.6, "beta": 0.4}
 #: The policy types whose dueling is known, by normalized name.
 _DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("policy"): False}
@@ -38,7 +43,10 @@ class DQNConfig(LearningAgentConfig):
     ``clip_rewards``: clip the rewards learned from to ``[-c, c]`` (0: none). ``value_rescaling``: learn R2D2's
     rescaled values ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018). ``n_step``: learn
     from n-step returns. ``cql_alpha``: the weight of conservative Q-learning's penalty (Kumar et al. 2020,
-    CQL(H): ``logsumexp_a Q(s, a) - Q(s, a_data)``; 0: none), for learning offline from a dataset. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
+    CQL(H): ``logsumexp_a Q(s, a) - Q(s, a_data)``; 0: none), for learning offline from a dataset. ``loss_spec``:
+    another loss in place of DQN's own (a :class:`~rlgraph_algos.dqn.loss.QLearningLoss`: a registered name such as
+    ``munchausen``, or ``package.module:Class``, with its settings), which ``double_q``, ``huber_loss``,
+    ``value_rescaling`` and ``cql_alpha`` set. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
     ``frame_replay``). ``update_spec``: ``batch_size``, ``sync_interval`` (time steps between target syncs;
     0: every update) and ``sync_tau`` (below 1: a soft sync after every update).
     """
@@ -56,12 +64,48 @@ class DQNConfig(LearningAgentConfig):
     clip_rewards: float = attrs.field(default=0.0, metadata=check_of(non_negative))
     value_rescaling: bool = False
     cql_alpha: float = attrs.field(default=0.0, metadata=check_of(non_negative))
+    loss_spec: Any = None
     n_step: int = attrs.field(default=1, metadata=check_of(positive_int))
     memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
     name: str = "dqn-agent"
 
     def contradictions(self) -> list[Problem]:
-        return self._policy_conflicts() + self._schedule_conflicts() + self._memory_conflicts()
+        return (
+            self._policy_conflicts()
+            + self._schedule_conflicts()
+            + self._memory_conflicts()
+            + self._loss_conflicts()
+        )
+
+    def _loss_conflicts(self) -> list[Problem]:
+        """``loss_spec``'s problems (its loss is made here to check its settings), DQN's own loss's keys given
+        beside it, and the keys it refuses (:attr:`~rlgraph_algos.dqn.loss.QLearningLoss.refuses`)."""
+        if self.loss_spec is None:
+            return []
+        try:
+            loss = QLearningLoss.from_spec(self.loss_spec, path="loss_spec")
+        except SpecError as error:
+            return list(problems_of(error))
+        name = type(loss).__name__
+        problems = [
+            Problem(
+                key,
+                f"is a setting of DQN's own loss, which loss_spec replaces with {name}: give {name} its "
+                "settings in loss_spec, or remove this key",
+            )
+            for key in OWN_LOSS_KEYS
+            if key in given_keys(self)
+        ]
+        for key, reason in type(loss).refuses.items():
+            value, neutral = getattr(self, key), default_of(DQNConfig, key)
+            if value != neutral:
+                problems.append(
+                    Problem(
+                        key,
+                        f"{value!r} cannot be learned with loss_spec's {name}: {reason}; set {key}: {neutral!r}",
+                    )
+                )
+        return problems
 
     def _policy_conflicts(self) -> list[Problem]:
         policy_spec = self.policy_spec
@@ -156,7 +200,7 @@ _OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no actio
 @agent_config
 class DistributionalDQNConfig(DQNConfig):
     """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its loss and heads are its own, so
-    ``huber_loss``, ``value_rescaling``, ``cql_alpha`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
+    ``huber_loss``, ``value_rescaling``, ``cql_alpha``, ``loss_spec`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
     type (``units_state_value_stream`` for dueling)."""
 
     #: The algorithm and its heads' type, for the messages.
@@ -166,6 +210,7 @@ class DistributionalDQNConfig(DQNConfig):
     huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     cql_alpha: float = attrs.field(default=0.0, metadata={"check": reject(_OWN_LOSS)})
+    loss_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_LOSS)})
     action_adapter_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_HEADS)})
 
     def contradictions(self) -> list[Problem]:

@@ -1,0 +1,167 @@
+"""Munchausen-DQN: a Q-learning loss given to DQN's unchanged learner through ``loss_spec``.
+
+Its loss against NumPy (the paper's target written out), the spec's refusals (n-step returns, DQN's own
+loss's keys beside it, a type that is no Q-learning loss, a setting out of range), a loss given by
+``module:Class`` from a plain module, and CartPole-v1 to 475 within 50,000 steps (the shipped example;
+CI trains seed 1 on torch, ``nox -s learning`` seeds 1-3 on every backend).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlgraph.errors import SpecError
+from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.testing import ComponentTest
+from rlgraph.training import Trainer, load_run_spec
+from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
+from rlgraph_algos.dqn.munchausen import MunchausenLoss
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "munchausen_dqn_cartpole.yaml"
+B = {"add_batch_rank": True}
+SPACES = {
+    "q_values": FloatBox(shape=(3,), **B),
+    "actions": IntBox(3, **B),
+    "rewards": FloatBox(**B),
+    "terminals": BoolBox(**B),
+    "discounts": FloatBox(**B),
+    "q_values_target": FloatBox(shape=(3,), **B),
+    "next_q_values_target": FloatBox(shape=(3,), **B),
+}
+RNG = np.random.default_rng(0)
+INPUTS = {
+    "q_values": RNG.normal(size=(4, 3)).astype(np.float32),
+    "actions": np.array([0, 2, 1, 2], np.int32),
+    "rewards": np.array([1.0, 0.0, -1.0, 0.5], np.float32),
+    "terminals": np.array([False, False, True, False]),
+    "discounts": np.array([0.99, 0.99, 0.99, 0.9**3], np.float32),
+    "q_values_target": RNG.normal(size=(4, 3)).astype(np.float32),
+    "next_q_values_target": RNG.normal(size=(4, 3)).astype(np.float32),
+}
+
+
+def log_softmax(x):
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def munchausen_targets(tau, alpha, clip, inputs):
+    """The paper's target (Vieillard et al. 2020), written out in NumPy."""
+    rows = np.arange(len(inputs["actions"]))
+    bonus = np.clip(tau * log_softmax(inputs["q_values_target"] / tau)[rows, inputs["actions"]], clip, 0.0)
+    next_q = inputs["next_q_values_target"]
+    next_log_policy = log_softmax(next_q / tau)
+    soft_value = (np.exp(next_log_policy) * (next_q - tau * next_log_policy)).sum(-1)
+    continuing = inputs["discounts"] * (1.0 - inputs["terminals"])
+    return inputs["rewards"] + alpha * bonus + continuing * soft_value
+
+
+@pytest.mark.parametrize("settings", [{}, {"tau": 0.5, "alpha": 0.5, "clip": -0.2}, {"huber_loss": True}])
+def test_the_loss_is_the_papers_against_numpy(settings, rlgraph_backend):
+    loss = MunchausenLoss(**settings)
+    per_item, td_errors = ComponentTest(loss, SPACES, backend=rlgraph_backend).test(
+        ("per_item_loss", [INPUTS[name] for name in MunchausenLoss.inputs()])
+    )
+    tau, alpha, clip = settings.get("tau", 0.03), settings.get("alpha", 0.9), settings.get("clip", -1.0)
+    delta = munchausen_targets(tau, alpha, clip, INPUTS) - INPUTS["q_values"][np.arange(4), INPUTS["actions"]]
+    np.testing.assert_allclose(td_errors, np.abs(delta), rtol=1e-4, atol=1e-5)
+    magnitude = np.abs(delta)
+    huber = np.where(magnitude <= 1.0, 0.5 * delta**2, magnitude - 0.5)
+    expected = huber if settings.get("huber_loss") else 0.5 * delta**2
+    np.testing.assert_allclose(per_item, expected, rtol=1e-4, atol=1e-5)
+
+
+def keys(**extra):
+    return {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2), **extra}
+
+
+def test_n_step_returns_are_refused_naming_both_keys():
+    with pytest.raises(
+        SpecError, match=r"n_step: 3 cannot be learned with loss_spec's MunchausenLoss: its bonus"
+    ):
+        DQNConfig.from_keys(keys(n_step=3, loss_spec={"type": "munchausen"}))
+    # Ape-X's default of 3 too, though not given: set n_step: 1.
+    with pytest.raises(SpecError, match=r"n_step: 3 cannot .*; set n_step: 1"):
+        ApexConfig.from_keys(keys(loss_spec="munchausen"))
+    assert ApexConfig.from_keys(keys(loss_spec="munchausen", n_step=1)).n_step == 1
+
+
+@pytest.mark.parametrize("key, value", [("double_q", True), ("huber_loss", True), ("cql_alpha", 1.0)])
+def test_dqns_own_loss_keys_beside_a_loss_spec_are_refused(key, value):
+    with pytest.raises(SpecError, match=rf"{key}: is a setting of DQN's own loss, which loss_spec replaces"):
+        DQNConfig.from_keys(keys(**{key: value}, loss_spec={"type": "munchausen"}))
+
+
+@pytest.mark.parametrize(
+    "loss_spec, message",
+    [
+        ({"type": "munchausen", "tau": 0.0}, r"loss_spec\.tau: the softmax's temperature must be > 0"),
+        ({"type": "munchausen", "temperature": 1.0}, r"loss_spec.*temperature"),
+        ({"type": "no_such_loss"}, r"loss_spec\.type"),
+        ({"type": "bc_loss"}, r"loss_spec\.type: 'bc_loss' is .*BCLoss, not a QLearningLoss"),
+    ],
+)
+def test_a_bad_loss_spec_is_refused_at_its_key(loss_spec, message):
+    with pytest.raises(SpecError, match=message):
+        DQNConfig.from_keys(keys(loss_spec=loss_spec))
+
+
+def test_a_distributional_dqn_refuses_a_loss_spec():
+    from rlgraph_algos.dqn.config import CategoricalDQNConfig
+
+    with pytest.raises(SpecError, match=r"loss_spec: does not apply: a distributional DQN's loss is its own"):
+        CategoricalDQNConfig.from_keys(keys(loss_spec="munchausen"))
+
+
+PLAIN_LOSS = '''
+import rlgraph
+from rlgraph_algos.dqn.loss import QLearningLoss, of_taken, td_per_item
+
+
+class SarsaMaxLoss(QLearningLoss):
+    """Q-learning's target r + gamma (1 - d) max_a' Q_target(s', a')."""
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def per_item_loss(self, q_values, actions, rewards, terminals, discounts, next_q_values_target):
+        ops = self.ops
+        continuing = (1.0 - ops.cast(terminals, "float32")) * discounts
+        target = rewards + continuing * ops.max(next_q_values_target, axis=-1)
+        return td_per_item(ops, ops.stop_gradient(target) - of_taken(ops, q_values, actions))
+'''
+
+
+def test_a_loss_from_a_plain_module_trains_by_module_and_class(tmp_path, monkeypatch, rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    (tmp_path / "sarsa_max.py").write_text(PLAIN_LOSS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = load_run_spec(
+        EXAMPLE,
+        ["agent.loss_spec={type: 'sarsa_max:SarsaMaxLoss'}", "agent.update_spec.steps_before_update=64"],
+        {"backend": rlgraph_backend, "timesteps": 256, "eval_episodes": 0},
+    )
+    trainer = Trainer(spec, tmp_path / "run")
+    summary = trainer.run()
+    agent = trainer.executor.agent
+    assert type(agent._built_executor().root.loss).__name__ == "SarsaMaxLoss"
+    assert summary.updates > 0 and np.isfinite(agent.last_loss)
+
+
+@pytest.mark.ci_backend("torch")
+@pytest.mark.parametrize(
+    "seed", [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
+)
+def test_munchausen_dqn_solves_cartpole_within_50000_steps(seed, tmp_path, rlgraph_backend):
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    spec = load_run_spec(EXAMPLE, options={"seed": seed, "backend": rlgraph_backend})
+    assert spec.timesteps == 50_000 and spec.evaluation.target_return == 475
+    summary = Trainer(spec, tmp_path / "run").run()
+    assert summary.target_reached, (
+        f"best greedy mean {summary.best_eval_mean_return} after {summary.timesteps}"
+    )
+    assert summary.timesteps_to_target <= 50_000
