@@ -32,7 +32,7 @@ from rlgraph_algos.dqn.loss import DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.iql.loss import IQLLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
-from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
 from rlgraph_algos.qr_dqn.losses import QuantileHuberLoss
 from rlgraph_algos.value_rescaling import ValueRescaling
 from rlgraph_networks.optimizers import SGD, Adagrad, Adam, Optimizer, RMSProp
@@ -62,28 +62,6 @@ def _loss_spaces(
 
 
 LOSS_ARGS = tuple(Sampled(name) for name in _loss_spaces())
-#: Every input a Q-learning learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS), with the target's
-#: Q-values of the states, which DQN's loss does not take.
-Q_LOSS_SPACES = {**_loss_spaces(), "q_values_target": FloatBox(low=-3.0, high=3.0, shape=(3,), **B)}
-
-
-def q_learning_loss_cases() -> list[ParityCase]:
-    """A case of each registered Q-learning loss but DQN's (which has its own, above), at its default
-    settings: ``per_item_loss`` on the inputs its parameters name, in batches of 5, 1 and 16. A new loss
-    needs no case of its own."""
-    cases = []
-    for name in plugins.names("rlgraph.components"):
-        loss_class = plugins.load("rlgraph.components", name)
-        if (
-            not (isinstance(loss_class, type) and issubclass(loss_class, QLearningLoss))
-            or loss_class is DQNLoss
-        ):
-            continue
-        inputs = loss_class.inputs()
-        calls = [("per_item_loss", tuple(Sampled(i, batch_size=n) for i in inputs)) for n in (5, 1, 16)]
-        spaces = {i: Q_LOSS_SPACES[i] for i in inputs}
-        cases.append(ParityCase(f"algo-q-learning-loss-{name}", loss_class, spaces, calls))
-    return cases
 
 
 def _loss_calls(*batch_sizes: int) -> list:
@@ -722,6 +700,41 @@ def _td3_targets_case(id: str, make) -> ParityCase:
     return ParityCase(f"algo-td3-loss-{id}", make, TD3_SPACES, calls)
 
 
+# -- every other registered loss ----------------------------------------------------------------------
+#: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS and
+#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS; the time step is given as 0).
+LOSS_INPUT_SPACES = {
+    QLearningLoss: {**_loss_spaces(), "q_values_target": FloatBox(low=-3.0, high=3.0, shape=(3,), **B)},
+    PolicyGradientLoss: {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)},
+}
+#: The losses with cases of their own (above and below).
+OWN_CASES = (DQNLoss, PPOLoss, ActorCriticLoss)
+
+
+def registered_loss_cases() -> list[ParityCase]:
+    """A case of each registered loss of a family (a Q-learning or a policy-gradient loss) that has none of its
+    own, at its default settings: its learner's method on the inputs its parameters name, in batches of 5, 1
+    and 16. A new loss needs no case of its own."""
+    cases = []
+    for name in plugins.names("rlgraph.components"):
+        loss_class = plugins.load("rlgraph.components", name)
+        family = next(
+            (f for f in LOSS_INPUT_SPACES if isinstance(loss_class, type) and issubclass(loss_class, f)), None
+        )
+        if family is None or loss_class in OWN_CASES:
+            continue
+        inputs, spaces = loss_class.inputs(), LOSS_INPUT_SPACES[family]
+        calls = [
+            (
+                loss_class.method,
+                tuple(np.int64(0) if i == "time_step" else Sampled(i, batch_size=n) for i in inputs),
+            )
+            for n in (5, 1, 16)
+        ]
+        cases.append(ParityCase(f"algo-loss-{name}", loss_class, {i: spaces[i] for i in inputs}, calls))
+    return cases
+
+
 CASES = [
     # DQN loss: every target/loss variant on sampled batches, the hand-made edge cases, other action layouts.
     _dqn_loss_case("plain", double_q=False, huber_loss=False),
@@ -741,8 +754,6 @@ CASES = [
     _learner_case("plain", double_q=False, huber_loss=False, tau=1.0),
     _learner_case("double-q-huber", double_q=True, huber_loss=True, tau=0.5),
     _learner_case("no-target-network", double_q=True, huber_loss=False, tau=1.0, bootstrap_from_online=True),
-    # Every other registered Q-learning loss (Munchausen-DQN's among them).
-    *q_learning_loss_cases(),
     # Generalized advantage estimation: time-major rollouts, 1-d ones with the issue's numbers.
     _gae_case("time-major-lambda-0.5", gae_lambda=0.5),
     _gae_case("time-major-lambda-0-clipped", gae_lambda=0.0, clip_rewards=0.5),
@@ -779,6 +790,8 @@ CASES = [
         lambda: ActorCriticLoss(weight_entropy=[0.1, 0.0]),
         time_steps=(0, 5000, 20000),
     ),
+    # Every other registered loss of a family (Munchausen-DQN's, DPO's), from the inputs it names.
+    *registered_loss_cases(),
     _value_loss_case("plain", lambda: ValueLoss(weight=0.5)),
     _value_loss_case("clipped", lambda: ValueLoss(weight=1.0, clipping=0.2)),
     # ... and their gradients, through learning steps of a policy and a value function.

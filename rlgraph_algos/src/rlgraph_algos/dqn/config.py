@@ -11,17 +11,16 @@ from rlgraph.agents.config import (
     LearningAgentConfig,
     agent_argument,
     agent_config,
-    default_of,
     nested_spec,
     raised,
     reject,
 )
 from rlgraph.agents.specs import UpdateSpec, given_keys
-from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int
-from rlgraph.specs.validation import Problem, problems_of
+from rlgraph.specs.validation import Problem
 from rlgraph.utils.naming import normalize_name
 from rlgraph_algos.dqn.loss import QLearningLoss
+from rlgraph_algos.losses import loss_spec_problems
 from rlgraph_algos.replay import REPLAY_ALIASES, names_frame_replay
 from rlgraph_networks.policies.categorical_q_policy import check_support
 
@@ -78,34 +77,7 @@ class DQNConfig(LearningAgentConfig):
         )
 
     def _loss_conflicts(self) -> list[Problem]:
-        """``loss_spec``'s problems (its loss is made here to check its settings), DQN's own loss's keys given
-        beside it, and the keys it refuses (:attr:`~rlgraph_algos.dqn.loss.QLearningLoss.refuses`)."""
-        if self.loss_spec is None:
-            return []
-        try:
-            loss = QLearningLoss.from_spec(self.loss_spec, path="loss_spec")
-        except SpecError as error:
-            return list(problems_of(error))
-        name = type(loss).__name__
-        problems = [
-            Problem(
-                key,
-                f"is a setting of DQN's own loss, which loss_spec replaces with {name}: give {name} its "
-                "settings in loss_spec, or remove this key",
-            )
-            for key in OWN_LOSS_KEYS
-            if key in given_keys(self)
-        ]
-        for key, reason in type(loss).refuses.items():
-            value, neutral = getattr(self, key), default_of(DQNConfig, key)
-            if value != neutral:
-                problems.append(
-                    Problem(
-                        key,
-                        f"{value!r} cannot be learned with loss_spec's {name}: {reason}; set {key}: {neutral!r}",
-                    )
-                )
-        return problems
+        return loss_spec_problems(self, QLearningLoss, OWN_LOSS_KEYS, "DQN")
 
     def _policy_conflicts(self) -> list[Problem]:
         policy_spec = self.policy_spec

@@ -4,12 +4,11 @@ targets."""
 
 from __future__ import annotations
 
-import functools
-import inspect
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import rlgraph
-from rlgraph.components import Component
+from rlgraph_algos.losses import Loss
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
 #: What a Q-learning learner (DQN's, Ape-X's, DQfD's, R2D2's) gives its loss's ``per_item_loss``, by the names of
@@ -26,42 +25,15 @@ Q_LOSS_INPUTS: dict[str, str] = {
 }
 
 
-class QLearningLoss(Component):
+class QLearningLoss(Loss):
     """The loss of a Q-learning learner, which gives its ``per_item_loss`` graph function the inputs its
-    parameters name (:data:`Q_LOSS_INPUTS`) and takes back ``(loss per transition, |TD error| per
-    transition)``: the learner weights the losses (prioritized replay), reduces them, and stores the TD errors
-    as priorities. Its settings are its own constructor's (a spec's ``loss_spec``).
+    parameters name (:data:`Q_LOSS_INPUTS`; ``q_values`` always) and takes back ``(loss per transition,
+    |TD error| per transition)``: the learner weights the losses (prioritized replay), reduces them, and
+    stores the TD errors as priorities. Its settings are its own constructor's (a spec's ``loss_spec``)."""
 
-    :attr:`refuses`: the agent's keys the loss cannot learn with, each with why: a spec whose value of one
-    differs from DQN's default (``n_step: 3``) is refused before anything is built, naming both keys.
-    """
-
-    refuses: ClassVar[dict[str, str]] = {}
-
-    @classmethod
-    def inputs(cls) -> tuple[str, ...]:
-        """The names of the inputs ``per_item_loss`` takes, in its order."""
-        return loss_inputs(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
-
-
-@functools.cache
-def loss_inputs(loss_class: type[QLearningLoss]) -> tuple[str, ...]:
-    """What ``loss_class.per_item_loss``'s parameters name; a TypeError for a name that is no input."""
-    method = getattr(loss_class, "per_item_loss", None)
-    if method is None:
-        raise TypeError(f"{loss_class.__name__} has no per_item_loss: a Q-learning loss defines one")
-    names = tuple(list(inspect.signature(method).parameters)[1:])
-    if "q_values" not in names:
-        raise TypeError(
-            f"{loss_class.__name__}.per_item_loss takes no q_values: the loss's gradient flows through them"
-        )
-    unknown = [name for name in names if name not in Q_LOSS_INPUTS]
-    if unknown:
-        raise TypeError(
-            f"{loss_class.__name__}.per_item_loss takes {unknown}, which a Q-learning learner does not give; "
-            f"it gives {list(Q_LOSS_INPUTS)}"
-        )
-    return names
+    method: ClassVar[str] = "per_item_loss"
+    available: ClassVar[Mapping[str, str]] = Q_LOSS_INPUTS
+    required: ClassVar[tuple[str, ...]] = ("q_values",)
 
 
 def of_taken(ops: Any, values: Any, actions: Any) -> Any:

@@ -39,6 +39,9 @@ class IMPALAConfig(PolicyGradientConfig):
     )
     name: str = "impala-agent"
 
+    algorithm: ClassVar[str] = "IMPALA"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_pg", "weight_entropy")
+
     def contradictions(self) -> list[Problem]:
         problems = super().contradictions() + raised(queue_capacity, self.fifo_queue_spec)
         problems += raised(VTrace, **self.vtrace_settings())

@@ -12,7 +12,7 @@ from rlgraph.specs.validation import rebase
 from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
-from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PPOLoss, ValueLoss
+from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
 from rlgraph_algos.recurrent import use_recurrent_body
 from rlgraph_networks.neural_network import NeuralNetwork
 from rlgraph_networks.optimizers import Optimizer
@@ -85,7 +85,12 @@ class PolicyGradientBuilder(AlgorithmBuilder):
         return None if spec is None else self.optimizer(spec, "value_function_optimizer_spec", "value")
 
     def policy_loss(self) -> Component:
-        """The policy loss component (PPO's clipped surrogate, the actor-critic loss)."""
+        """The ``loss_spec``'s policy loss, else the algorithm's own (:meth:`own_loss`)."""
+        spec = self.config.loss_spec
+        return self.own_loss() if spec is None else PolicyGradientLoss.from_spec(spec, path="loss_spec")
+
+    def own_loss(self) -> PolicyGradientLoss:
+        """The algorithm's own policy loss (PPO's clipped surrogate, the actor-critic loss)."""
         raise NotImplementedError
 
     def learning_components(self) -> dict[str, Component]:
@@ -101,7 +106,7 @@ class PolicyGradientBuilder(AlgorithmBuilder):
 
 
 class PPOBuilder(PolicyGradientBuilder):
-    def policy_loss(self) -> Component:
+    def own_loss(self) -> PolicyGradientLoss:
         return PPOLoss(clip_ratio=self.config.clip_ratio, weight_entropy=self.config.weight_entropy)
 
     def value_function_clipping(self) -> float | None:
@@ -109,5 +114,5 @@ class PPOBuilder(PolicyGradientBuilder):
 
 
 class ActorCriticBuilder(PolicyGradientBuilder):
-    def policy_loss(self) -> Component:
+    def own_loss(self) -> PolicyGradientLoss:
         return ActorCriticLoss(weight_pg=self.config.weight_pg, weight_entropy=self.config.weight_entropy)

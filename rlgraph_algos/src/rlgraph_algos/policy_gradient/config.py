@@ -12,6 +12,8 @@ from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int, unit_interval
 from rlgraph.specs.validation import Problem
+from rlgraph_algos.losses import loss_spec_problems
+from rlgraph_algos.policy_gradient.losses import PolicyGradientLoss
 
 DEFAULT_MEMORY = {"type": "ring_buffer", "capacity": 1000}
 
@@ -27,7 +29,10 @@ class PolicyGradientConfig(LearningAgentConfig):
     advantages (1: discounted returns minus the baseline). ``clip_rewards``: clip rewards to ``[-c, c]``
     (0: none). ``sample_episodes``: learn from ``update_spec.batch_size`` complete episodes instead of time
     steps. ``standardize_advantages``: scale each batch's advantages to mean 0 and standard deviation 1.
-    ``weight_entropy``: the entropy bonus's weight (a number or a decay over time steps). ``memory_spec``:
+    ``weight_entropy``: the entropy bonus's weight (a number or a decay over time steps). ``loss_spec``: another
+    policy loss in place of the algorithm's own (a
+    :class:`~rlgraph_algos.policy_gradient.losses.PolicyGradientLoss`: a registered name such as ``dpo``, or
+    ``package.module:Class``, with its settings), which :attr:`own_loss_keys` set. ``memory_spec``:
     RLgraph's ring buffer of recent steps, ``{"type": "ring_buffer", "capacity": C}``, C steps in all,
     shared evenly by the environments.
     """
@@ -43,10 +48,16 @@ class PolicyGradientConfig(LearningAgentConfig):
     sample_episodes: bool = False
     standardize_advantages: bool = False
     weight_entropy: Any = 0.00025
+    loss_spec: Any = None
     memory_spec: dict[str, Any] | None = attrs.field(factory=lambda: dict(DEFAULT_MEMORY))
+
+    #: The algorithm, as the messages name it, and the keys of its own policy loss, which a ``loss_spec`` replaces.
+    algorithm: ClassVar[str] = "the policy-gradient agent"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_entropy",)
 
     def contradictions(self) -> list[Problem]:
         problems = raised(memory_capacity, self.memory_spec)
+        problems += loss_spec_problems(self, PolicyGradientLoss, self.own_loss_keys, self.algorithm)
         if self.value_function_optimizer_spec is not None and self.value_function_spec is None:
             problems.append(
                 Problem(
@@ -100,6 +111,9 @@ class PPOConfig(PolicyGradientConfig):
     weight_vf: float = attrs.field(default=0.5, metadata=check_of(non_negative))
     name: str = "ppo-agent"
 
+    algorithm: ClassVar[str] = "PPO"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("clip_ratio", "weight_entropy")
+
 
 @agent_config
 class ActorCriticConfig(PolicyGradientConfig):
@@ -111,3 +125,6 @@ class ActorCriticConfig(PolicyGradientConfig):
     weight_pg: float = 1.0
     weight_vf: float = attrs.field(default=0.5, metadata=check_of(non_negative))
     name: str = "actor-critic-agent"
+
+    algorithm: ClassVar[str] = "the actor-critic"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_pg", "weight_entropy")

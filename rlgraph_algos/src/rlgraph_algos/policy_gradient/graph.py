@@ -114,10 +114,13 @@ class PolicyGradientGraph(AgentRoot):
         """One gradient step. ``policy_inputs()`` and ``value_inputs()`` make the inputs of the policy and
         of the value function (one row per step), inside the loss, so gradients reach what makes them."""
 
+        given = {"prev_log_probs": log_probs, "advantages": advantages, "time_step": time_step}
+
         def policy_loss(inputs):
             new_log_probs, entropies = self.policy.get_log_prob_and_entropy(inputs, actions)
+            values = {**given, "log_probs": new_log_probs, "entropies": entropies}
             mean, per_item, stats = self.policy_loss.loss(
-                new_log_probs, log_probs, advantages, entropies, time_step
+                *(values[name] for name in self.policy_loss.inputs())
             )
             return self._graph_fn_with_stats(mean, per_item, stats)
 

@@ -1,15 +1,38 @@
-"""Policy-gradient losses: PPO's clipped surrogate and the actor-critic loss, each with its value loss."""
+"""Policy-gradient losses: what a policy-gradient learner gives its policy loss (:data:`PG_LOSS_INPUTS`), their
+base (:class:`PolicyGradientLoss`), PPO's clipped surrogate and the actor-critic loss, and the value loss."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import non_negative
 from rlgraph.specs.validation import rebase
+from rlgraph_algos.losses import Loss
 from rlgraph_networks.decays import Decay
+
+#: What a policy-gradient learner (PPO's, the actor-critic's, IMPALA's) gives its policy loss's ``loss``, by the
+#: names of its parameters: one row per step of the batch.
+PG_LOSS_INPUTS: dict[str, str] = {
+    "log_probs": "log pi(a|s): the policy being learned's log-likelihood of the action (the gradient flows here)",
+    "prev_log_probs": "log pi_old(a|s): the log-likelihood of the policy that acted",
+    "advantages": "A: the advantages (GAE's, or V-trace's for IMPALA), without gradient",
+    "entropies": "H(pi(.|s)): the entropy of the policy being learned",
+    "time_step": "the agent's time step (for settings that decay over it)",
+}
+
+
+class PolicyGradientLoss(Loss):
+    """The policy loss of a policy-gradient learner, which gives its ``loss`` the inputs its parameters name
+    (:data:`PG_LOSS_INPUTS`; ``log_probs`` always) and takes back ``(mean, loss per step, stats)``: ``stats``
+    a dict of scalars the update reports (``entropy``, ``approx_kl``). The learner adds the value loss."""
+
+    method: ClassVar[str] = "loss"
+    available: ClassVar[Mapping[str, str]] = PG_LOSS_INPUTS
+    required: ClassVar[tuple[str, ...]] = ("log_probs",)
 
 
 def _decay(spec: Any, key: str, positive: bool = False) -> Decay:
@@ -52,7 +75,7 @@ class ValueLoss(Component):
         return ops.mean(per_item), per_item
 
 
-class PPOLoss(Component):
+class PPOLoss(PolicyGradientLoss):
     """The clipped surrogate objective of PPO (Schulman et al., 2017), with an entropy bonus.
 
     With the likelihood ratio ``rho = exp(log pi(a|s) - log pi_old(a|s))`` of the policy being learned to
@@ -95,7 +118,7 @@ class PPOLoss(Component):
         return ops.mean(per_item), per_item, stats
 
 
-class ActorCriticLoss(Component):
+class ActorCriticLoss(PolicyGradientLoss):
     """The policy-gradient loss of an actor-critic (A2C; REINFORCE with a baseline on whole episodes),
     per item ``-w_pg * A * log pi(a|s) - w_H * H``, with the advantage A held constant.
 
