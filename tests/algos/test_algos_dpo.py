@@ -1,8 +1,8 @@
 """DPO: a policy-gradient loss given to PPO's unchanged learner through ``loss_spec``.
 
 Its loss against NumPy (the paper's drift written out), the spec's refusals (PPO's own loss's keys beside
-it, a type that is no policy-gradient loss, a setting out of range), and CartPole-v1 to 475 within 100,000
-steps (the shipped example; CI trains seed 1 on torch, ``nox -s learning`` seeds 1-3 on every backend).
+it, a type that is no policy-gradient loss, a setting out of range), and the shipped example's agent
+(test_algos_policy_gradient_learning.py trains it to 475 on CartPole-v1 within 100,000 steps).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
-from rlgraph.training import Trainer, load_run_spec
+from rlgraph.training import load_run_spec
+from rlgraph.training.trainer import make_executor
 from rlgraph_algos.policy_gradient.config import ActorCriticConfig, PPOConfig
 from rlgraph_algos.policy_gradient.dpo import DPOLoss
 
@@ -94,19 +95,11 @@ def test_a_bad_loss_spec_is_refused_at_its_key(loss_spec, message):
         PPOConfig.from_keys(keys(loss_spec=loss_spec))
 
 
-@pytest.mark.ci_backend("torch")
-@pytest.mark.parametrize(
-    "seed", [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
-)
-def test_dpo_solves_cartpole_within_100000_steps(seed, tmp_path, rlgraph_backend):
-    if rlgraph_backend == "numpy":
-        pytest.skip("needs gradients")
-    spec = load_run_spec(EXAMPLE, options={"seed": seed, "backend": rlgraph_backend})
-    assert spec.timesteps == 100_000 and spec.evaluation.target_return == 475
-    trainer = Trainer(spec, tmp_path / "run")
-    summary = trainer.run()
-    assert type(trainer.executor.agent._built_executor().root.policy_loss) is DPOLoss
-    assert summary.target_reached, (
-        f"best greedy mean {summary.best_eval_mean_return} after {summary.timesteps}"
-    )
-    assert summary.timesteps_to_target <= 100_000
+def test_the_example_trains_ppos_learner_on_dpos_loss():
+    """examples/dpo_cartpole.yaml reaches its target in test_algos_policy_gradient_learning.py."""
+    executor = make_executor(load_run_spec(EXAMPLE))
+    try:
+        root = executor.agent._built_executor().root
+        assert type(root.policy_loss) is DPOLoss and type(executor.agent).__name__ == "PPOAgent"
+    finally:
+        executor.terminate()

@@ -1,7 +1,8 @@
 """DQN learning runs: CartPole-v1 to a greedy mean of 475, and the 4x4 GridWorld's optimal Q-values.
 
-CartPole trains the shipped example (examples/dqn_cartpole.yaml) on 3 seeds; CI runs the first,
-``nox -s learning`` (marker ``learning``) the others.
+CartPole trains the shipped examples (examples/dqn_cartpole.yaml, and Munchausen-DQN's,
+examples/munchausen_dqn_cartpole.yaml) on 3 seeds; CI runs the first, ``nox -s learning`` (marker
+``learning``) the others.
 """
 
 from __future__ import annotations
@@ -18,17 +19,22 @@ from rlgraph.training import Trainer, load_run_spec
 from rlgraph.workers import SingleThreadedWorker
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "dqn_cartpole.yaml"
 
 
-@pytest.mark.ci_backend("jax")
+@pytest.mark.parametrize(
+    "example",
+    [
+        pytest.param("dqn_cartpole.yaml", marks=pytest.mark.ci_backend("jax")),
+        pytest.param("munchausen_dqn_cartpole.yaml", marks=pytest.mark.ci_backend("torch")),
+    ],
+)
 @pytest.mark.parametrize(
     "seed", [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]
 )
-def test_dqn_solves_cartpole_within_50000_steps(seed, tmp_path, rlgraph_backend):
+def test_dqn_solves_cartpole_within_50000_steps(example, seed, tmp_path, rlgraph_backend):
     if rlgraph_backend == "numpy":
         pytest.skip("needs gradients")
-    spec = load_run_spec(EXAMPLE, options={"seed": seed, "backend": rlgraph_backend})
+    spec = load_run_spec(ROOT / "examples" / example, options={"seed": seed, "backend": rlgraph_backend})
     assert spec.timesteps == 50_000 and spec.evaluation.target_return == 475
     summary = Trainer(spec, tmp_path / "run").run()
     assert summary.target_reached, (

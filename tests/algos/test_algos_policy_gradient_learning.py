@@ -1,6 +1,7 @@
 """Policy-gradient learning runs: the shipped examples reach their targets, on 3 seeds.
 
-PPO on CartPole-v1 (greedy mean 475 within 100,000 steps) and Pendulum-v1 (-250 within 200,000), A2C on
+PPO on CartPole-v1 (greedy mean 475 within 100,000 steps; DPO's loss too) and Pendulum-v1 (-250 within
+200,000), A2C on
 CartPole-v1 (475 within 500,000), recurrent PPO on the recall corridor (0.9 within 100,000; the same spec
 without its LSTM stays near 0, see test_algos_recurrent_policy_gradient.py), IMPALA in one process on
 CartPole-v1 (475 within 500,000), and PPO learning through the execution seam (a worker with its own
@@ -35,6 +36,7 @@ def train_example(name: str, seed: int, backend: str, run_dir: Path):
     ("example", "budget", "target"),
     [
         pytest.param("ppo_cartpole.yaml", 100_000, 475, marks=pytest.mark.ci_backend("tf")),
+        pytest.param("dpo_cartpole.yaml", 100_000, 475, marks=pytest.mark.ci_backend("torch")),
         pytest.param(
             "ppo_pendulum.yaml",
             200_000,
