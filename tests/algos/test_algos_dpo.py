@@ -23,7 +23,10 @@ from rlgraph_algos.policy_gradient.dpo import DPOLoss
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "dpo_cartpole.yaml"
 B = {"add_batch_rank": True}
-SPACES = {name: FloatBox(**B) for name in ("log_probs", "prev_log_probs", "advantages", "entropies")}
+SPACES = {
+    **{name: FloatBox(**B) for name in ("log_probs", "prev_log_probs", "advantages", "entropies")},
+    "time_step": IntBox(dtype=np.int64),
+}
 RNG = np.random.default_rng(3)
 # Ratios from exp(-1.5) to exp(1.5), advantages of both signs and 0.
 INPUTS = {
@@ -32,6 +35,7 @@ INPUTS = {
     "advantages": np.array([1.5, -2.0, 0.0, 0.3, -0.1, 3.0, -3.0, 0.7], np.float32),
     "entropies": RNG.uniform(0.0, 1.0, 8).astype(np.float32),
 }
+TIME_STEP = np.int64(2500)
 
 
 def relu(x):
@@ -48,13 +52,22 @@ def dpo_per_item(alpha, beta, weight_entropy, log_probs, prev_log_probs, advanta
     return -(ratio * advantages - drift) - weight_entropy * entropies
 
 
-@pytest.mark.parametrize("settings", [{}, {"alpha": 0.5, "beta": 1.5, "weight_entropy": 0.01}])
-def test_the_loss_is_the_papers_against_numpy(settings, rlgraph_backend):
+@pytest.mark.parametrize(
+    "settings, weight_entropy",
+    [
+        ({}, 0.0),
+        ({"alpha": 0.5, "beta": 1.5, "weight_entropy": 0.01}, 0.01),
+        # A decay over time steps, as PPO's: halfway from 0.1 to 0 at time step 2,500.
+        ({"weight_entropy": {"type": "linear_decay", "from": 0.1, "to": 0.0, "num_timesteps": 5000}}, 0.05),
+    ],
+)
+def test_the_loss_is_the_papers_against_numpy(settings, weight_entropy, rlgraph_backend):
+    arguments = [TIME_STEP if name == "time_step" else INPUTS[name] for name in DPOLoss.inputs()]
     mean, per_item, stats = ComponentTest(DPOLoss(**settings), SPACES, backend=rlgraph_backend).test(
-        ("loss", [INPUTS[name] for name in DPOLoss.inputs()])
+        ("loss", arguments)
     )
     alpha, beta = settings.get("alpha", 2.0), settings.get("beta", 0.6)
-    expected = dpo_per_item(alpha, beta, settings.get("weight_entropy", 0.0), **INPUTS)
+    expected = dpo_per_item(alpha, beta, weight_entropy, **INPUTS)
     np.testing.assert_allclose(per_item, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(mean, expected.mean(), rtol=1e-5, atol=1e-6)
     kl = np.mean(INPUTS["prev_log_probs"] - INPUTS["log_probs"])
@@ -93,6 +106,19 @@ def test_the_algorithms_own_loss_keys_beside_a_loss_spec_are_refused(config, key
 def test_a_bad_loss_spec_is_refused_at_its_key(loss_spec, message):
     with pytest.raises(SpecError, match=message):
         PPOConfig.from_keys(keys(loss_spec=loss_spec))
+
+
+def test_impala_refuses_a_loss_of_the_ratio_to_the_actors_policy():
+    """V-trace's advantages carry the importance weights of the actors' policy already."""
+    from rlgraph_algos.impala.config import IMPALAConfig
+
+    with pytest.raises(
+        SpecError, match=r"loss_spec\.type: DPOLoss reads prev_log_probs, which IMPALA cannot give"
+    ):
+        IMPALAConfig.from_keys(keys(loss_spec="dpo"))
+    # The actor-critic loss reads no ratio: IMPALA takes it (its own loss's keys then go in loss_spec).
+    config = IMPALAConfig.from_keys(keys(loss_spec={"type": "actor_critic_loss", "weight_pg": 2.0}))
+    assert config.loss_spec["weight_pg"] == 2.0
 
 
 def test_the_example_trains_ppos_learner_on_dpos_loss():

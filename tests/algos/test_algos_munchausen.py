@@ -111,12 +111,49 @@ def test_a_bad_loss_spec_is_refused_at_its_key(loss_spec, message):
         DQNConfig.from_keys(keys(loss_spec=loss_spec))
 
 
+def test_a_loss_spec_without_a_type_or_whose_loss_takes_what_no_learner_gives_is_refused(
+    tmp_path, monkeypatch
+):
+    with pytest.raises(
+        SpecError, match=r"loss_spec: give the loss's type: a registered QLearningLoss's name"
+    ):
+        DQNConfig.from_keys(keys(loss_spec={}))
+    (tmp_path / "needs_more.py").write_text(NEEDS_MORE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SpecError, match=r"loss_spec\.type: NeedsMore\.per_item_loss takes \['next_states'\]"):
+        DQNConfig.from_keys(keys(loss_spec="needs_more:NeedsMore"))
+
+
+def test_r2d2s_rescaled_values_are_not_dropped_without_a_word():
+    """R2D2 rescales values by default, a setting of DQN's own loss: with a loss_spec it must be turned off."""
+    from rlgraph_algos.r2d2.config import R2D2Config
+
+    r2d2 = {"n_step": 1, "internal_states_space": FloatBox(shape=(8,))}
+    with pytest.raises(
+        SpecError, match=r"value_rescaling: True \(R2D2Agent's default\) is a setting of DQN's own loss"
+    ):
+        R2D2Config.from_keys(keys(loss_spec="munchausen", **r2d2))
+    config = R2D2Config.from_keys(keys(loss_spec="munchausen", value_rescaling=False, **r2d2))
+    assert config.value_rescaling is False
+
+
 def test_a_distributional_dqn_refuses_a_loss_spec():
     from rlgraph_algos.dqn.config import CategoricalDQNConfig
 
     with pytest.raises(SpecError, match=r"loss_spec: does not apply: a distributional DQN's loss is its own"):
         CategoricalDQNConfig.from_keys(keys(loss_spec="munchausen"))
 
+
+NEEDS_MORE = """
+import rlgraph
+from rlgraph_algos.dqn.loss import QLearningLoss
+
+
+class NeedsMore(QLearningLoss):
+    @rlgraph.graph_fn(api=True, returns=2)
+    def per_item_loss(self, q_values, next_states):
+        return q_values, q_values
+"""
 
 PLAIN_LOSS = '''
 import rlgraph

@@ -701,18 +701,25 @@ def _td3_targets_case(id: str, make) -> ParityCase:
 
 
 # -- every other registered loss ----------------------------------------------------------------------
+def _q_loss_spaces(action_shape: tuple[int, ...] = ()) -> dict[str, Any]:
+    """Every input of a Q-learning loss: DQN's loss's, and the target's Q-values of the states."""
+    q_values = FloatBox(low=-3.0, high=3.0, shape=(*action_shape, 3), **B)
+    return {**_loss_spaces(action_shape=action_shape), "q_values_target": q_values}
+
+
 #: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS and
-#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS; the time step is given as 0).
-LOSS_INPUT_SPACES = {
-    QLearningLoss: {**_loss_spaces(), "q_values_target": FloatBox(low=-3.0, high=3.0, shape=(3,), **B)},
-    PolicyGradientLoss: {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)},
+#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS; the time step is given as 0), by case: a Q-learning loss
+#: also on actions of two dimensions.
+LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {
+    QLearningLoss: {"": _q_loss_spaces(), "-multi-dim-actions": _q_loss_spaces((2,))},
+    PolicyGradientLoss: {"": {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}},
 }
 #: The losses with cases of their own (above and below).
 OWN_CASES = (DQNLoss, PPOLoss, ActorCriticLoss)
 
 
 def registered_loss_cases() -> list[ParityCase]:
-    """A case of each registered loss of a family (a Q-learning or a policy-gradient loss) that has none of its
+    """Cases of each registered loss of a family (a Q-learning or a policy-gradient loss) that has none of its
     own, at its default settings: its learner's method on the inputs its parameters name, in batches of 5, 1
     and 16. A new loss needs no case of its own."""
     cases = []
@@ -723,7 +730,7 @@ def registered_loss_cases() -> list[ParityCase]:
         )
         if family is None or loss_class in OWN_CASES:
             continue
-        inputs, spaces = loss_class.inputs(), LOSS_INPUT_SPACES[family]
+        inputs = loss_class.inputs()
         calls = [
             (
                 loss_class.method,
@@ -731,7 +738,9 @@ def registered_loss_cases() -> list[ParityCase]:
             )
             for n in (5, 1, 16)
         ]
-        cases.append(ParityCase(f"algo-loss-{name}", loss_class, {i: spaces[i] for i in inputs}, calls))
+        for suffix, spaces in LOSS_INPUT_SPACES[family].items():
+            case_spaces = {i: spaces[i] for i in inputs}
+            cases.append(ParityCase(f"algo-loss-{name}{suffix}", loss_class, case_spaces, calls))
     return cases
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
 
+from rlgraph.agents.config import default_of
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
@@ -21,8 +22,8 @@ class Loss(Component):
 
     The learner calls :attr:`method` with the inputs its parameters name, of the family's :attr:`available`
     ones (a name and what it is: :data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`,
-    :data:`~rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS`), and computes only those; every loss of the
-    family takes :attr:`required`. :attr:`refuses`: the agent's keys the loss cannot learn with, each with
+    :data:`~rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS`), and computes only those the loss reads
+    (:meth:`stand_ins`); every loss of the family takes :attr:`required`. :attr:`refuses`: the agent's keys the loss cannot learn with, each with
     why: a spec that sets one to other than the family's default is refused before anything is built,
     naming both keys.
     """
@@ -30,12 +31,17 @@ class Loss(Component):
     method: ClassVar[str]
     available: ClassVar[Mapping[str, str]]
     required: ClassVar[tuple[str, ...]] = ()
-    refuses: ClassVar[dict[str, str]] = {}
+    refuses: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def inputs(cls) -> tuple[str, ...]:
         """The names of the inputs :attr:`method` takes, in its order."""
         return loss_inputs(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
+
+    def stand_ins(self) -> Mapping[str, str]:
+        """The inputs :attr:`method` takes but, at this loss's settings, does not read, each with the input
+        its learner may give in its place (one less to compute): none by default."""
+        return {}
 
 
 @functools.cache
@@ -61,35 +67,69 @@ def loss_inputs(loss_class: type[Loss]) -> tuple[str, ...]:
     return names
 
 
-def loss_spec_problems(config: Any, base: type[Loss], own_keys: Iterable[str], family: str) -> list[Problem]:
-    """What is wrong with ``config.loss_spec`` (None: nothing): the loss it names, made here to check its
-    settings, must be a ``base``; the keys of the family's own loss (``own_keys``) must not be given beside
-    it; the keys the loss refuses must keep the family's defaults (those of the first config class that
-    declares each)."""
+def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
+    """What is wrong with ``config.loss_spec`` (None: nothing), for a config whose class names its
+    ``algorithm``, its own loss's keys (``own_loss_keys``) and the inputs a loss may not take from it
+    (``refused_loss_inputs``: name and why). The loss, made here to check its settings, must be a subclass
+    of ``base`` whose inputs its learner gives. Of the own loss's keys none may be given, but where the agent
+    turns on by default what the family leaves off (R2D2's ``value_rescaling``), which the loss would drop:
+    that one must be given off. The keys the loss refuses must keep the family's defaults
+    (:func:`family_default`)."""
     if config.loss_spec is None:
         return []
     try:
         loss = base.from_spec(config.loss_spec, path="loss_spec")
+        loss_class = type(loss)
+        if loss_class is base:
+            raise SpecError(
+                f"give the loss's type: a registered {base.__name__}'s name or 'package.module:Class'",
+                "loss_spec",
+            )
+        inputs = loss_class.inputs()
     except SpecError as error:
         return list(problems_of(error))
-    name = type(loss).__name__
-    given = given_keys(config)
+    except TypeError as error:  # its method names what its learner does not give
+        return [Problem("loss_spec.type", str(error))]
+    name, algorithm = loss_class.__name__, config.algorithm
+    reads = set(inputs) - set(loss.stand_ins())
     problems = [
-        Problem(
-            key,
-            f"is a setting of {family}'s own loss, which loss_spec replaces with {name}: give {name} its "
-            "settings in loss_spec, or remove this key",
-        )
-        for key in own_keys
-        if key in given
+        Problem("loss_spec.type", f"{name} reads {key}, which {algorithm} cannot give: {reason}")
+        for key, reason in config.refused_loss_inputs.items()
+        if key in reads
     ]
-    for key, reason in type(loss).refuses.items():
-        value, neutral = getattr(config, key), family_default(type(config), key)
-        if value != neutral:
+    given = given_keys(config)
+    for key in config.own_loss_keys:
+        value, default, family = (
+            getattr(config, key),
+            default_of(type(config), key),
+            family_default(type(config), key),
+        )
+        switched_on = bool(default) and not family  # the agent turns on what the family leaves off
+        if key in given and not (switched_on and value == family):
             problems.append(
                 Problem(
                     key,
-                    f"{value!r} cannot be learned with loss_spec's {name}: {reason}; set {key}: {neutral!r}",
+                    f"is a setting of {algorithm}'s own loss, which loss_spec replaces with {name}: give {name} "
+                    "its settings in loss_spec, or remove this key",
+                )
+            )
+        elif key not in given and switched_on:
+            problems.append(
+                Problem(
+                    key,
+                    f"{default!r} ({config.agent}'s default) is a setting of {algorithm}'s own loss, which "
+                    f"loss_spec replaces with {name}: set {key}: {family!r} to learn with {name} alone",
+                )
+            )
+    for key, reason in loss_class.refuses.items():
+        if not hasattr(config, key):
+            continue
+        value, family = getattr(config, key), family_default(type(config), key)
+        if value != family:
+            problems.append(
+                Problem(
+                    key,
+                    f"{value!r} cannot be learned with loss_spec's {name}: {reason}; set {key}: {family!r}",
                 )
             )
     return problems
@@ -100,10 +140,5 @@ def family_default(config_class: type, key: str) -> Any:
     declares it: Ape-X's ``n_step`` of 3 is not DQN's 1."""
     for klass in reversed(config_class.__mro__):
         if attrs.has(klass) and key in attrs.fields_dict(klass):
-            field = attrs.fields_dict(klass)[key]
-            default = field.default
-            # attrs' stubs declare Factory a function (it is a class), so mypy cannot narrow to it.
-            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                return default.factory()  # type: ignore[union-attr]
-            return default
+            return default_of(klass, key)
     raise KeyError(f"no config class of {config_class.__name__} declares {key!r}")

@@ -10,7 +10,7 @@ from rlgraph.components import Component
 from rlgraph.errors import NotApplicableError
 from rlgraph.utils import nested
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
-from rlgraph_algos.dqn.learner import DQNLearnerGraph
+from rlgraph_algos.dqn.learner import TRANSITION_FIELDS, DQNLearnerGraph
 
 
 class DQFDLearnerGraph(DQNLearnerGraph):
@@ -131,8 +131,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
 
     def _dqfd_loss(self, records, weights, expert):
         """The TD loss of every row plus the weighted large-margin loss of the demonstrations (``expert``)."""
-        fields = ("states", "actions", "rewards", "terminals", "next_states", "discounts")
-        per_item_loss = self.per_item_loss_of(*(records[field] for field in fields))
+        per_item_loss = self.per_item_loss_of(*(records[field] for field in TRANSITION_FIELDS))
 
         def loss():
             q_values = self.policy.get_q_values(records["states"])

@@ -25,8 +25,6 @@ from rlgraph_algos.replay import REPLAY_ALIASES, names_frame_replay
 from rlgraph_networks.policies.categorical_q_policy import check_support
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 10_000}
-#: The keys of DQN's own loss (:class:`~rlgraph_algos.dqn.loss.DQNLoss`): a ``loss_spec`` replaces it.
-OWN_LOSS_KEYS = ("double_q", "huber_loss", "value_rescaling", "cql_alpha")
 APEX_MEMORY = {"type": "prioritized_replay", "capacity": 100_000, "alpha": 0.6, "beta": 0.4}
 #: The policy types whose dueling is known, by normalized name.
 _DUELING_OF_POLICY = {normalize_name("dueling_policy"): True, normalize_name("policy"): False}
@@ -51,6 +49,11 @@ class DQNConfig(LearningAgentConfig):
     """
 
     agent: ClassVar[str] = "DQNAgent"
+    #: The algorithm, as the messages name it, and the keys of its own loss
+    #: (:class:`~rlgraph_algos.dqn.loss.DQNLoss`), which a ``loss_spec`` replaces.
+    algorithm: ClassVar[str] = "DQN"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "huber_loss", "value_rescaling", "cql_alpha")
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
     rlgraph_names: ClassVar[dict[str, str]] = {**LearningAgentConfig.rlgraph_names, **REPLAY_ALIASES}
 
     policy_spec: Any = agent_argument("policy_spec")
@@ -77,7 +80,7 @@ class DQNConfig(LearningAgentConfig):
         )
 
     def _loss_conflicts(self) -> list[Problem]:
-        return loss_spec_problems(self, QLearningLoss, OWN_LOSS_KEYS, "DQN")
+        return loss_spec_problems(self, QLearningLoss)
 
     def _policy_conflicts(self) -> list[Problem]:
         policy_spec = self.policy_spec
@@ -184,6 +187,9 @@ class DistributionalDQNConfig(DQNConfig):
     cql_alpha: float = attrs.field(default=0.0, metadata={"check": reject(_OWN_LOSS)})
     loss_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_LOSS)})
     action_adapter_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_HEADS)})
+
+    def _loss_conflicts(self) -> list[Problem]:
+        return []  # loss_spec is refused: the loss is the algorithm's own
 
     def contradictions(self) -> list[Problem]:
         policy_type = self.policy_spec.get("type") if isinstance(self.policy_spec, Mapping) else None

@@ -113,18 +113,19 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
     def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts):
         """The loss's ``per_item_loss`` as a function of the online network's Q-values of ``states``: the other
-        inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient."""
-        names = self.loss.inputs()
+        inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient (those it
+        does not read at its settings given another's value: its ``stand_ins``)."""
+        names, stand_ins = self.loss.inputs(), self.loss.stand_ins()
         given = {"actions": actions, "rewards": rewards, "terminals": terminals, "discounts": discounts}
         networks = {
             "next_q_values_target": (self.target_policy, next_states),
             "next_q_values_online": (self.policy, next_states),
             "q_values_target": (self.target_policy, states),
         }
-        for name in names:
-            if name in networks:
-                network, inputs = networks[name]
-                given[name] = network.get_q_values(inputs)
+        for name in {stand_ins.get(name, name) for name in names} & set(networks):
+            network, inputs = networks[name]
+            given[name] = network.get_q_values(inputs)
+        given.update({name: given[other] for name, other in stand_ins.items()})
 
         def per_item_loss(q_values):
             values = {**given, "q_values": q_values}

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import rlgraph
+from rlgraph.errors import SpecError
 from rlgraph_algos.losses import Loss
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
@@ -103,12 +104,16 @@ class DQNLoss(QLearningLoss):
     ) -> None:
         super().__init__(scope=scope)
         if cql_alpha < 0.0:
-            raise ValueError(f"cql_alpha must be >= 0, got {cql_alpha}")
+            raise SpecError(f"must be >= 0, got {cql_alpha}", "cql_alpha")
         self.cql_alpha = float(cql_alpha)
         self.double_q = double_q
         self.huber_loss = huber_loss
         self.value_rescaling = value_rescaling
         self.rescaling_epsilon = check_epsilon(rescaling_epsilon, "rescaling_epsilon")
+
+    def stand_ins(self) -> Mapping[str, str]:
+        """Without double Q-learning the online network's next Q-values are not read: the target's stand in."""
+        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
 
     @rlgraph.graph_fn(api=True)
     def loss(

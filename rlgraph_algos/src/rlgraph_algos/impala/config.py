@@ -41,6 +41,10 @@ class IMPALAConfig(PolicyGradientConfig):
 
     algorithm: ClassVar[str] = "IMPALA"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_pg", "weight_entropy")
+    refused_loss_inputs: ClassVar[dict[str, str]] = {
+        "prev_log_probs": "its V-trace advantages carry the importance weights of the actors' policy already, "
+        "and a loss of the ratio to that policy would weight them twice"
+    }
 
     def contradictions(self) -> list[Problem]:
         problems = super().contradictions() + raised(queue_capacity, self.fifo_queue_spec)

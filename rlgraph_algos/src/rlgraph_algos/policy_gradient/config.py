@@ -54,10 +54,12 @@ class PolicyGradientConfig(LearningAgentConfig):
     #: The algorithm, as the messages name it, and the keys of its own policy loss, which a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "the policy-gradient agent"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_entropy",)
+    #: The inputs a ``loss_spec``'s loss may not take, each with why.
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
 
     def contradictions(self) -> list[Problem]:
         problems = raised(memory_capacity, self.memory_spec)
-        problems += loss_spec_problems(self, PolicyGradientLoss, self.own_loss_keys, self.algorithm)
+        problems += loss_spec_problems(self, PolicyGradientLoss)
         if self.value_function_optimizer_spec is not None and self.value_function_spec is None:
             problems.append(
                 Problem(

@@ -50,6 +50,11 @@ def _decay(spec: Any, key: str, positive: bool = False) -> Decay:
     return decay
 
 
+def entropy_weight(spec: Any) -> Decay:
+    """An entropy bonus's weight (``weight_entropy``): a number, ``[from, to]`` or a decay spec; None: 0."""
+    return _decay(0.0 if spec is None else spec, "weight_entropy")
+
+
 class ValueLoss(Component):
     """``0.5 * (V(s) - R)^2`` per item, times ``weight``; with ``clipping`` c (PPO's value function
     clipping), ``0.5 * max((V - R)^2, (V_old + clip(V - V_old, -c, c) - R)^2)``. (RLgraph's code left out
@@ -94,7 +99,7 @@ class PPOLoss(PolicyGradientLoss):
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         self.clip_ratio = _decay(clip_ratio, "clip_ratio", positive=True)
-        self.weight_entropy = _decay(0.0 if weight_entropy is None else weight_entropy, "weight_entropy")
+        self.weight_entropy = entropy_weight(weight_entropy)
 
     @rlgraph.api
     def loss(
@@ -135,7 +140,11 @@ class ActorCriticLoss(PolicyGradientLoss):
     ) -> None:
         super().__init__(scope=scope, **kwargs)
         self.weight_pg = non_negative(weight_pg, "weight_pg")
-        self.weight_entropy = _decay(0.0 if weight_entropy is None else weight_entropy, "weight_entropy")
+        self.weight_entropy = entropy_weight(weight_entropy)
+
+    def stand_ins(self) -> Mapping[str, str]:
+        """The acting policy's log-likelihoods are not read (no ratio): the learned policy's stand in."""
+        return {"prev_log_probs": "log_probs"}
 
     @rlgraph.api
     def loss(
