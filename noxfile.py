@@ -68,10 +68,11 @@ PYTHON = "3.11"
 #: small disk.
 DISCARD_VENVS = os.environ.get("RLGRAPH_NOX_DISCARD_VENVS") == "1"
 ROOT = Path(__file__).parent
-#: Every install's pip options: the pins, and no byte-compiling of what it installs. Python compiles the modules
-#: a test imports when it first imports them, a fraction of torch's, TensorFlow's and JAX's files: the three
-#: frameworks install in about 60% of the time.
-INSTALL_OPTIONS = ("--no-compile", "-c", str(ROOT / "constraints.txt"))
+#: Every install's pins. (pip byte-compiles what it installs, and the sessions keep that: with
+#: ``PYTHONDONTWRITEBYTECODE=1``, set on this machine (CI's kind), Python writes no bytecode itself, and a venv installed
+#: with ``--no-compile`` compiled torch's, TensorFlow's and JAX's modules again in every process that imported
+#: them: the tf session took 11 minutes in place of 5.)
+CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 # What the core must never import, nor have installed beside it in its session.
 FORBIDDEN_IN_CORE = ("torch", "tensorflow", "ray")
 # The backend-neutral packages: components and algorithms, run by every backend session.
@@ -107,7 +108,7 @@ def install_local(session: nox.Session, *requirements: str) -> None:
     for requirement in requirements:
         package, bracket, extras = requirement.partition("[")
         wheels.append(f"{local_wheel(session, package)}{bracket}{extras}")
-    session.install(*INSTALL_OPTIONS, *wheels)
+    session.install(*CONSTRAINTS, *wheels)
 
 
 def local_wheel(session: nox.Session, package: str) -> Path:
@@ -137,10 +138,10 @@ def run_tests(session: nox.Session, *args: str, env: dict[str, str], parallel: b
     :data:`COVERAGE_DIR`, with line coverage (pyproject.toml's [tool.coverage]: subprocesses too)."""
     options: list[str] = []
     if parallel:
-        session.install(*INSTALL_OPTIONS, "pytest-xdist")
+        session.install(*CONSTRAINTS, "pytest-xdist")
         options += ["--durations=15", *PARALLEL]
     if COVERAGE_DIR is not None:
-        session.install(*INSTALL_OPTIONS, *COVERAGE_TOOLS)
+        session.install(*CONSTRAINTS, *COVERAGE_TOOLS)
         options += ["--cov", "--cov-report="]
         env = {**env, "COVERAGE_FILE": str(COVERAGE_DIR / f".coverage.{session.name}")}
     session.run("pytest", *args, "-q", *options, *session.posargs, env=env)
@@ -196,7 +197,7 @@ def session(*, reuse_venv: bool | None = None, **options: Any) -> Callable[[Sess
 @session()
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check over the repository."""
-    session.install(*INSTALL_OPTIONS, RUFF)
+    session.install(RUFF)
     session.run("ruff", "check", "--output-format=concise", ".")
     session.run("ruff", "format", "--check", ".")
 
@@ -208,7 +209,7 @@ def types(session: nox.Session) -> None:
     Backend contract; the component plugins the algorithms import are installed for their types. TensorFlow's
     values are Any to mypy (pyproject.toml says why): it is not installed, nor rlgraph-tf (mypy reads it from
     its source)."""
-    session.install(*INSTALL_OPTIONS, MYPY)
+    session.install(*CONSTRAINTS, MYPY)
     install_local(session, "./core[test]", "./rlgraph_torch", "./rlgraph_jax", *COMPONENT_PACKAGES)
     session.run("mypy")
 
@@ -226,7 +227,7 @@ def plugin_authoring(session: nox.Session) -> None:
     """docs/writing-a-plugin.md, step by step: generate, install, list, use and test a plugin."""
     install_local(session, "./core[test]")
     # The test installs the generated plugins without build isolation, with this venv's setuptools.
-    session.install(*INSTALL_OPTIONS, "setuptools>=70.1")
+    session.install(*CONSTRAINTS, "setuptools>=70.1")
     env = test_env(session, RLGRAPH_PLUGIN_AUTHORING="1")
     run_tests(session, "tests/plugin_authoring", env=env)
 
@@ -399,7 +400,7 @@ def docs(session: nox.Session) -> None:
     The spec reference is generated from the installed agents and components (no backend needed), the
     API reference from the docstrings."""
     install_local(session, "./core", *COMPONENT_PACKAGES)
-    session.install(*INSTALL_OPTIONS, *DOCS_TOOLS)
+    session.install(*CONSTRAINTS, *DOCS_TOOLS)
     site = Path(session.create_tmp()) / "site"
     session.run(
         "mkdocs", "build", "--strict", "--site-dir", str(site), env=test_env(session, NO_MKDOCS_2_WARNING="1")
@@ -415,7 +416,7 @@ def coverage(session: nox.Session) -> None:
         session.error(
             "give the folder the sessions wrote their data to: RLGRAPH_COVERAGE=DIR nox -s coverage"
         )
-    session.install(*INSTALL_OPTIONS, *COVERAGE_TOOLS)
+    session.install(*CONSTRAINTS, *COVERAGE_TOOLS)
     # The sessions' files, named: a report on a data file takes in (and deletes) the parallel files of its name.
     sessions = sorted(str(path) for path in COVERAGE_DIR.glob(".coverage.*"))
     if not sessions:
