@@ -8,6 +8,10 @@ it to 475 on CartPole-v1 within 50,000 steps).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +191,40 @@ def test_a_loss_from_a_plain_module_trains_by_module_and_class(tmp_path, monkeyp
     agent = trainer.executor.agent
     assert type(agent._built_executor().root.loss).__name__ == "SarsaMaxLoss"
     assert summary.updates > 0 and np.isfinite(agent.last_loss)
+
+
+ONE_FILE_SPEC = """
+environment: CartPole-v1
+timesteps: 300
+agent:
+  type: dqn
+  loss_spec: {type: 'sarsa_max:SarsaMaxLoss'}
+  update_spec: {steps_before_update: 64, batch_size: 32}
+"""
+
+
+@pytest.mark.ci_backend("torch")
+def test_the_rlgraph_command_imports_a_loss_from_the_folder_it_runs_in(tmp_path, rlgraph_backend):
+    """A loss in one file beside its run spec: ``rlgraph train`` puts its working folder on the import path,
+    as ``python -m`` does, so ``type: 'module:Class'`` finds the file with no package and no PYTHONPATH."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    (tmp_path / "sarsa_max.py").write_text(PLAIN_LOSS)
+    (tmp_path / "spec.yaml").write_text(ONE_FILE_SPEC)
+    command = [str(Path(sys.executable).with_name("rlgraph")), "train", "spec.yaml", "--run-dir", "run"]
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(
+        [*command, "--backend", rlgraph_backend, "--quiet", "--eval-episodes", "0"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["timesteps"] >= 300 and summary["updates"] > 0
 
 
 def test_the_example_trains_dqns_learner_on_munchausens_loss():

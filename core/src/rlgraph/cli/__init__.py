@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -37,6 +38,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "new-plugin": ("rlgraph.cli.new_plugin", "create a new plugin distribution from a template"),
     "certify": ("rlgraph.cli.certify", "check every property of a plugin's components on every backend"),
 }
+
+
+def console() -> None:
+    """The ``rlgraph`` console script: :func:`main`, with the working directory first on the import path, as
+    ``python -m`` puts it there, so that a spec's ``module:Class`` names a module of the folder it runs in (a
+    loss written in one file beside its run spec)."""
+    sys.path.insert(0, os.getcwd())
+    raise SystemExit(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
