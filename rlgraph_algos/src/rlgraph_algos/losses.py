@@ -67,6 +67,11 @@ def loss_inputs(loss_class: type[Loss]) -> tuple[str, ...]:
     return names
 
 
+def of_taken(ops: Any, values: Any, actions: Any) -> Any:
+    """``values[..., actions]``: each row's value of its discrete action, ``(B, *K, A)`` -> ``(B, *K)``."""
+    return ops.squeeze(ops.take_along_axis(values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1)
+
+
 def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
     """What is wrong with ``config.loss_spec`` (None: nothing), for a config whose class names its
     ``algorithm``, its own loss's keys (``own_loss_keys``) and the inputs a loss may not take from it
@@ -85,9 +90,10 @@ def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
                 f"give the loss's type: a registered {base.__name__}'s name or 'package.module:Class'",
                 "loss_spec",
             )
-        inputs = loss_class.inputs()
     except SpecError as error:
         return list(problems_of(error))
+    try:
+        inputs = loss_class.inputs()
     except TypeError as error:  # its method names what its learner does not give
         return [Problem("loss_spec.type", str(error))]
     name, algorithm = loss_class.__name__, config.algorithm

@@ -14,6 +14,7 @@ from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph.utils import nested
 from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
+from rlgraph_algos.losses import of_taken
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
@@ -206,9 +207,7 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
     @rlgraph.graph_fn
     def _graph_fn_taken(self, q_values_all, actions):
         """Of critics with a value per discrete action, ``Q(s, .)``: the value of each row's action."""
-        ops = self.ops
-        index = ops.expand_dims(ops.cast(actions, "int64"), -1)
-        return ops.squeeze(ops.take_along_axis(q_values_all, index, -1), -1)
+        return of_taken(self.ops, q_values_all, actions)
 
     def sync(self) -> list[Any]:
         return [synchronizer.sync() for synchronizer in self.held(self.synchronizers, "synchronizers")]

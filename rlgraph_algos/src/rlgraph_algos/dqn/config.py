@@ -175,8 +175,8 @@ _OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no actio
 @agent_config
 class DistributionalDQNConfig(DQNConfig):
     """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its loss and heads are its own, so
-    ``huber_loss``, ``value_rescaling``, ``cql_alpha``, ``loss_spec`` and ``action_adapter_spec`` do not apply, and ``policy_spec`` names no
-    type (``units_state_value_stream`` for dueling)."""
+    ``huber_loss``, ``value_rescaling``, ``cql_alpha``, ``loss_spec`` and ``action_adapter_spec`` do not apply,
+    and ``policy_spec`` names no type (``units_state_value_stream`` for dueling)."""
 
     #: The algorithm and its heads' type, for the messages.
     algorithm: ClassVar[str] = "a distributional DQN"

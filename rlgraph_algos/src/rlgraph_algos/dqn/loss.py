@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import rlgraph
 from rlgraph.errors import SpecError
-from rlgraph_algos.losses import Loss
+from rlgraph_algos.losses import Loss, of_taken
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
 #: What a Q-learning learner (DQN's, Ape-X's, DQfD's, R2D2's) gives its loss's ``per_item_loss``, by the names of
@@ -35,11 +35,6 @@ class QLearningLoss(Loss):
     method: ClassVar[str] = "per_item_loss"
     available: ClassVar[Mapping[str, str]] = Q_LOSS_INPUTS
     required: ClassVar[tuple[str, ...]] = ("q_values",)
-
-
-def of_taken(ops: Any, values: Any, actions: Any) -> Any:
-    """``values[..., actions]``: each row's value of its action, ``(B, *K, A)`` -> ``(B, *K)``."""
-    return ops.squeeze(ops.take_along_axis(values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1)
 
 
 def per_action_dimension(ops: Any, like: Any, *values: Any) -> list[Any]:
