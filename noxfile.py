@@ -134,7 +134,9 @@ def local_wheel(session: nox.Session, package: str) -> Path:
         folder = Path(tempfile.mkdtemp(prefix="rlgraph-wheel-"))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         if session.venv_backend == "uv":
-            session.run_install("uv", "build", "--wheel", "-q", "--out-dir", str(folder), package, silent=True)
+            session.run_install(
+                "uv", "build", "--wheel", "-q", "--out-dir", str(folder), package, silent=True
+            )
         else:
             session.run_install(
                 "python", "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), package, silent=True
