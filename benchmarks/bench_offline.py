@@ -1,12 +1,14 @@
-"""Offline RL beside d3rlpy: discrete CQL, continuous CQL and IQL on the same recorded datasets.
+"""Offline RL beside d3rlpy: discrete CQL, continuous CQL, IQL and TD3+BC on the same recorded datasets.
 
-Three pairings, each on seeds 1, 2 and 3, RLgraph and d3rlpy alternating seed by seed in one run:
+Four pairings, each on seeds 1, 2 and 3, RLgraph and d3rlpy alternating seed by seed in one run:
 
 1. ``cartpole-cql``: CartPole-v1, RLgraph's DQN with ``cql_alpha`` against d3rlpy's ``DiscreteCQLConfig()``;
    target: a greedy mean return of 400.
 2. ``pendulum-cql``: Pendulum-v1, RLgraph's SAC with ``cql_alpha`` against d3rlpy's ``CQLConfig()``;
    target -250.
 3. ``pendulum-iql``: Pendulum-v1, RLgraph's IQL against d3rlpy's ``IQLConfig()``; target -250.
+4. ``pendulum-td3bc``: Pendulum-v1, RLgraph's TD3 with ``loss_spec: td3_bc`` against d3rlpy's
+   ``TD3PlusBCConfig()``; target -250.
 
 The datasets are recorded first with ``rlgraph dataset record``, as the offline tests record them: 50,000
 steps of the stored DQN (tests/algos/offline_runs/cartpole-dqn, a random action at probability 0.3) and of the
@@ -98,6 +100,14 @@ RLGRAPH_AGENTS: dict[str, dict[str, Any]] = {
         "update_spec": {"batch_size": 256},
         "optimizer_spec": {"type": "adam", "learning_rate": 0.001},  # the policy's
     },
+    "pendulum-td3bc": {
+        "type": "td3",
+        "loss_spec": {"type": "td3_bc", "alpha": 2.5},
+        "network_spec": _NETWORK,
+        "memory_spec": {"type": "replay", "capacity": 50000},
+        "update_spec": {"batch_size": 256},
+        "optimizer_spec": {"type": "adam", "learning_rate": 0.001},  # the policy's
+    },
 }
 
 #: The datasets: the stored run to play (recorded as ``<run>-v0``) and its exploration.
@@ -122,6 +132,7 @@ PAIRINGS = {
     "cartpole-cql": Pairing("CartPole-v1", "cartpole", "DiscreteCQLConfig", 400.0, 10_000, 3_000, 1_000),
     "pendulum-cql": Pairing("Pendulum-v1", "pendulum", "CQLConfig", -250.0, 30_000, 600, 300),
     "pendulum-iql": Pairing("Pendulum-v1", "pendulum", "IQLConfig", -250.0, 60_000, 2_000, 1_000),
+    "pendulum-td3bc": Pairing("Pendulum-v1", "pendulum", "TD3PlusBCConfig", -250.0, 30_000, 2_000, 1_000),
 }
 
 
@@ -400,6 +411,7 @@ def main() -> int:
     parser.add_argument("--cartpole-steps", type=int, help="budget of cartpole-cql (default 10,000)")
     parser.add_argument("--cql-steps", type=int, help="budget of pendulum-cql (default 30,000)")
     parser.add_argument("--iql-steps", type=int, help="budget of pendulum-iql (default 60,000)")
+    parser.add_argument("--td3bc-steps", type=int, help="budget of pendulum-td3bc (default 30,000)")
     parser.add_argument(
         "--datasets", type=Path, help="folder to record the datasets into (or reuse them from)"
     )
@@ -414,6 +426,7 @@ def main() -> int:
         "cartpole-cql": args.cartpole_steps,
         "pendulum-cql": args.cql_steps,
         "pendulum-iql": args.iql_steps,
+        "pendulum-td3bc": args.td3bc_steps,
     }
     d3rlpy = import_d3rlpy()
     if d3rlpy is None:

@@ -24,7 +24,12 @@ from rlgraph.components import Component
 from rlgraph.spaces import BoolBox, FloatBox, IntBox, Tuple
 from rlgraph.testing.parity import Call, ParityCase, Sampled, with_sampled_spaces
 from rlgraph.testing.strategies import box_spaces, ranked
-from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import (
+    ActorLoss,
+    ConservativePenalty,
+    SACLoss,
+    TD3Loss,
+)
 from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
@@ -682,7 +687,6 @@ TD3_SPACES = {
     "terminals": BoolBox(**B),
     "q_values": _TWIN,
     "targets": FloatBox(low=-1.0, high=1.0, **B),
-    "q_values_sampled": FloatBox(low=-5.0, high=5.0, **B),
 }
 
 
@@ -694,7 +698,6 @@ def _td3_targets_case(id: str, make) -> ParityCase:
         ("targets", targets),
         ("targets", targets),
         ("critic_loss", (Sampled("q_values"), Sampled("targets"))),
-        ("actor_loss", (Sampled("q_values_sampled"),)),
         Call("sample_noise", (Sampled("target_actions"),), random=True),
     ]
     return ParityCase(f"algo-td3-loss-{id}", make, TD3_SPACES, calls)
@@ -710,9 +713,16 @@ def _q_loss_spaces(action_shape: tuple[int, ...] = ()) -> dict[str, Any]:
 #: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS and
 #: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS; the time step is given as 0), by case: a Q-learning loss
 #: also on actions of two dimensions.
+#: Every input of a deterministic policy's loss (TD3's): actions of two dimensions in [-2, 2].
+ACTOR_LOSS_SPACES = {
+    "q_values": FloatBox(low=-5.0, high=5.0, **B),
+    "policy_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+    "actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+}
 LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {
     QLearningLoss: {"": _q_loss_spaces(), "-multi-dim-actions": _q_loss_spaces((2,))},
     PolicyGradientLoss: {"": {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}},
+    ActorLoss: {"": ACTOR_LOSS_SPACES},
 }
 #: The losses with cases of their own (above and below).
 OWN_CASES = (DQNLoss, PPOLoss, ActorCriticLoss)

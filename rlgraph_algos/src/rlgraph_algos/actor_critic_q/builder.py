@@ -14,7 +14,13 @@ from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.spaces.masks import action_mask_space
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.actor_critic_q.graph import SACGraph, TD3Graph, Temperature
-from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import (
+    ActorLoss,
+    ConservativePenalty,
+    DeterministicPolicyGradientLoss,
+    SACLoss,
+    TD3Loss,
+)
 from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
@@ -217,11 +223,18 @@ class TD3Builder(ActorCriticQBuilder):
                     noise_std=config.target_noise_std * scale,
                     noise_clip=config.target_noise_clip * scale,
                 ),
+                actor_loss=self.actor_loss(),
             )
         policy = DeterministicPolicy(
             config.network_spec, action_space=space, weights_spec=config.weights_spec
         )
         return TD3Graph(policy=policy, exploration=exploration, **parts)
+
+    def actor_loss(self) -> ActorLoss:
+        """The ``loss_spec``'s policy loss, else the deterministic policy gradient's."""
+        if self.config.loss_spec is not None:
+            return ActorLoss.from_spec(self.config.loss_spec, path="loss_spec")
+        return DeterministicPolicyGradientLoss()
 
     def exploration_spec(self, scale: float) -> dict[str, Any]:
         if self.config.exploration_spec is not None:

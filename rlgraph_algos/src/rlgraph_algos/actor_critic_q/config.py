@@ -18,7 +18,9 @@ from rlgraph.agents.config import (
 from rlgraph.agents.specs import GivenKeys, UpdateSpec, at_least, fraction_check, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive, positive_int
-from rlgraph.specs.validation import construct
+from rlgraph.specs.validation import Problem, construct
+from rlgraph_algos.actor_critic_q.losses import ActorLoss
+from rlgraph_algos.losses import loss_spec_problems
 from rlgraph_algos.replay import REPLAY_ALIASES
 
 DEFAULT_MEMORY = {"type": "replay", "capacity": 100_000}
@@ -150,9 +152,15 @@ class TD3Config(ActorCriticQConfig):
     actions; default Gaussian, 0.1 of the action bounds' half-width), ``twin_q`` (two critics, the minimum of
     their targets; else one), ``policy_delay`` (gradient steps per policy step and target move),
     ``target_noise_std`` and ``target_noise_clip`` (the target policy's smoothing noise, as fractions of the
-    half-width) and ``weights_spec`` (the initializer of the policy's output layer)."""
+    half-width) and ``weights_spec`` (the initializer of the policy's output layer). ``loss_spec``: another policy loss in place of
+    the deterministic policy gradient's (an :class:`~rlgraph_algos.actor_critic_q.losses.ActorLoss`: a registered
+    name such as ``td3_bc``, or ``package.module:Class``, with its settings)."""
 
     agent: ClassVar[str] = "TD3Agent"
+    #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces.
+    algorithm: ClassVar[str] = "TD3"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ()
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
 
     exploration_spec: Any = agent_argument("exploration_spec")
     twin_q: bool = True
@@ -160,7 +168,11 @@ class TD3Config(ActorCriticQConfig):
     target_noise_std: float = 0.2
     target_noise_clip: float = 0.5
     weights_spec: Any = None
+    loss_spec: Any = None
     name: str = "td3-agent"
+
+    def contradictions(self) -> list[Problem]:
+        return super().contradictions() + loss_spec_problems(self, ActorLoss)
 
 
 @agent_config
@@ -168,6 +180,7 @@ class DDPGConfig(TD3Config):
     """TD3's keys with DDPG's defaults: one critic, no target smoothing, a policy step every gradient step."""
 
     agent: ClassVar[str] = "DDPGAgent"
+    algorithm: ClassVar[str] = "DDPG"
 
     twin_q: bool = False
     policy_delay: int = attrs.field(default=1, metadata=check_of(positive_int))

@@ -13,7 +13,7 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph.utils import nested
-from rlgraph_algos.actor_critic_q.losses import ConservativePenalty, SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import ActorLoss, ConservativePenalty, SACLoss, TD3Loss
 from rlgraph_algos.losses import of_taken
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
@@ -430,8 +430,9 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
     """TD3 (and DDPG, with one critic and no target smoothing): a deterministic policy with a target copy,
     exploration noise when acting, and the losses of :class:`~rlgraph_algos.actor_critic_q.losses.TD3Loss`:
     the critics step on the clipped double-Q targets of the target policy's smoothed actions; the policy
-    steps on ``-Q_1(s, mu(s))`` where ``update_actor`` (TD3's delayed policy updates); with
-    ``sync_targets``, the target critics and the target policy move by ``sync_tau``.
+    steps on its ``actor_loss`` (an :class:`~rlgraph_algos.actor_critic_q.losses.ActorLoss`: ``-Q_1(s,
+    mu(s))`` by default) where ``update_actor`` (TD3's delayed policy updates); with ``sync_targets``, the
+    target critics and the target policy move by ``sync_tau``.
 
     API: ``get_actions(states, time_step, use_exploration, apply_preprocessing)``: the policy's actions with
     exploration noise (clipped to the bounds), the policy's own without, and the preprocessed states; and
@@ -445,6 +446,7 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
         policy: DeterministicPolicy,
         exploration: Exploration,
         loss: TD3Loss | None = None,
+        actor_loss: ActorLoss | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(policy=policy, **kwargs)
@@ -455,7 +457,7 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
             )
             self.held(self.synchronizers, "synchronizers").append(self.policy_synchronizer)
         self.exploration = exploration
-        self.loss = loss
+        self.loss, self.actor_loss = loss, actor_loss
 
     def greedy_actions(self, preprocessed_states):
         return self.policy.get_action(preprocessed_states)
@@ -478,9 +480,11 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
             return {"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}
 
         def actor_loss():
-            mean, _ = self.loss.actor_loss(
-                self.q_functions[0].q_values(states, self.policy.get_action(states))
-            )
+            policy_actions = self.policy.get_action(states)
+            given = {"policy_actions": policy_actions, "actions": actions}
+            names = self.actor_loss.inputs()
+            given["q_values"] = self.q_functions[0].q_values(states, policy_actions)
+            mean, _ = self.actor_loss.actor_loss(*(given[name] for name in names))
             return mean
 
         actor_loss, _ = self.optimizer.step(actor_loss, time_step)

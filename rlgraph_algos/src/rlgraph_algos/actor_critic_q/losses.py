@@ -1,10 +1,12 @@
 """The losses of off-policy actor-critic methods: Soft Actor-Critic's three, and TD3's (clipped double-Q
-targets with target policy smoothing, which DDPG uses with one Q-function and no smoothing)."""
+targets with target policy smoothing, which DDPG uses with one Q-function and no smoothing), and what TD3's
+learner gives its policy's loss (:data:`ACTOR_LOSS_INPUTS`, :class:`ActorLoss`)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,6 +15,7 @@ from rlgraph.components import Component
 from rlgraph.errors import NotApplicableError, SpecError
 from rlgraph.specs.checks import positive, positive_int, unit_interval
 from rlgraph.utils import nested
+from rlgraph_algos.losses import Loss
 from rlgraph_networks.distributions.continuous import Interval
 
 
@@ -127,20 +130,21 @@ class SACLoss(Component):
 
 class TD3Loss(Component):
     """The losses of TD3 (Fujimoto et al., 2018): target policy smoothing, clipped double Q-learning, and
-    the deterministic policy gradient's actor loss. DDPG's (Lillicrap et al., 2016) are the same with one
-    critic (the minimum of one) and ``noise_std = 0``.
+        the deterministic policy gradient's actor loss. DDPG's (Lillicrap et al., 2016) are the same with one
+        critic (the minimum of one) and ``noise_std = 0``.
 
-    With the target policy ``mu'``, critics ``Q_i`` and their targets ``Q'_i``::
+        With the target policy ``mu'``, critics ``Q_i`` and their targets ``Q'_i``::
 
-        smoothed_actions(mu'(s'), noise): a' = clip(mu'(s') + clip(noise * noise_std, -noise_clip,
-                                                                   noise_clip), low, high)
-        targets(Q'_i(s', a'), r, terminal): y = r + discount * (1 - terminal) * min_i Q'_i(s', a')
-        critic_loss(Q_i(s, a), y):           sum_i (Q_i(s, a) - y)^2
-        actor_loss(Q_1(s, mu(s))):           -Q_1(s, mu(s))
+            smoothed_actions(mu'(s'), noise): a' = clip(mu'(s') + clip(noise * noise_std, -noise_clip,
+                                                                       noise_clip), low, high)
+            targets(Q'_i(s', a'), r, terminal): y = r + discount * (1 - terminal) * min_i Q'_i(s', a')
+            critic_loss(Q_i(s, a), y):           sum_i (Q_i(s, a) - y)^2
 
-    ``noise`` is standard normal (``sample_noise(target_actions)`` draws it from the graph's stream);
-    ``low`` and ``high`` are the action bounds. ``y`` carries no gradient. The losses return
-    ``(mean, per item)``.
+    (The policy's loss is an :class:`ActorLoss`: the deterministic policy gradient's by default.)
+
+        ``noise`` is standard normal (``sample_noise(target_actions)`` draws it from the graph's stream);
+        ``low`` and ``high`` are the action bounds. ``y`` carries no gradient. The losses return
+        ``(mean, per item)``.
     """
 
     def __init__(
@@ -183,9 +187,35 @@ class TD3Loss(Component):
         per_item = squared_errors(self.ops, q_values, targets)
         return self.ops.mean(per_item), per_item
 
+
+#: What TD3's and DDPG's learner gives its actor loss's ``actor_loss``, by the names of its parameters: one row per
+#: transition of the batch.
+ACTOR_LOSS_INPUTS: dict[str, str] = {
+    "q_values": "Q_1(s, mu(s)): the first critic's value of the policy's actions (the gradient flows through mu)",
+    "policy_actions": "mu(s): the policy's actions of the states (the gradient flows here)",
+    "actions": "a: the actions taken (a dataset's, offline)",
+}
+
+
+class ActorLoss(Loss):
+    """The policy's loss of a deterministic-policy learner (TD3's, DDPG's), which gives its ``actor_loss`` graph
+    function the inputs its parameters name (:data:`ACTOR_LOSS_INPUTS`; ``q_values`` always) and takes back
+    ``(mean, per transition)``. Its settings are its own constructor's (a spec's ``loss_spec``)."""
+
+    method: ClassVar[str] = "actor_loss"
+    available: ClassVar[Mapping[str, str]] = ACTOR_LOSS_INPUTS
+    required: ClassVar[tuple[str, ...]] = ("q_values",)
+
+
+class DeterministicPolicyGradientLoss(ActorLoss):
+    """The deterministic policy gradient's actor loss (Silver et al., 2014), TD3's and DDPG's: ``-Q_1(s, mu(s))``."""
+
+    def __init__(self, scope: str = "actor-loss", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+
     @rlgraph.graph_fn(api=True)
-    def actor_loss(self, q_values_sampled: Any) -> Any:
-        per_item = -q_values_sampled
+    def actor_loss(self, q_values: Any) -> Any:
+        per_item = -q_values
         return self.ops.mean(per_item), per_item
 
 
