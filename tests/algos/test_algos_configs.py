@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 
 from rlgraph.agents import Agent, DQNAgent
-from rlgraph.agents.config import AgentConfig, agent_config_class
+from rlgraph.agents.config import AgentConfig, agent_argument, agent_config, agent_config_class, nested_spec
+from rlgraph.agents.specs import UpdateSpec
 from rlgraph.errors import SpecError
 from rlgraph.plugins import list_plugins, load
 from rlgraph.spaces import FloatBox, IntBox
@@ -111,9 +114,17 @@ def test_a_discount_given_as_none_is_the_default():
 
 def test_subclasses_of_shipped_agents_extend_their_keys_or_take_their_own_in_a_constructor():
     from rlgraph_algos.policy_gradient.agent import PolicyGradientAgent, PPOAgent
+    from rlgraph_algos.policy_gradient.config import PPOConfig
+
+    @agent_config
+    class ExploringPPOConfig(PPOConfig):
+        exploration_spec: Any = agent_argument("exploration_spec")
+        update_spec: UpdateSpec | None = nested_spec(
+            UpdateSpec, uses=("batch_size", "num_iterations", "sample_size", "sync_tau")
+        )
 
     class ExploringPPO(PPOAgent):
-        spec_keys = ("exploration_spec", "update_spec.sync_tau")
+        config_class = ExploringPPOConfig
 
     agent = ExploringPPO.from_spec(
         {

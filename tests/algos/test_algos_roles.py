@@ -252,18 +252,6 @@ def test_a_builder_that_changes_the_graph_without_naming_its_roles_builds_its_wh
     assert own.role is Role.AGENT and isinstance(own.root, OwnGraph) and own.has_api("observe")
 
 
-def test_an_agent_class_refuses_what_its_builder_holds():
-    from rlgraph_algos.dqn.agent import DQNAgent
-    from rlgraph_algos.dqn.learner import DQNLearnerGraph
-
-    with pytest.raises(
-        TypeError, match="OldStyle defines graph_class, which DQNBuilder holds: derive a builder"
-    ):
-
-        class OldStyle(DQNAgent):  # before builders, this changed the root's class: now it would do nothing
-            graph_class = DQNLearnerGraph
-
-
 def test_a_dqfd_policy_refuses_demonstrations(rlgraph_backend):
     skip_numpy(rlgraph_backend)
     spec = {"type": "dqfd", "network_spec": DENSE, "backend": rlgraph_backend, "role": "policy"}

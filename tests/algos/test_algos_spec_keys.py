@@ -189,7 +189,7 @@ def test_dqn_refuses_keys_that_another_key_overrides(spec, path, fragment):
 @pytest.mark.parametrize(("dueling_q", "policy_type"), [(True, "dueling_policy"), (False, "Policy")])
 def test_dueling_q_that_agrees_with_the_policy_type_is_accepted(dueling_q, policy_type):
     agent = make({"type": "dqn", "dueling_q": dueling_q, "policy_spec": {"type": policy_type}})
-    assert (type(agent.build_root().policy).__name__ == "DuelingPolicy") is dueling_q
+    assert (type(agent.builder.root(agent.role).policy).__name__ == "DuelingPolicy") is dueling_q
 
 
 def test_the_same_keys_without_the_overriding_key_are_accepted():

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.builder import Builder
+from rlgraph.agents.config import GenericAgentConfig, agent_config
+from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 
 
@@ -127,20 +132,34 @@ class TabularRoot(Component):
         return self.table.learn()
 
 
-class TabularQAgent(Agent):
-    """Q-learning on a table: for discrete state and action spaces."""
+@agent_config
+class TabularQConfig(GenericAgentConfig):
+    """Every key of the base, and the table's: its learning rate, its epsilon-greedy act and its replay's size."""
 
-    def __init__(self, learning_rate: float = 0.5, epsilon: float = 0.2, capacity: int = 64, **kwargs):
-        self.learning_rate, self.epsilon, self.capacity = learning_rate, epsilon, capacity
-        super().__init__(**kwargs)
+    agent: ClassVar[str] = "TabularQAgent"
+    learning_rate: float = 0.5
+    epsilon: float = 0.2
+    capacity: int = 64
 
-    def build_root(self) -> Component:
+
+class TabularBuilder(Builder):
+    """A table of the state and action spaces' sizes, in one root for every role."""
+
+    def root(self, role: Role) -> Component:
+        config = self.config
         table = QTable(
             self.state_space.num_categories,
             self.action_space.num_categories,
-            self.capacity,
-            self.learning_rate,
-            self.discount,
-            self.epsilon,
+            config.capacity,
+            config.learning_rate,
+            config.discount,
+            config.epsilon,
         )
         return TabularRoot(table)
+
+
+class TabularQAgent(Agent[TabularQConfig, TabularBuilder]):
+    """Q-learning on a table: for discrete state and action spaces."""
+
+    config_class = TabularQConfig
+    builder_class = TabularBuilder

@@ -220,7 +220,7 @@ def test_from_file_with_space_overrides(tmp_path, registered):
     )
     agent = Agent.from_file(spec_file, state_space=IntBox(3), action_space=IntBox(2))
     assert isinstance(agent, TabularQAgent)
-    assert agent.learning_rate == 0.25 and agent.update_spec.batch_size == 8
+    assert agent.config.learning_rate == 0.25 and agent.update_spec.batch_size == 8
     assert agent.state_space == IntBox(3)
 
 

@@ -1,20 +1,21 @@
-"""Every key of an agent spec does what it says or is refused: the declarations of the keys an agent
-uses, the keys no agent uses, the value checks, gpu_spec and saver_spec.max_checkpoints."""
+"""Every key of an agent spec does what it says or is refused: the keys of the base an agent's config uses,
+the keys no agent uses, the value checks, gpu_spec and saver_spec.max_checkpoints."""
 
 from __future__ import annotations
 
 import copy
 import warnings
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 import pytest
-from tabular_agent import TabularQAgent
+from tabular_agent import TabularBuilder, TabularQAgent
 
 from rlgraph.agents import Agent
-from rlgraph.agents.config import GenericAgentConfig
-from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, BASE_KEYS, NO_EFFECT, UNSUPPORTED, declarable_keys
+from rlgraph.agents.base_keys import AGENT_ARGUMENTS, BASE_KEYS, NO_EFFECT, UNSUPPORTED
+from rlgraph.agents.builder import Builder
+from rlgraph.agents.config import AgentConfig, GenericAgentConfig, agent_argument, agent_config, nested_spec
 from rlgraph.agents.specs import NESTED_SPECS, SaverSpec, UpdateSpec, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.spaces import FloatBox, IntBox
@@ -22,22 +23,46 @@ from rlgraph.spaces import FloatBox, IntBox
 SPACES = {"state_space": IntBox(5), "action_space": IntBox(2)}
 
 
-class Declared(Agent):
-    """Uses the discount and update_spec.batch_size of the base, nothing else."""
+@agent_config
+class DeclaredConfig(AgentConfig):
+    """The discount and update_spec.batch_size of the base, nothing else."""
 
-    spec_keys = ("discount", "update_spec.batch_size")
+    agent: ClassVar[str] = "Declared"
+    discount: float | None = agent_argument("discount")
+    update_spec: UpdateSpec | None = nested_spec(UpdateSpec, uses=("batch_size",))
+
+
+class Declared(Agent):
+    config_class = DeclaredConfig
+    builder_class = Builder  # never built: its keys are what these tests check
+
+
+@agent_config
+class ExtendedConfig(DeclaredConfig):
+    """Adds network_spec to what its parent uses."""
+
+    agent: ClassVar[str] = "Extended"
+    network_spec: Any = agent_argument("network_spec")
 
 
 class Extended(Declared):
-    """Adds network_spec to what its parent uses."""
-
-    spec_keys = ("network_spec",)
+    config_class = ExtendedConfig
 
 
-class DeclaredTabular(TabularQAgent):
-    """The tabular agent (which uses the discount), with its keys declared: builds on every backend."""
+@agent_config
+class DeclaredTabularConfig(AgentConfig):
+    """The tabular agent's keys with the discount alone of the Agent's arguments: builds on every backend."""
 
-    spec_keys = ("discount",)
+    agent: ClassVar[str] = "DeclaredTabular"
+    discount: float | None = agent_argument("discount")
+    learning_rate: float = 0.5
+    epsilon: float = 0.2
+    capacity: int = 64
+
+
+class DeclaredTabular(Agent):
+    config_class = DeclaredTabularConfig
+    builder_class = TabularBuilder
 
 
 def make(agent_class=Declared, **spec):
@@ -52,7 +77,7 @@ def problems(error: pytest.ExceptionInfo) -> dict[str, str]:
 # -- the declarations -----------------------------------------------------------------------------------
 
 
-def test_a_declaring_agent_refuses_every_given_key_it_does_not_use_at_once():
+def test_an_agent_refuses_every_given_key_it_does_not_use_at_once():
     with pytest.raises(SpecError) as error:
         make(network_spec=[], update_spec={"batch_size": 8, "num_iterations": 3, "sample_size": 4})
     found = problems(error)
@@ -69,7 +94,7 @@ def test_keys_it_uses_and_keys_given_as_none_are_accepted():
     assert make().discount == 0.98  # the default discount
 
 
-def test_a_subclass_adds_to_its_parents_keys():
+def test_a_config_subclass_adds_to_its_parents_keys():
     agent = make(Extended, discount=0.5, network_spec=[{"type": "dense", "units": 3}])
     assert agent.network_spec == [{"type": "dense", "units": 3}]
     with pytest.raises(SpecError, match=r"^policy_spec: Extended does not use this argument"):
@@ -85,13 +110,19 @@ def test_the_given_keys_of_a_spec_instance_are_those_it_was_created_with():
     assert given_keys(copy.deepcopy(UpdateSpec(batch_size=2, num_iterations=1))) == {"batch_size"}
 
 
-class Replaying(Declared):
-    """Declares RLgraph's later name of its batch size, as the replaying agents do."""
+@agent_config
+class ReplayingConfig(DeclaredConfig):
+    """Takes RLgraph's later name of its batch size, as the replaying agents' configs do."""
 
-    spec_aliases: ClassVar[dict[str, str]] = {
-        **Agent.spec_aliases,
+    agent: ClassVar[str] = "Replaying"
+    rlgraph_names: ClassVar[dict[str, str]] = {
+        **AgentConfig.rlgraph_names,
         "memory_batch_size": "update_spec.batch_size",
     }
+
+
+class Replaying(Declared):
+    config_class = ReplayingConfig
 
 
 def test_rlgraphs_later_names_stand_for_the_nested_keys():
@@ -108,12 +139,12 @@ def test_rlgraphs_later_names_stand_for_the_nested_keys():
     with pytest.raises(SpecError, match=r"^observe_spec.buffer_size: must be >= 1"):
         make(python_buffer_size=0)
     with pytest.raises(SpecError, match=r"unknown key 'memory_batch_size'"):
-        make(memory_batch_size=16)  # only where an agent declares it
+        make(memory_batch_size=16)  # only where a config names it
     with pytest.raises(SpecError, match=r"^network_spec: Replaying does not use"):
         make(Replaying, network_spec=[])  # the names change nothing about the keys an agent uses
 
 
-def test_an_agent_that_declares_nothing_accepts_every_key_of_the_base():
+def test_an_agent_on_the_generic_config_accepts_every_key_of_the_base():
     agent = make(
         TabularQAgent,
         network_spec=[],
@@ -124,28 +155,15 @@ def test_an_agent_that_declares_nothing_accepts_every_key_of_the_base():
     assert agent.update_spec.num_iterations == 3
 
 
-def test_declaring_an_unknown_key_is_an_error_for_the_agent_author():
-    class Typo(Agent):
-        spec_keys = ("update_spec.batchsize",)
-
-    class AString(Agent):
-        spec_keys = "discount"
-
-    with pytest.raises(TypeError, match=r"Typo.spec_keys: unknown keys \['update_spec.batchsize'\]"):
-        make(Typo)
-    with pytest.raises(TypeError, match="must be a tuple of keys"):
-        make(AString)
-
-
 def test_every_key_of_the_base_is_accounted_for():
-    """The audit: each key of the base (the config of an agent that declares nothing) is used by the base, or
-    by the agents that declare it, or is a nested spec; each nested key is used by the base, warned about,
-    refused, or one of the learning keys only agents that declare them use."""
+    """The audit: each key of the base (the generic config's) is used by the base, or by the configs that hold
+    it, or is a nested spec; each nested key is used by the base, warned about, refused, or one of the learning
+    keys only the configs that name them use."""
     parameters = {field.name for field in attrs.fields(GenericAgentConfig)}
     assert parameters == {key for key in BASE_KEYS if "." not in key} | set(AGENT_ARGUMENTS) | set(
         NESTED_SPECS
     )
-    nested = {key for key in declarable_keys() if "." in key}
+    nested = {f"{name}.{field.name}" for name, spec in NESTED_SPECS.items() for field in attrs.fields(spec)}
     learning = {
         f"update_spec.{key}"
         for key in ("batch_size", "sync_interval", "sync_tau", "num_iterations", "sample_size")

@@ -8,6 +8,7 @@ import pytest
 
 import rlgraph
 from rlgraph.agents import Agent
+from rlgraph.agents.builder import Builder
 from rlgraph.agents.rollouts import RolloutBuffer
 from rlgraph.components import Component
 from rlgraph.errors import APICallError
@@ -30,15 +31,19 @@ class Counting(Component):
         return self.ops.sum(records["internals"])
 
 
+class CountingBuilder(Builder):
+    def root(self, role):
+        return Counting(scope="counting")
+
+
 class CountingAgent(Agent):
     """Remembers every record it observes (besides passing them to its graph)."""
+
+    builder_class = CountingBuilder
 
     def __init__(self, **kwargs):
         self.stored = []
         super().__init__(internal_states_space=FloatBox(), **kwargs)
-
-    def build_root(self):
-        return Counting(scope="counting")
 
     def record_space(self):
         return {**super().record_space(), "scores": FloatBox()}

@@ -13,6 +13,7 @@ import attrs
 import numpy as np
 from typing_extensions import TypeVar
 
+from rlgraph.agents.base_keys import AGENT_ARGUMENTS, COMPONENT_SPECS
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig, agent_config_class
 from rlgraph.agents.env_columns import EnvIds
@@ -27,8 +28,7 @@ from rlgraph.agents.records import (
     environment_record,
     record_batch_space,
 )
-from rlgraph.agents.roles import Role, roles_built, smallest_role_including
-from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, COMPONENT_SPECS
+from rlgraph.agents.roles import Role, builder_roles, smallest_role_including
 from rlgraph.agents.specs import CHECKPOINT_NAME, given_keys, keep_newest_checkpoints
 from rlgraph.errors import (
     APICallError,
@@ -66,27 +66,6 @@ HOST_RANDOM = "agent"
 """The checkpoint name of :attr:`Agent.rng`'s state."""
 
 
-#: What an algorithm's builder holds, refused on an agent class that has a builder (it would be ignored).
-MOVED_TO_BUILDERS = (
-    "graph_class",
-    "graph_classes",
-    "graph_components",
-    "graph_parts",
-    "policy_graph_class",
-    "policy_loss",
-    "value_loss_weight",
-    "value_function_clipping",
-    "default_noise",
-    "resolved_target_entropy",
-    "resolved_discrete_mode",
-    "_policy",
-    "_loss",
-    "_optimizer",
-    "_discrete_critic",
-    "_exploration_spec",
-)
-
-
 #: The config an agent class takes (:attr:`Agent.config_class`): the type of :attr:`Agent.config` and of
 #: :meth:`Agent.configure`'s argument.
 ConfigT = TypeVar("ConfigT", bound=AgentConfig, default=AgentConfig)
@@ -103,8 +82,8 @@ class _PreprocessedActing(Protocol):
 class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     """An RL agent: acts, observes, updates; its numeric work runs in a component graph.
 
-    Subclasses build the root component in :meth:`build_root` and may add to the record it stores per
-    step (:meth:`record_space`). The root's API methods the base class uses are ``get_actions``
+    A subclass names its builder (:attr:`builder_class`), which makes the root component for the agent's
+    role, and may add to the record it stores per step (:meth:`record_space`). The root's API methods the base class uses are ``get_actions``
     (returning a dict with at least ``"actions"``; optionally ``"preprocessed_states"``,
     ``"internal_states"`` and the record fields the algorithm adds), ``observe(records)`` (storing a
     batch of records, if the agent keeps them in its graph), ``update`` and, where present,
@@ -119,8 +98,8 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     ``observe_spec``, ``execution_spec``, ``summary_spec``, ``saver_spec``). ``backend`` names the backend
     (else ``RLGRAPH_BACKEND``, the config file, or the only one installed). ``role``: what this process does
     with the agent (:class:`~rlgraph.agents.roles.Role`: ``policy``, ``worker``, ``learner`` or, by default,
-    ``agent``); the graph holds only what that role runs, where the agent class builds it apart
-    (:attr:`roles_built`; else the smallest role it builds that includes it). :attr:`role` is the one built.
+    ``agent``); the graph holds only what that role runs, where the builder builds it apart (its ``roles``;
+    else the smallest role it builds that includes it). :attr:`role` is the one built.
 
     Every key given to an agent does what it says or is refused: a value of the wrong type first; then
     together in one SpecError at construction a key its config does not hold (one of the Agent's arguments it
@@ -130,13 +109,8 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     config class; its :meth:`configure` takes the algorithm's keys from the config before the build. Where it
     reads keys of its own config, or attributes of its own builder, it gives their classes as the type
     arguments too (``class MyAgent(Agent[MyConfig, MyBuilder])``), typing :attr:`config`,
-    :meth:`configure` and :attr:`builder`. A class
-    without a config may instead declare the keys of the base it uses, added to its parents' declarations
-    (its config is derived from them)::
-
-        spec_keys = ("discount", "network_spec", "optimizer_spec", "update_spec.batch_size")
-
-    A class that declares neither accepts every key of the base (:class:`~rlgraph.agents.config.GenericAgentConfig`).
+    :meth:`configure` and :attr:`builder`. A class that names no config accepts every key of the base
+    (:class:`~rlgraph.agents.config.GenericAgentConfig`).
     """
 
     __rlgraph_group__ = "rlgraph.agents"
@@ -151,19 +125,15 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     #: Other names of keys a subclass accepts, each with the key it stands for (RLgraph's names of the keys of
     #: a config are the config's: :attr:`~rlgraph.agents.config.AgentConfig.rlgraph_names`).
     spec_aliases: ClassVar[dict[str, str]] = {}
-    #: The roles whose graphs the class builds apart (:mod:`rlgraph.agents.roles`); a role it does not list
-    #: gets the graph of the smallest listed role that includes it (the whole agent, at least). None: its
-    #: builder's roles (:attr:`builder_class`), or the agent's alone where it writes ``build_root`` itself.
-    roles_built: ClassVar[frozenset[Role] | None] = None
     #: The algorithm's builder (:class:`~rlgraph.agents.builder.Builder`): makes the graph of each role from the
-    #: config and the spaces. None: the class writes :meth:`build_root` itself.
+    #: config and the spaces. Every concrete agent class names one.
     builder_class: ClassVar[type[Builder] | None] = None
 
     #: The agent's config class (:mod:`rlgraph.agents.config`): every key it takes, typed and checked. None:
     #: the config derived from the class's ``spec_keys``, or every key of the base where it declares none.
     config_class: ClassVar[type[AgentConfig] | None] = None
 
-    #: The config's component specs (:data:`~rlgraph.agents.spec_keys.COMPONENT_SPECS`), set by the
+    #: The config's component specs (:data:`~rlgraph.agents.base_keys.COMPONENT_SPECS`), set by the
     #: constructor: None where the agent's config has no such key.
     preprocessing_spec: Any
     network_spec: Any
@@ -172,27 +142,21 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
     exploration_spec: Any
     optimizer_spec: Any
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        moved = [name for name in MOVED_TO_BUILDERS if name in vars(cls)]
-        builder = cls.builder_class
-        if moved and builder is not None and "build_root" not in vars(cls):
-            raise TypeError(
-                f"{cls.__name__} defines {', '.join(moved)}, which {builder.__name__} holds: derive a builder from "
-                f"{builder.__name__} with them and name it in {cls.__name__}.builder_class"
-            )
-
     def __init__(self, config: ConfigT | None = None, /, **keys: Any) -> None:
         config = self.make_config(config, keys)
         #: The agent's config, as given or structured from the keys (:attr:`config_class`).
         self.config: ConfigT = config
+        if self.builder_class is None:
+            raise TypeError(
+                f"{type(self).__name__} names no builder_class: an agent's graph comes from its builder "
+                "(a subclass of rlgraph.agents.builder.Builder whose root(role) makes the root component)"
+            )
         #: The role the graph is built for (see :mod:`rlgraph.agents.roles`).
-        self.role = smallest_role_including(Role.of(config.role), roles_built(type(self)))
+        self.role = smallest_role_including(Role.of(config.role), builder_roles(self.builder_class))
         from rlgraph.spaces import space_from_spec
 
         self.state_space = space_from_spec(config.state_space).strip_ranks()
-        #: The space of preprocessed states (observed, stored, learned from); subclasses whose
-        #: preprocessing changes the space set it in build_root().
+        #: The space of preprocessed states (observed, stored, learned from): the builder's, once built.
         self.preprocessed_state_space = self.state_space
         self.action_space = space_from_spec(config.action_space).strip_ranks()
         check_action_mask(self.state_space, self.action_space, type(self).__name__, self.honours_action_masks)
@@ -242,7 +206,7 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         #: Whether the root's acting methods (``get_actions``, ``get_preprocessed_actions``,
         #: ``preprocess_states``) take time-major sequences ``(T, B, ...)`` and return their outputs with
         #: the time and batch ranks merged (``(T * B, ...)``; internal states ``(B, ...)``): a recurrent
-        #: agent's graph acts on sequences of one step. Set by ``build_root``; :meth:`act` then adds the
+        #: agent's graph acts on sequences of one step. The builder's, once built; :meth:`act` then adds the
         #: time rank and starts from zero internal states where none are given.
         self.acts_on_sequences = False
         #: The most environments whose rows a stateful preprocessor keeps apart (None: any number).
@@ -257,14 +221,12 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         self.buffer: ObserveBuffer = ObservationBuffer(buffer_size)
         #: Rows go to the graph at once (a one-row buffer per environment), in the order given.
         self.buffer_passes_through = buffer_size == 1
-        #: The algorithm's builder (None where the class builds its graph itself).
-        self.builder: BuilderT | None = None
-        if self.builder_class is not None:
-            # The class's builder_class is the BuilderT it declares (a ClassVar cannot name a type variable).
-            self.builder = cast(
-                BuilderT,
-                self.builder_class(config, self.state_space, self.action_space, self.internal_states_space),
-            )
+        #: The algorithm's builder (:attr:`builder_class`: the BuilderT it declares; a ClassVar cannot name a
+        #: type variable).
+        self.builder = cast(
+            BuilderT,
+            self.builder_class(config, self.state_space, self.action_space, self.internal_states_space),
+        )
         self.configure(config)
         if config.auto_build:
             self.build()
@@ -331,25 +293,6 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         and buffers here; nothing by default)."""
 
     # -- to be provided by subclasses ----------------------------------------------------------
-    def build_root(self) -> Component:
-        """Compose and return the root component (with its API methods): the builder's for the agent's role,
-        with the spaces that follow from it."""
-        builder = self._algorithm_builder()
-        root = builder.root(self.role)
-        self.preprocessed_state_space = builder.preprocessed_state_space
-        self.internal_states_space = builder.internal_states_space
-        self.acts_on_sequences = builder.acts_on_sequences
-        return root
-
-    def _algorithm_builder(self) -> BuilderT:
-        """:attr:`builder`; a NotImplementedError where the class names no :attr:`builder_class` (it must then
-        implement :meth:`build_root`)."""
-        if self.builder is None:
-            raise NotImplementedError(
-                f"{type(self).__name__} must name a builder_class or implement build_root()."
-            )
-        return self.builder
-
     def record_space(self) -> dict[str, Any]:
         """The record the agent stores per step, field name -> space (no batch rank): the environment's
         fields, ``internals`` when the agent has internal states, and what the algorithm adds (a
@@ -390,7 +333,11 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
         """Build the graph (call once; automatic unless ``auto_build=False``). Returns the build report."""
         if self._executor is not None:
             raise RLGraphError(f"Agent {self.name!r} is already built.")
-        self.root = root = self.build_root()
+        builder = self.builder
+        self.root = root = builder.root(self.role)
+        self.preprocessed_state_space = builder.preprocessed_state_space
+        self.internal_states_space = builder.internal_states_space
+        self.acts_on_sequences = builder.acts_on_sequences
         available = self.input_spaces()
         needed = {
             param
@@ -533,11 +480,6 @@ class Agent(Specifiable, Generic[ConfigT, BuilderT]):
             actions = outputs["actions"]
             self.timesteps += len(actions if type(actions) is np.ndarray else nested.flatten(actions)[0])
         return outputs
-
-    def role_arguments(self) -> dict[str, Any]:
-        """The root component's ``role`` argument outside the agent's role (for a ``build_root`` of one's own;
-        see :meth:`Builder.role_arguments <rlgraph.agents.builder.Builder.role_arguments>`)."""
-        return Builder.role_arguments(self.role)
 
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         """The tensor arguments of the root's ``get_actions``, before ``use_exploration`` and

@@ -11,9 +11,8 @@ config's :meth:`~AgentConfig.contradictions`, naming both keys.
 A config is structured from a spec by the strict converter of :mod:`rlgraph.specs.validation`: a key it
 does not hold is refused (one of the Agent's arguments it does not use with what it uses instead), as is
 a given key of a nested spec it does not use; every problem is reported at once, with its key path.
-An agent class names its config in ``config_class``; one that declares none takes
-:class:`GenericAgentConfig` (every key of the base), or the config derived from its ``spec_keys``
-(:mod:`rlgraph.agents.spec_keys`).
+An agent class names its config in ``config_class``; one that names none takes :class:`GenericAgentConfig`
+(every key of the base).
 """
 
 from __future__ import annotations
@@ -25,8 +24,8 @@ from typing import Any, ClassVar, Self
 
 import attrs
 
+from rlgraph.agents.base_keys import AGENT_ARGUMENTS, BASE_KEYS, NO_EFFECT, UNSUPPORTED
 from rlgraph.agents.roles import Role
-from rlgraph.agents.spec_keys import AGENT_ARGUMENTS, BASE_KEYS, NO_EFFECT, UNSUPPORTED, used_keys
 from rlgraph.agents.specs import (
     NESTED_SPECS,
     ExecutionSpec,
@@ -44,12 +43,10 @@ from rlgraph.specs.specifiable import renamed_keys
 from rlgraph.specs.validation import Problem, join_path, problems_of, spec_error, structure
 
 _NAME_OF_SPEC = {spec_class: name for name, spec_class in NESTED_SPECS.items()}
-#: The types of the Agent's arguments, by name (the component specs take any spec a component does).
-_ARGUMENT_TYPES: dict[str, Any] = {"discount": float | None}
 
 
 def agent_argument(name: str, default: Any = None) -> Any:
-    """The field of one of the Agent's arguments (:data:`~rlgraph.agents.spec_keys.AGENT_ARGUMENTS`): the
+    """The field of one of the Agent's arguments (:data:`~rlgraph.agents.base_keys.AGENT_ARGUMENTS`): the
     discount (default 0.98, in [0, 1]) or a component spec (default None: the algorithm's own)."""
     if name not in AGENT_ARGUMENTS:
         raise TypeError(f"{name!r} is none of the Agent's arguments ({', '.join(AGENT_ARGUMENTS)})")
@@ -65,7 +62,7 @@ def agent_argument(name: str, default: Any = None) -> Any:
 
 def nested_spec(spec_class: type, uses: Iterable[str] | None = ()) -> Any:
     """The field of one of the base's nested specs that uses the keys every agent uses
-    (:data:`~rlgraph.agents.spec_keys.BASE_KEYS`) and ``uses`` (None: every key); a given key it does
+    (:data:`~rlgraph.agents.base_keys.BASE_KEYS`) and ``uses`` (None: every key); a given key it does
     not use is refused. The value may be given as a dict, an instance or None (the defaults)."""
     name = _NAME_OF_SPEC[spec_class]
     used = None if uses is None else _base_keys(name) | frozenset(uses)
@@ -248,45 +245,10 @@ def used_paths(config_class: type[AgentConfig]) -> frozenset[str] | None:
 
 @functools.cache
 def agent_config_class(agent_class: type) -> type[AgentConfig]:
-    """The config of ``agent_class``: the ``config_class`` it or a parent names, extended by the keys of the
-    base that classes below that one declare in ``spec_keys`` (derived from those alone where no class names
-    a config), else :class:`GenericAgentConfig`."""
-    mro = agent_class.__mro__
-    owner = next((k for k in mro if vars(k).get("config_class")), None)
-    named = None if owner is None else vars(owner)["config_class"]
-    below = mro if owner is None else mro[: mro.index(owner)]
-    declared = used_keys(agent_class) if any("spec_keys" in vars(k) for k in below) else None
-    if declared is None:
-        return attrs.resolve_types(named or GenericAgentConfig)
-    return attrs.resolve_types(derived_config(agent_class.__name__, declared, named or AgentConfig))
-
-
-def derived_config(
-    agent: str, used: frozenset[str], base: type[AgentConfig] = AgentConfig
-) -> type[AgentConfig]:
-    """The config of an agent class that declares the keys of the base it uses (``spec_keys``): ``base`` with
-    those keys added."""
-    held = attrs.fields_dict(base)
-    fields: dict[str, Any] = {}
-    for name in AGENT_ARGUMENTS:
-        if name in used and name not in held:
-            fields[name] = agent_argument(name)
-            fields[name].type = _ARGUMENT_TYPES.get(name, Any)
-    for name, spec_class in NESTED_SPECS.items():
-        keys = {key.partition(".")[2] for key in used if key.startswith(f"{name}.")}
-        before = held[name].metadata.get("uses", frozenset()) if name in held else frozenset()
-        fields[name] = nested_spec(spec_class, uses=None if before is None else keys | before)
-        fields[name].type = spec_class | None
-    config: type[AgentConfig] = attrs.make_class(
-        f"{agent}Config",
-        fields,
-        bases=(base,),
-        init=False,
-        kw_only=True,
-        field_transformer=_reading_order,
-    )
-    config.agent = agent
-    return config
+    """The config of ``agent_class``: the ``config_class`` it or a parent names, else
+    :class:`GenericAgentConfig`."""
+    named = next((vars(k)["config_class"] for k in agent_class.__mro__ if vars(k).get("config_class")), None)
+    return attrs.resolve_types(named or GenericAgentConfig)
 
 
 def reject(reason: str) -> Callable[[Any], str | None]:

@@ -57,20 +57,6 @@ _ORDER = tuple(Role)
 GRAPH_HOOKS = ("graph_class", "graph_classes", "policy_graph_class")
 
 
-def roles_built(agent_class: type) -> frozenset[Role]:
-    """The roles ``agent_class`` builds apart: its ``roles_built`` or its builder's (:func:`builder_roles`); an
-    agent that builds its graph itself (``build_root``) and declares none builds the agent's alone."""
-    for klass in agent_class.__mro__:
-        own = vars(klass)
-        if own.get("roles_built") is not None:
-            return frozenset(own["roles_built"]) | {Role.AGENT}
-        if own.get("builder_class") is not None:
-            return builder_roles(own["builder_class"])
-        if "build_root" in own:
-            return frozenset({Role.AGENT})
-    return frozenset({Role.AGENT})
-
-
 def builder_roles(builder_class: type) -> frozenset[Role]:
     """The roles ``builder_class`` builds apart: its ``roles``, unless a class below the one that declares them
     changes the graph (:data:`GRAPH_HOOKS`) and declares none (it may not know the roles): then the agent's."""

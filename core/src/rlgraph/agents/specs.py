@@ -2,7 +2,7 @@
 
 Keys follow RLgraph's own configs, so the files RLgraph users have on disk load unchanged. Values are
 checked when a spec is created (a SpecError naming the key). Each spec remembers the keys it was given
-(:func:`given_keys`), so that an agent can reject those it does not use (:mod:`rlgraph.agents.spec_keys`).
+(:func:`given_keys`), so that an agent can reject those it does not use (:mod:`rlgraph.agents.base_keys`).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class ExecutionSpec(GivenKeys):
     ``{"gpus_enabled": false}`` has an effect, making the CPU the default device (RLgraph's other
     GPU options configured TensorFlow 1 sessions and are refused). RLgraph's ``session_config``,
     ``disable_monitoring``, ``trace_enabled`` and ``ray_spec`` do nothing in an agent: the agent
-    warns about or rejects them (:mod:`rlgraph.agents.spec_keys`). ``check_numerics`` (default true): refuse NaN and
+    warns about or rejects them (:mod:`rlgraph.agents.base_keys`). ``check_numerics`` (default true): refuse NaN and
     infinite values in the states acted on (a clear error, where an action for them would be arbitrary:
     about 3 us a call; false skips it). Observed records and external batches are always checked (a NaN
     kept in a memory would poison every update that draws it), and an update whose loss or gradients are

@@ -78,8 +78,8 @@ def describe(group: str, name: str) -> dict[str, Any]:
 def _agent_keys(cls: type, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An agent's keys as it uses them: the base's keys it does not use left out, and each nested
     spec (``update_spec``, ...) given as the nested keys it uses (``update_spec.batch_size``)."""
+    from rlgraph.agents.base_keys import AGENT_ARGUMENTS
     from rlgraph.agents.config import agent_config_class, used_paths
-    from rlgraph.agents.spec_keys import AGENT_ARGUMENTS
     from rlgraph.agents.specs import NESTED_SPECS
 
     used = used_paths(agent_config_class(cls))  # type: ignore[arg-type]  # mypy#11470: a class is Hashable

@@ -163,7 +163,7 @@ class SACAgent(ActorCriticQAgent[SACConfig, SACBuilder]):
     config_class: ClassVar[type[AgentConfig] | None] = SACConfig
     builder_class: ClassVar[type[Builder] | None] = SACBuilder
     honours_action_masks: ClassVar[bool] = (
-        True  # with discrete_mode "expectation" (build_root refuses others)
+        True  # with discrete_mode "expectation" (the builder refuses others)
     )
 
     def load_model(self, path: Any) -> dict[str, Any]:
@@ -176,7 +176,7 @@ class SACAgent(ActorCriticQAgent[SACConfig, SACBuilder]):
             if (
                 not mismatch
                 or self.config.discrete_mode != "auto"
-                or self._algorithm_builder().discrete_mode() != "expectation"
+                or self.builder.discrete_mode() != "expectation"
             ):
                 raise
             raise CheckpointError(

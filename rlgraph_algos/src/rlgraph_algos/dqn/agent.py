@@ -46,7 +46,7 @@ class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
         self.n_step = config.n_step
         self.clip_rewards = float(config.clip_rewards)
         #: A frame replay's record fields (it forms the n-step returns itself), or None.
-        self.frame_steps = self._algorithm_builder().frame_steps
+        self.frame_steps = self.builder.frame_steps
         if self.n_step > 1 and self.frame_steps is None:
             self.buffer = NStepBuffer(self.n_step, self.discount)
             self.buffer_passes_through = False

@@ -1,25 +1,15 @@
-"""Which keys of the base an agent uses: the Agent's arguments, and the keys no agent uses.
+"""The keys of the base: those every agent uses, the Agent's arguments, and the keys no agent uses.
 
 Every key of an agent spec either does what it says or is rejected. Every agent uses :data:`BASE_KEYS`.
-An agent's config (:mod:`rlgraph.agents.config`) holds the other keys of the base it uses. An agent class
-without a config class may instead declare them in a class attribute ``spec_keys``: the Agent's arguments
-(``"network_spec"``, from :data:`AGENT_ARGUMENTS`) and nested keys (``"update_spec.batch_size"``); a subclass
-adds to its parents' declarations, and its config is derived from them. A key *given* to an agent (present
-with a value other than None) that the agent does not use is a SpecError naming its full key path. An
-agent class that declares neither is taken to use every key of the base.
+An agent's config (:mod:`rlgraph.agents.config`) holds the other keys of the base it uses: the Agent's
+arguments (:data:`AGENT_ARGUMENTS`) and the nested keys its nested specs name. A key *given* to an agent
+(present with a value other than None) that its config does not use is a SpecError naming its full key path.
 
 Keys no agent here uses: RLgraph's TensorFlow 1 settings that its own configs hold (:data:`NO_EFFECT`)
-are accepted with a warning; the others (:data:`UNSUPPORTED`) are rejected with what to do instead,
-unless the agent class declares them.
+are accepted with a warning; the others (:data:`UNSUPPORTED`) are rejected with what to do instead.
 """
 
 from __future__ import annotations
-
-import functools
-
-import attrs
-
-from rlgraph.agents.specs import NESTED_SPECS
 
 #: The base Agent's arguments that configure an agent's components and learning: used by the agents
 #: that declare them.
@@ -101,36 +91,3 @@ UNSUPPORTED: dict[str, str] = {
         "run folder)"
     ),
 }
-
-
-def declarable_keys() -> tuple[str, ...]:
-    """Every key an agent class may declare in ``spec_keys``, in the order of the Agent's arguments."""
-    nested = [
-        f"{name}.{field.name}"
-        for name, spec_class in NESTED_SPECS.items()
-        for field in attrs.fields(spec_class)
-    ]
-    return (*AGENT_ARGUMENTS, *nested)
-
-
-@functools.cache
-def used_keys(agent_class: type) -> frozenset[str] | None:
-    """The keys of the base that ``agent_class`` uses: :data:`BASE_KEYS` and those it and its parents
-    declare in ``spec_keys``; None when none of them declares any (taken to use every key)."""
-    declarations = [vars(klass)["spec_keys"] for klass in agent_class.__mro__ if "spec_keys" in vars(klass)]
-    if not declarations:
-        return None
-    declared: set[str] = set()
-    for keys in declarations:
-        if isinstance(keys, str):
-            raise TypeError(
-                f"{agent_class.__name__}.spec_keys must be a tuple of keys, got the string {keys!r}"
-            )
-        declared.update(keys)
-    unknown = sorted(declared - set(declarable_keys()))
-    if unknown:
-        raise TypeError(
-            f"{agent_class.__name__}.spec_keys: unknown keys {unknown}; declare Agent arguments "
-            f"({', '.join(AGENT_ARGUMENTS)}) or nested keys such as 'update_spec.batch_size'"
-        )
-    return BASE_KEYS | declared
