@@ -8,9 +8,10 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from rlgraph.agents.agent import memory_capacity, update_result
+from rlgraph.agents.agent import memory_capacity
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.learning import update_result
 from rlgraph.agents.records import UpdateResult, record_batch_space
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component

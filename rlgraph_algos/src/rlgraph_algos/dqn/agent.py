@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 from typing_extensions import TypeVar
 
-from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.learning import update_result
 from rlgraph.agents.plans import ReplayPlan, check_update_spec
 from rlgraph.agents.records import UpdateResult
 from rlgraph.errors import APICallError, NotApplicableError

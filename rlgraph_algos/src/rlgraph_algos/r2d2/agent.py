@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from rlgraph.agents.agent import update_result
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
+from rlgraph.agents.learning import update_result
 from rlgraph.agents.records import INTERNALS, UpdateResult
 from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
