@@ -210,10 +210,13 @@ class Learning(AgentBase):
 
     def update_from_batch(self, batch: Any) -> UpdateResult:
         """One update from an external batch (its root's ``update_from_batch`` API method)."""
-        args = self._batch_args(batch) + self.time_step_args("update_from_batch")
+        args = self.batch_args(batch) + self.time_step_args("update_from_batch")
         return update_result(self._execute("update_from_batch", *args))
 
-    def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
+    def batch_args(self, batch: dict[str, Any]) -> list[Any]:
+        """The tensor arguments of the root's ``update_from_batch`` taken from ``batch`` (a dict of its fields),
+        before the time step: by default the batch's fields named as the method's parameters. Override where
+        the batch holds them in another form (n-step transitions' discounts, say)."""
         api = type(self._built_root()).api_methods()["update_from_batch"]
         params = [p for p in api.signature.parameters if p not in ("self", "time_step")]
         missing = [p for p in params if p not in batch]

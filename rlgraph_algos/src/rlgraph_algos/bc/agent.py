@@ -39,7 +39,7 @@ class BCAgent(Agent):
     def action_inputs(self, states: Any, internals: Any) -> list[Any]:
         return [states]
 
-    def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
+    def batch_args(self, batch: dict[str, Any]) -> list[Any]:
         """An external batch's preprocessed states (or states), actions and importance weights (default 1)."""
         batch = dict(getattr(batch, "records", batch))
         states = batch.get("preprocessed_states", batch.get("states"))

@@ -214,7 +214,7 @@ class DQFDAgent(DQNAgent[DQFDConfig]):
 
     def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
         """One step on a batch the memories gave (both memories' rows, ``expert`` marking demonstrations)."""
-        args = [*self._batch_args(batch), batch["expert"], *self.time_step_args("update_from_sample")]
+        args = [*self.batch_args(batch), batch["expert"], *self.time_step_args("update_from_sample")]
         return update_result(self._execute("update_from_sample", *args))
 
     def update_from_batch(self, batch: Any) -> UpdateResult:

@@ -119,7 +119,7 @@ class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
             self.last_sync[batch is None] = clock
         return result
 
-    def _batch_args(self, batch: dict[str, Any]) -> list[Any]:
+    def batch_args(self, batch: dict[str, Any]) -> list[Any]:
         return transition_batch_args(batch, self.discount)
 
     def training_plan(self, num_environments: int) -> ReplayPlan:
@@ -149,7 +149,7 @@ class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
         """The loss and per-item TD errors of an external batch of transitions (as :meth:`update` takes
         one), without learning from it: the priorities an Ape-X worker computes for its transitions
         with its own copy of the network (RLgraph's ``ApexAgent.get_td_loss``)."""
-        return update_result(self._execute("get_td_loss", *self._batch_args(batch)))
+        return update_result(self._execute("get_td_loss", *self.batch_args(batch)))
 
     def reset_targets(self) -> None:
         """Copy the online network into the target network (an Ape-X worker does, after taking the
