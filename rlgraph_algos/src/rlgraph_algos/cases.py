@@ -705,25 +705,29 @@ def _td3_targets_case(id: str, make) -> ParityCase:
 
 # -- every other registered loss ----------------------------------------------------------------------
 def _q_loss_spaces(action_shape: tuple[int, ...] = ()) -> dict[str, Any]:
-    """Every input of a Q-learning loss: DQN's loss's, and the target's Q-values of the states."""
+    """Every input of a Q-learning loss: DQN's loss's, the target's Q-values of the states, the time step and
+    the behaviour policy's epsilon."""
     q_values = FloatBox(low=-3.0, high=3.0, shape=(*action_shape, 3), **B)
-    return {**_loss_spaces(action_shape=action_shape), "q_values_target": q_values}
+    times = {"time_step": IntBox(dtype=np.int64), "epsilon": FloatBox(low=0.0, high=1.0)}
+    return {**_loss_spaces(action_shape=action_shape), "q_values_target": q_values, **times}
 
 
-#: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS and
-#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS; the time step is given as 0), by case: a Q-learning loss
-#: also on actions of two dimensions.
 #: Every input of a deterministic policy's loss (TD3's): actions of two dimensions in [-2, 2].
 ACTOR_LOSS_SPACES = {
     "q_values": FloatBox(low=-5.0, high=5.0, **B),
     "policy_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
     "actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
 }
+#: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS,
+#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS and ACTOR_LOSS_INPUTS; the time step is given as 0 and a
+#: behaviour's epsilon as 0.1), by case: a Q-learning loss also on actions of two dimensions.
 LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {
     QLearningLoss: {"": _q_loss_spaces(), "-multi-dim-actions": _q_loss_spaces((2,))},
     PolicyGradientLoss: {"": {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}},
     ActorLoss: {"": ACTOR_LOSS_SPACES},
 }
+#: The values given to a loss's inputs without a batch rank.
+UNBATCHED_INPUTS = {"time_step": np.int64(0), "epsilon": np.float32(0.1)}
 #: The losses with cases of their own (above and below).
 OWN_CASES = (DQNLoss, PPOLoss, ActorCriticLoss)
 
@@ -744,7 +748,7 @@ def registered_loss_cases() -> list[ParityCase]:
         calls = [
             (
                 loss_class.method,
-                tuple(np.int64(0) if i == "time_step" else Sampled(i, batch_size=n) for i in inputs),
+                tuple(UNBATCHED_INPUTS.get(i, Sampled(i, batch_size=n)) for i in inputs),
             )
             for n in (5, 1, 16)
         ]

@@ -110,7 +110,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         records, weights, expert = self._graph_fn_join(
             own["records"], demos["records"], own["weights"], demos["weights"]
         )
-        loss, stats = self.optimizer.step(self._dqfd_loss(records, weights, expert), time_step)
+        loss, stats = self.optimizer.step(self._dqfd_loss(records, weights, expert, time_step), time_step)
         own_errors, demo_errors = self._graph_fn_split(stats["td_errors"])
         if self.prioritized:
             self.memory.update_records(own["indices"], own_errors)
@@ -123,15 +123,15 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         demos = self.demo_memory.get_records(self.demo_batch_size)
         expert = self._graph_fn_all(demos["weights"])
         loss, stats = self.optimizer.step(
-            self._dqfd_loss(demos["records"], demos["weights"], expert), time_step
+            self._dqfd_loss(demos["records"], demos["weights"], expert, time_step), time_step
         )
         if self.demos_prioritized:
             self.demo_memory.update_records(demos["indices"], stats["td_errors"])
         return self._graph_fn_result(loss, stats)
 
-    def _dqfd_loss(self, records, weights, expert):
+    def _dqfd_loss(self, records, weights, expert, time_step=None):
         """The TD loss of every row plus the weighted large-margin loss of the demonstrations (``expert``)."""
-        per_item_loss = self.per_item_loss_of(*(records[field] for field in TRANSITION_FIELDS))
+        per_item_loss = self.per_item_loss_of(*(records[field] for field in TRANSITION_FIELDS), time_step)
 
         def loss():
             q_values = self.policy.get_q_values(records["states"])

@@ -149,7 +149,8 @@ class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
         """The loss and per-item TD errors of an external batch of transitions (as :meth:`update` takes
         one), without learning from it: the priorities an Ape-X worker computes for its transitions
         with its own copy of the network (RLgraph's ``ApexAgent.get_td_loss``)."""
-        return update_result(self._execute("get_td_loss", *self.batch_args(batch)))
+        args = self.batch_args(batch) + self.time_step_args("get_td_loss")
+        return update_result(self._execute("get_td_loss", *args))
 
     def reset_targets(self) -> None:
         """Copy the online network into the target network (an Ape-X worker does, after taking the

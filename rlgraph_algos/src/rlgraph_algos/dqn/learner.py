@@ -7,6 +7,7 @@ from typing import Any
 
 import rlgraph
 from rlgraph.components import Component
+from rlgraph.errors import RLGraphError
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
@@ -92,18 +93,25 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
     @rlgraph.api(needs="loss")
     def get_td_loss(
-        self, preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
+        self,
+        preprocessed_states,
+        actions,
+        rewards,
+        terminals,
+        next_states,
+        discounts,
+        importance_weights,
+        time_step=None,
     ):
-        td_loss = self._td_loss(
-            preprocessed_states, actions, rewards, terminals, next_states, discounts, importance_weights
-        )
-        loss, td_errors = td_loss()
+        transition = (preprocessed_states, actions, rewards, terminals, next_states, discounts)
+        loss, td_errors = self._td_loss(*transition, importance_weights, time_step)()
         return {"loss": loss, "td_errors": td_errors}
 
-    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights, time_step=None):
         """The loss of a batch as a function of the online network (the optimizer differentiates it): the
         loss's per-item losses weighted by ``weights``, and the TD errors."""
-        per_item_loss = self.per_item_loss_of(states, actions, rewards, terminals, next_states, discounts)
+        transition = (states, actions, rewards, terminals, next_states, discounts)
+        per_item_loss = self.per_item_loss_of(*transition, time_step)
 
         def td_loss():
             per_item, td_errors = per_item_loss(self.policy.get_q_values(states))
@@ -111,12 +119,13 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
         return td_loss
 
-    def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts):
+    def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts, time_step=None):
         """The loss's ``per_item_loss`` as a function of the online network's Q-values of ``states``: the other
         inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient (those it
         does not read at its settings given another's value: its ``stand_ins``)."""
         names, stand_ins = self.loss.inputs(), self.loss.stand_ins()
         given = {"actions": actions, "rewards": rewards, "terminals": terminals, "discounts": discounts}
+        given.update(self._time_inputs({stand_ins.get(name, name) for name in names}, time_step))
         networks = {
             "next_q_values_target": (self.target_policy, next_states),
             "next_q_values_online": (self.policy, next_states),
@@ -133,6 +142,22 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
         return per_item_loss
 
+    def _time_inputs(self, names: set[str], time_step: Any) -> dict[str, Any]:
+        """The time step and the behaviour policy's epsilon at it, where the loss names them."""
+        wanted = names & {"time_step", "epsilon"}
+        if not wanted:
+            return {}
+        loss = type(self.loss).__name__
+        if time_step is None:
+            raise RLGraphError(f"{loss} reads {sorted(wanted)}: the API method must be given the time step")
+        given = {"time_step": time_step}
+        if "epsilon" in wanted:
+            epsilon = getattr(self.exploration, "epsilon_exploration", None)
+            if epsilon is None:
+                raise RLGraphError(f"{loss} reads epsilon: the agent's exploration must be epsilon-greedy")
+            given["epsilon"] = epsilon.get_epsilon(time_step)
+        return given
+
     @rlgraph.graph_fn
     def _graph_fn_weighted_mean(self, per_item, weights):
         return self.ops.mean(weights * per_item)
@@ -140,7 +165,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     def _learn(self, transition, weights, indices, time_step):
         """One step on ``transition`` (states, actions, rewards, terminals, next states, discounts), the
         learning rate at ``time_step``; the new priorities of the memory's rows ``indices`` (None: none)."""
-        td_loss = self._td_loss(*transition, weights)
+        td_loss = self._td_loss(*transition, weights, time_step)
         loss, td_errors = self.optimizer.step(td_loss, time_step)
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
@@ -152,7 +177,7 @@ class DistributionalDQNLearnerGraph(DQNLearnerGraph):
     distribution (``get_distribution``), and the loss takes the online network's, the target network's next
     ones and the Q-values that pick the next action (the online network's for ``loss.double_q``)."""
 
-    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights):
+    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights, time_step=None):
         next_distributions = self.target_policy.get_distribution(next_states)
         chooser = self.policy if self.loss.double_q else self.target_policy
         next_q_values = chooser.get_q_values(next_states)

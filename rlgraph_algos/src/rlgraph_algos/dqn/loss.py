@@ -23,6 +23,8 @@ Q_LOSS_INPUTS: dict[str, str] = {
     "next_q_values_target": "Q_target(s', .): the target network's Q-values of the next states",
     "next_q_values_online": "Q_online(s', .): the online network's Q-values of the next states, no gradient",
     "q_values_target": "Q_target(s, .): the target network's Q-values of the states",
+    "time_step": "t: the learning time step (the time steps the agent acted; offline, its updates)",
+    "epsilon": "epsilon_t: the behaviour policy's epsilon at t (its epsilon-greedy exploration's)",
 }
 
 

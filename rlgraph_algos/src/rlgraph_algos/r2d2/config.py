@@ -25,6 +25,10 @@ class R2D2Config(DQNConfig):
     ``priority_eta`` (eta of the sequence priorities ``eta * max + (1 - eta) * mean``)."""
 
     agent: ClassVar[str] = "R2D2Agent"
+    refused_loss_inputs: ClassVar[dict[str, str]] = {
+        name: "R2D2's learner, on replayed sequences, gives a loss no time step"
+        for name in ("time_step", "epsilon")
+    }
 
     internal_states_space: Any = agent_argument("internal_states_space")
     sequence_length: int = attrs.field(default=20, metadata=check_of(positive_int))
