@@ -1,4 +1,5 @@
-"""The DQN loss against hand computations: plain, double-Q, n-step discounts, Huber, importance weights."""
+"""The DQN loss against hand computations: plain, double-Q, n-step discounts, Huber, importance weights; and
+conservative Q-learning's penalty."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import numpy as np
 import pytest
 from rescaling_support import h, h_inverse
 
+from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.testing import ComponentTest
-from rlgraph_algos.dqn.loss import DQNLoss
+from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss
 
 B = {"add_batch_rank": True}
 SPACES = {
@@ -30,10 +32,8 @@ NEXT_TARGET = np.array([[0.0, 5.0, 1.0], [9.0, 9.0, 9.0]], dtype=np.float32)
 NEXT_ONLINE = np.array([[0.0, 1.0, 4.0], [0.0, 0.0, 0.0]], dtype=np.float32)
 
 
-def run(
-    double_q=True, huber_loss=False, discounts=(0.9, 0.9), weights=(1.0, 1.0), backend=None, cql_alpha=0.0
-):
-    loss = DQNLoss(double_q=double_q, huber_loss=huber_loss, cql_alpha=cql_alpha)
+def run(double_q=True, huber_loss=False, discounts=(0.9, 0.9), weights=(1.0, 1.0), backend=None):
+    loss = DQNLoss(double_q=double_q, huber_loss=huber_loss)
     test = ComponentTest(loss, SPACES, backend=backend)
     inputs = [
         Q,
@@ -327,12 +327,15 @@ def test_value_rescaling_forms_the_target_in_the_rescaled_space(rlgraph_backend)
 
 
 def test_the_conservative_penalty_against_numpy(rlgraph_backend):
-    """CQL(H): each item adds ``alpha * (logsumexp_a Q(s, a) - Q(s, a_data))``; the TD errors (priorities)
-    stay the TD errors."""
+    """CQL(H): each transition's penalty is ``alpha * (logsumexp_a Q(s, a) - Q(s, a_data))`` (the learner adds
+    it to any loss's per-transition losses; test_algos_munchausen.py checks that through an agent)."""
     alpha = 0.5
-    loss, td = run(double_q=False, weights=(1.0, 2.0), backend=rlgraph_backend, cql_alpha=alpha)
+    spaces = {"q_values": SPACES["q_values"], "actions": SPACES["actions"]}
+    penalty = ComponentTest(DiscreteConservativePenalty(alpha), spaces, backend=rlgraph_backend).test(
+        ("per_item", [Q, ACTIONS])
+    )
     q = Q.astype(np.float64)
-    penalty = np.log(np.exp(q).sum(axis=-1)) - q[np.arange(2), ACTIONS]
-    per_item = 0.5 * np.array([2.5, 1.5]) ** 2 + alpha * penalty
-    np.testing.assert_allclose(td, [2.5, 1.5], rtol=1e-6)
-    np.testing.assert_allclose(loss, np.mean([1.0, 2.0] * per_item), rtol=1e-5)
+    expected = alpha * (np.log(np.exp(q).sum(axis=-1)) - q[np.arange(2), ACTIONS])
+    np.testing.assert_allclose(penalty, expected, rtol=1e-5)
+    with pytest.raises(SpecError, match=r"cql_alpha: must be > 0"):
+        DiscreteConservativePenalty(0.0)

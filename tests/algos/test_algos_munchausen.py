@@ -27,6 +27,7 @@ from rlgraph_algos.dqn.munchausen import MunchausenLoss
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "munchausen_dqn_cartpole.yaml"
+CARTPOLE_SPACES = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
 B = {"add_batch_rank": True}
 SPACES = {
     "q_values": FloatBox(shape=(3,), **B),
@@ -95,7 +96,7 @@ def test_n_step_returns_are_refused_naming_both_keys():
     assert ApexConfig.from_keys(keys(loss_spec="munchausen", n_step=1)).n_step == 1
 
 
-@pytest.mark.parametrize("key, value", [("double_q", True), ("huber_loss", True), ("cql_alpha", 1.0)])
+@pytest.mark.parametrize("key, value", [("double_q", True), ("huber_loss", True), ("value_rescaling", True)])
 def test_dqns_own_loss_keys_beside_a_loss_spec_are_refused(key, value):
     with pytest.raises(SpecError, match=rf"{key}: is a setting of DQN's own loss, which loss_spec replaces"):
         DQNConfig.from_keys(keys(**{key: value}, loss_spec={"type": "munchausen"}))
@@ -146,6 +147,40 @@ def test_a_distributional_dqn_refuses_a_loss_spec():
 
     with pytest.raises(SpecError, match=r"loss_spec: does not apply: a distributional DQN's loss is its own"):
         CategoricalDQNConfig.from_keys(keys(loss_spec="munchausen"))
+
+
+def test_cqls_penalty_is_added_to_any_loss_given_by_loss_spec(rlgraph_backend):
+    """With ``cql_alpha`` the learner adds CQL's ``alpha (logsumexp_a Q(s, a) - Q(s, a_data))`` to Munchausen's
+    per-transition losses; the TD errors (priorities) stay Munchausen's."""
+    if rlgraph_backend == "numpy":
+        pytest.skip("needs gradients")
+    from rlgraph.agents import Agent
+    from rlgraph.environments.vector_env import VectorEnv
+    from rlgraph.utils import nested
+    from rlgraph.workers import SingleThreadedWorker
+
+    spec = {
+        "type": "dqn",
+        "loss_spec": "munchausen",
+        "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+        "memory_spec": {"type": "replay", "capacity": 64},
+        "execution_spec": {"seed": 3},
+        "backend": rlgraph_backend,
+        **CARTPOLE_SPACES,
+    }
+    plain, conservative = Agent.from_spec(spec), Agent.from_spec({**spec, "cql_alpha": 0.5})
+    worker = SingleThreadedWorker(plain, VectorEnv("CartPole-v1", 2, seed=5))
+    records = worker.sample(16).records
+    worker.vector_env.terminate()
+    batch = plain.collect(nested.concat([nested.get_index(records, t) for t in range(8)]), worker.env_ids * 8)
+    (loss, td_errors), (penalized, penalized_errors) = (
+        plain.get_td_loss(batch),
+        conservative.get_td_loss(batch),
+    )
+    q = conservative.get_q_values(batch["states"]).astype(np.float64)
+    penalty = np.log(np.exp(q).sum(-1)) - q[np.arange(len(q)), batch["actions"]]
+    np.testing.assert_allclose(penalized_errors, td_errors, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(penalized - loss, 0.5 * penalty.mean(), rtol=1e-4, atol=1e-5)
 
 
 NEEDS_MORE = """

@@ -33,7 +33,7 @@ from rlgraph_algos.actor_critic_q.losses import (
 from rlgraph_algos.bc.loss import BCLoss
 from rlgraph_algos.dqfd.loss import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
-from rlgraph_algos.dqn.loss import DQNLoss, QLearningLoss
+from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.iql.loss import IQLLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
@@ -90,18 +90,28 @@ TIES = (
 )
 
 
-def _dqn_loss_case(
-    id: str, double_q: bool, huber_loss: bool, cql_alpha: float = 0.0, **space_args: Any
-) -> ParityCase:
+def _dqn_loss_case(id: str, double_q: bool, huber_loss: bool, **space_args: Any) -> ParityCase:
     calls = _loss_calls(5, 1, 16)
     calls.append(("per_item_loss", LOSS_ARGS[:-1]))  # no importance weights: one loss (and TD error) per row
     if not space_args:
         calls.append(("loss", TIES))
     return ParityCase(
         f"algo-dqn-loss-{id}",
-        lambda: DQNLoss(double_q=double_q, huber_loss=huber_loss, cql_alpha=cql_alpha),
+        lambda: DQNLoss(double_q=double_q, huber_loss=huber_loss),
         _loss_spaces(**space_args),
         calls,
+    )
+
+
+def _conservative_case(id: str, alpha: float, **space_args: Any) -> ParityCase:
+    """CQL's penalty, which a Q-learning learner adds to any loss's."""
+    spaces = {key: _loss_spaces(**space_args)[key] for key in ("q_values", "actions")}
+    calls = [
+        ("per_item", (Sampled("q_values", batch_size=n), Sampled("actions", batch_size=n)))
+        for n in (5, 1, 16)
+    ]
+    return ParityCase(
+        f"algo-dqn-conservative-penalty{id}", lambda: DiscreteConservativePenalty(alpha), spaces, calls
     )
 
 
@@ -766,10 +776,8 @@ CASES = [
     _dqn_loss_case("double-q-huber", double_q=True, huber_loss=True),
     _dqn_loss_case("int64-actions", double_q=True, huber_loss=True, action_dtype="int64"),
     _dqn_loss_case("multi-dim-actions", double_q=True, huber_loss=False, action_shape=(2,)),
-    _dqn_loss_case("conservative", double_q=True, huber_loss=True, cql_alpha=0.7),
-    _dqn_loss_case(
-        "conservative-multi-dim", double_q=False, huber_loss=False, cql_alpha=2.0, action_shape=(2,)
-    ),
+    _conservative_case("", 0.7),
+    _conservative_case("-multi-dim", 2.0, action_shape=(2,)),
     _dqn_loss_case(
         "multi-dim-actions-huber", double_q=False, huber_loss=True, action_shape=(2,), num_actions=4
     ),

@@ -10,7 +10,7 @@ from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph, DQNLearnerGraph
-from rlgraph_algos.dqn.loss import DQNLoss, QLearningLoss
+from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
 from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
@@ -61,6 +61,7 @@ class DQNBuilder(AlgorithmBuilder):
         update = self.config.update_spec
         return {
             "loss": self.loss(),
+            "conservative": self.conservative(),
             "optimizer": self.optimizer() if role.includes(Role.LEARNER) else None,
             "memory": memory if role is Role.AGENT else None,
             "batch_size": update.batch_size,
@@ -76,8 +77,7 @@ class DQNBuilder(AlgorithmBuilder):
         return memory
 
     def loss(self) -> Component:
-        """The ``loss_spec``'s loss, else DQN's own of ``double_q``, ``huber_loss``, ``value_rescaling`` and
-        ``cql_alpha``."""
+        """The ``loss_spec``'s loss, else DQN's own of ``double_q``, ``huber_loss`` and ``value_rescaling``."""
         config = self.config
         if config.loss_spec is not None:
             return QLearningLoss.from_spec(config.loss_spec, path="loss_spec")
@@ -85,8 +85,12 @@ class DQNBuilder(AlgorithmBuilder):
             double_q=config.double_q,
             huber_loss=config.huber_loss,
             value_rescaling=config.value_rescaling,
-            cql_alpha=config.cql_alpha,
         )
+
+    def conservative(self) -> DiscreteConservativePenalty | None:
+        """Conservative Q-learning's penalty of ``cql_alpha``, added to any loss's (None at 0)."""
+        alpha = self.config.cql_alpha
+        return DiscreteConservativePenalty(alpha) if alpha else None
 
     @property
     def dueling(self) -> bool:

@@ -42,8 +42,8 @@ class DQNConfig(LearningAgentConfig):
     from n-step returns. ``cql_alpha``: the weight of conservative Q-learning's penalty (Kumar et al. 2020,
     CQL(H): ``logsumexp_a Q(s, a) - Q(s, a_data)``; 0: none), for learning offline from a dataset. ``loss_spec``:
     another loss in place of DQN's own (a :class:`~rlgraph_algos.dqn.loss.QLearningLoss`: a registered name such as
-    ``munchausen``, or ``package.module:Class``, with its settings), which ``double_q``, ``huber_loss``,
-    ``value_rescaling`` and ``cql_alpha`` set. ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
+    ``munchausen``, or ``package.module:Class``, with its settings), which ``double_q``, ``huber_loss``
+    and ``value_rescaling`` set (``cql_alpha``'s penalty is added to any loss). ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
     ``frame_replay``). ``update_spec``: ``batch_size``, ``sync_interval`` (time steps between target syncs;
     0: every update) and ``sync_tau`` (below 1: a soft sync after every update).
     """
@@ -52,7 +52,7 @@ class DQNConfig(LearningAgentConfig):
     #: The algorithm, as the messages name it, and the keys of its own loss
     #: (:class:`~rlgraph_algos.dqn.loss.DQNLoss`), which a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "DQN"
-    own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "huber_loss", "value_rescaling", "cql_alpha")
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "huber_loss", "value_rescaling")
     refused_loss_inputs: ClassVar[dict[str, str]] = {}
     rlgraph_names: ClassVar[dict[str, str]] = {**LearningAgentConfig.rlgraph_names, **REPLAY_ALIASES}
 

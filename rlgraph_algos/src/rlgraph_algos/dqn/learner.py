@@ -37,7 +37,8 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     decaying learning rate reads (the agent's ``learning_time_step``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs. Its ``loss`` is a
     :class:`~rlgraph_algos.dqn.loss.QLearningLoss` (a subclass's may be another, its ``_td_loss`` its own): the
-    learner gives it what it names (:meth:`per_item_loss_of`), and weights its per-item losses.
+    learner gives it what it names (:meth:`per_item_loss_of`), adds its ``conservative`` penalty (CQL's, with
+    ``cql_alpha``) to any loss's per-item losses, and weights them.
 
     Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: a worker the
     target network and the loss, a learner the optimizer too, the whole agent the memory too; the others
@@ -51,10 +52,13 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         memory: Component | None = None,
         batch_size: int = 64,
         sync_tau: float = 1.0,
+        conservative: Component | None = None,
         **policy: Any,
     ) -> None:
         super().__init__(**policy)
         self.loss = loss
+        #: A penalty added to the loss's per-transition losses (conservative Q-learning's), or None.
+        self.conservative = conservative
         self.target_policy = None
         self.synchronizer = None
         if loss is not None:
@@ -138,7 +142,10 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
         def per_item_loss(q_values):
             values = {**given, "q_values": q_values}
-            return self.loss.per_item_loss(*(values[name] for name in names))
+            per_item, td_errors = self.loss.per_item_loss(*(values[name] for name in names))
+            if self.conservative is not None:
+                per_item = self._graph_fn_add(per_item, self.conservative.per_item(q_values, actions))
+            return per_item, td_errors
 
         return per_item_loss
 
@@ -157,6 +164,10 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
                 raise RLGraphError(f"{loss} reads epsilon: the agent's exploration must be epsilon-greedy")
             given["epsilon"] = epsilon.get_epsilon(time_step)
         return given
+
+    @rlgraph.graph_fn
+    def _graph_fn_add(self, per_item, penalty):
+        return per_item + penalty
 
     @rlgraph.graph_fn
     def _graph_fn_weighted_mean(self, per_item, weights):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import rlgraph
+from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph_algos.losses import Loss, of_taken
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
@@ -75,11 +76,6 @@ class DQNLoss(QLearningLoss):
 
     ``gamma_n`` is each transition's discount: ``discount ** k`` for a k-step return.
 
-    With ``cql_alpha`` above 0, conservative Q-learning for discrete actions (Kumar et al. 2020, CQL(H)) adds
-    to each item ``alpha * (logsumexp_a Q_online(s, a) - Q_online(s, a_data))``: Q-values of actions the
-    data did not take are pushed down, those it took up, so that offline a greedy policy does not pick
-    actions whose values no data checked. The TD errors (priorities) stay the TD errors.
-
     With ``value_rescaling`` (R2D2's targets, Pohlen et al. 2018) the network learns rescaled values: the
     target is ``y = h(r + gamma_n * (1 - d) * h^-1(Q_target(s', a*)))`` with
     :func:`~rlgraph_algos.value_rescaling.rescale` as ``h``.
@@ -96,13 +92,9 @@ class DQNLoss(QLearningLoss):
         huber_loss: bool = False,
         value_rescaling: bool = False,
         rescaling_epsilon: float = DEFAULT_EPSILON,
-        cql_alpha: float = 0.0,
         scope: str = "dqn-loss",
     ) -> None:
         super().__init__(scope=scope)
-        if cql_alpha < 0.0:
-            raise SpecError(f"must be >= 0, got {cql_alpha}", "cql_alpha")
-        self.cql_alpha = float(cql_alpha)
         self.double_q = double_q
         self.huber_loss = huber_loss
         self.value_rescaling = value_rescaling
@@ -160,17 +152,34 @@ class DQNLoss(QLearningLoss):
         target = rewards + continuing * next_value
         if self.value_rescaling:
             target = rescale(ops, target, self.rescaling_epsilon)
-        per_item, magnitude = td_per_item(ops, ops.stop_gradient(target) - taken, self.huber_loss)
-        if self.cql_alpha:
-            extra_dims = len(ops.shape(taken)) - 1  # multi-dimensional actions: one error per dimension
-            per_item = per_item + self.cql_alpha * self._conservative_penalty(q_values, taken, extra_dims)
-        return per_item, magnitude
+        return td_per_item(ops, ops.stop_gradient(target) - taken, self.huber_loss)
 
-    def _conservative_penalty(self, q_values, taken, extra_dims):
-        """CQL(H)'s ``logsumexp_a Q(s, a) - Q(s, a_data)`` per item (averaged over several action dimensions)."""
+
+class DiscreteConservativePenalty(Component):
+    """Conservative Q-learning's penalty for discrete actions (Kumar et al. 2020, CQL(H)), which a Q-learning
+    learner adds to any loss's per-transition losses (``cql_alpha``):
+
+    ``alpha (logsumexp_a Q_online(s, a) - Q_online(s, a_data))``
+
+    (averaged over the dimensions of multi-dimensional actions). Q-values of actions the data did not take are
+    pushed down, those it took up, so that offline a greedy policy does not pick actions whose values no data
+    checked. The TD errors (priorities) stay the loss's."""
+
+    def __init__(self, alpha: float, scope: str = "conservative-penalty") -> None:
+        super().__init__(scope=scope)
+        if not alpha > 0.0:
+            raise SpecError(f"must be > 0 (0: no penalty), got {alpha}", "cql_alpha")
+        self.alpha = float(alpha)
+
+    @rlgraph.graph_fn(api=True)
+    def per_item(self, q_values, actions):
+        """The penalty of each transition."""
         ops = self.ops
-        penalty = ops.logsumexp(q_values, axis=-1) - taken
-        return ops.mean(penalty, axis=tuple(range(1, extra_dims + 1))) if extra_dims else penalty
+        penalty = ops.logsumexp(q_values, axis=-1) - of_taken(ops, q_values, actions)
+        extra_dims = len(ops.shape(penalty)) - 1  # multi-dimensional actions: one penalty per dimension
+        if extra_dims:
+            penalty = ops.mean(penalty, axis=tuple(range(1, extra_dims + 1)))
+        return self.alpha * penalty
 
 
 def of_actions(ops: Any, values: Any, actions: Any) -> Any:

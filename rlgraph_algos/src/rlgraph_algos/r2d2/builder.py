@@ -54,6 +54,7 @@ class R2D2Builder(DQNBuilder):
             "memory": memory,
             "optimizer": self.optimizer(),
             "loss": self.loss(),
+            "conservative": self.conservative(),
             "batch_size": config.update_spec.batch_size,
             "burn_in": config.burn_in,
             "priority_eta": float(config.priority_eta),

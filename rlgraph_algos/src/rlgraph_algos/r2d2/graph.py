@@ -83,6 +83,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         memory: Component | None = None,
         optimizer: Optimizer | None = None,
         loss: QLearningLoss | None = None,
+        conservative: Component | None = None,
         batch_size: int = 32,
         burn_in: int = 0,
         priority_eta: float = 0.9,
@@ -100,6 +101,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             self.synchronizer = Synchronizer(tau=sync_tau).attach(q_network, self.target_q_network)
         self.memory = memory
         self.loss = loss
+        self.conservative = conservative
         self.batch_size = batch_size
         self.burn_in = burn_in
         self.priority_eta = priority_eta
@@ -156,6 +158,9 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             q_values, _ = self.q_network.q_values(learned_states, start, learned_resets)
             inputs = self._graph_fn_step_rows(q_values, target_q, records)
             per_item, td_errors = self.loss.per_item_loss(*(inputs[name] for name in self.loss.inputs()))
+            if self.conservative is not None:
+                penalty = self.conservative.per_item(inputs["q_values"], inputs["actions"])
+                per_item = self._graph_fn_add(per_item, penalty)
             return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
 
         return self.optimizer.step(sequence_loss, time_step)
@@ -226,6 +231,10 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             "next_q_values_online": ops.stop_gradient(ops.gather(q_values, bootstrap)),
             "q_values_target": target_q[:rows],
         }
+
+    @rlgraph.graph_fn
+    def _graph_fn_add(self, per_item, penalty):
+        return per_item + penalty
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_reduce(self, per_item, td_errors, valid, weights):
