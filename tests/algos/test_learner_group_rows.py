@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlgraph.agents import Agent
-from rlgraph.agents.learner_group import refuse_uneven_rows
+from rlgraph.agents.group_rows import refuse_uneven_rows
 from rlgraph.environments.vector_env import make_environments
 from rlgraph.errors import SpecError
 from rlgraph.graph.backend import load_backend

@@ -22,7 +22,7 @@ def test_the_private_gloo_api_is_probed_and_missing_it_falls_back_to_jaxs_own_gl
 def test_a_group_whose_gloo_would_listen_beyond_loopback_is_refused_unless_allowed():
     """Without the private API, JAX's own gloo listens on the address the machine's name resolves to: where
     that is not a loopback address, the trait says why and a group is refused before any learner starts."""
-    from rlgraph.agents.learner_group import open_servers_refused
+    from rlgraph.agents.group_rows import open_servers_refused
     from rlgraph_jax import collectives
 
     assert collectives.open_gloo_reason(True, "10.1.2.3") == ""  # gloo takes the learner's address

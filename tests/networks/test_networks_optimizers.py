@@ -490,7 +490,7 @@ def test_an_optimizer_steps_extras_keep_the_batch_rank_of_the_loss(rlgraph_backe
 def test_a_method_stepping_on_given_gradients_is_known_to_step_an_optimizer(rlgraph_backend):
     """The build records which API methods step an optimizer, through ``apply`` too (without
     differentiating): a learner group runs them on every learner."""
-    from rlgraph.agents.learner_group import SPLIT, routes_of
+    from rlgraph.agents.group_rows import SPLIT, routes_of
 
     spaces = TIMED_REGRESSION_SPACES
     test = ComponentTest(ClosedForm(Optimizer.from_spec({"type": "sgd"})), spaces, backend=rlgraph_backend)

@@ -355,7 +355,8 @@ class Trainer:
         """The learners beside the executor's (``num_learners`` - 1), in its state: a resumed run's too."""
         if self.spec.num_learners == 1:
             return None
-        from rlgraph.agents.learner_group import LearnerGroup, devices_of, refuse_uneven_rows
+        from rlgraph.agents.group_rows import refuse_uneven_rows
+        from rlgraph.agents.learner_group import LearnerGroup, devices_of
 
         spec = self.spec
         # The rows the agent's spec fixes, of its storage of the executor's environments where it holds them.
