@@ -330,12 +330,13 @@ def test_the_conservative_penalty_against_numpy(rlgraph_backend):
     """CQL(H): each transition's penalty is ``alpha * (logsumexp_a Q(s, a) - Q(s, a_data))`` (the learner adds
     it to any loss's per-transition losses; test_algos_munchausen.py checks that through an agent)."""
     alpha = 0.5
-    spaces = {"q_values": SPACES["q_values"], "actions": SPACES["actions"]}
-    penalty = ComponentTest(DiscreteConservativePenalty(alpha), spaces, backend=rlgraph_backend).test(
-        ("per_item", [Q, ACTIONS])
+    spaces = {"per_item": SPACES["rewards"], "q_values": SPACES["q_values"], "actions": SPACES["actions"]}
+    losses = np.float32([0.25, 1.5])
+    penalized = ComponentTest(DiscreteConservativePenalty(alpha), spaces, backend=rlgraph_backend).test(
+        ("added_to", [losses, Q, ACTIONS])
     )
     q = Q.astype(np.float64)
     expected = alpha * (np.log(np.exp(q).sum(axis=-1)) - q[np.arange(2), ACTIONS])
-    np.testing.assert_allclose(penalty, expected, rtol=1e-5)
+    np.testing.assert_allclose(penalized, losses + expected, rtol=1e-5)
     with pytest.raises(SpecError, match=r"cql_alpha: must be > 0"):
         DiscreteConservativePenalty(0.0)

@@ -106,10 +106,9 @@ def _dqn_loss_case(id: str, double_q: bool, huber_loss: bool, **space_args: Any)
 def _conservative_case(id: str, alpha: float, **space_args: Any) -> ParityCase:
     """CQL's penalty, which a Q-learning learner adds to any loss's."""
     spaces = {key: _loss_spaces(**space_args)[key] for key in ("q_values", "actions")}
-    calls = [
-        ("per_item", (Sampled("q_values", batch_size=n), Sampled("actions", batch_size=n)))
-        for n in (5, 1, 16)
-    ]
+    spaces["per_item"] = FloatBox(low=0.0, high=5.0, **B)
+    arguments = ("per_item", "q_values", "actions")
+    calls = [("added_to", tuple(Sampled(name, batch_size=n) for name in arguments)) for n in (5, 1, 16)]
     return ParityCase(
         f"algo-dqn-conservative-penalty{id}", lambda: DiscreteConservativePenalty(alpha), spaces, calls
     )

@@ -8,6 +8,7 @@ This module holds what makes an agent: its config, its builder and the build."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, cast
@@ -32,6 +33,7 @@ from rlgraph.agents.records import (
     record_batch_space,
 )
 from rlgraph.agents.roles import Role, builder_roles, smallest_role_including
+from rlgraph.agents.specs import given_keys
 from rlgraph.errors import RLGraphError, SpecError
 from rlgraph.graph.component import Component
 from rlgraph.graph.executor import GraphExecutor
@@ -285,6 +287,28 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
         if self.internal_states_space is not None:
             spaces["internals"] = self.internal_states_space.with_batch_rank()
         return spaces
+
+    def _configure_threads(self, backend: Any) -> dict[str, int] | None:
+        """Apply ``execution_spec``'s thread counts (process-wide); the counts in effect, if the backend
+        says. A count given in the spec that cannot apply any more is an error; the default, a warning."""
+        spec = self.execution_spec
+        wanted = {"intra_op": spec.intra_op_threads, "inter_op": spec.inter_op_threads}
+        effective = backend.configure_threads(**wanted)
+        if effective is None:
+            return None
+        for kind, count in wanted.items():
+            if count is None or effective.get(kind) == count:
+                continue
+            key = f"{kind}_threads"
+            message = (
+                f"{backend.name} runs with {key} {effective.get(kind)} in this process, not {count}: its thread "
+                f"pools are process-wide and fixed once it has run, so set them on the first agent built in "
+                f"the process (or give execution_spec.{key}: null to keep them)"
+            )
+            if key in given_keys(spec):
+                raise SpecError(message, f"execution_spec.{key}")
+            warnings.warn(f"execution_spec.{key} (default {count}): {message}", UserWarning, stacklevel=4)
+        return dict(effective)
 
     def build(self, build_options: dict[str, Any] | None = None) -> Any:
         """Build the graph (call once; automatic unless ``auto_build=False``). Returns the build report."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -12,8 +11,7 @@ import numpy as np
 from rlgraph.agents.observation_buffer import ObserveBuffer
 from rlgraph.agents.records import MetricMeans, RecordCheck, RecordStage
 from rlgraph.agents.roles import Role
-from rlgraph.agents.specs import given_keys
-from rlgraph.errors import NonFiniteError, RLGraphError, SpecError
+from rlgraph.errors import NonFiniteError, RLGraphError
 from rlgraph.graph.checks import first_non_finite
 from rlgraph.graph.component import Component
 from rlgraph.graph.executor import GraphExecutor
@@ -130,28 +128,6 @@ class AgentBase:
         if executor is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
         return executor
-
-    def _configure_threads(self, backend: Any) -> dict[str, int] | None:
-        """Apply ``execution_spec``'s thread counts (process-wide); the counts in effect, if the backend
-        says. A count given in the spec that cannot apply any more is an error; the default, a warning."""
-        spec = self.execution_spec
-        wanted = {"intra_op": spec.intra_op_threads, "inter_op": spec.inter_op_threads}
-        effective = backend.configure_threads(**wanted)
-        if effective is None:
-            return None
-        for kind, count in wanted.items():
-            if count is None or effective.get(kind) == count:
-                continue
-            key = f"{kind}_threads"
-            message = (
-                f"{backend.name} runs with {key} {effective.get(kind)} in this process, not {count}: its thread "
-                f"pools are process-wide and fixed once it has run, so set them on the first agent built in "
-                f"the process (or give execution_spec.{key}: null to keep them)"
-            )
-            if key in given_keys(spec):
-                raise SpecError(message, f"execution_spec.{key}")
-            warnings.warn(f"execution_spec.{key} (default {count}): {message}", UserWarning, stacklevel=4)
-        return dict(effective)
 
 
 def refuse_non_finite(where: str, fields: Mapping[str, Any], consequence: str) -> None:

@@ -129,22 +129,21 @@ class SACLoss(Component):
 
 
 class TD3Loss(Component):
-    """The losses of TD3 (Fujimoto et al., 2018): target policy smoothing, clipped double Q-learning, and
-        the deterministic policy gradient's actor loss. DDPG's (Lillicrap et al., 2016) are the same with one
-        critic (the minimum of one) and ``noise_std = 0``.
+    """The critics' losses of TD3 (Fujimoto et al., 2018): target policy smoothing and clipped double
+    Q-learning. DDPG's (Lillicrap et al., 2016) are the same with one critic (the minimum of one) and
+    ``noise_std = 0``. (The policy's loss is an :class:`ActorLoss`: the deterministic policy gradient's by
+    default.)
 
-        With the target policy ``mu'``, critics ``Q_i`` and their targets ``Q'_i``::
+    With the target policy ``mu'``, critics ``Q_i`` and their targets ``Q'_i``::
 
-            smoothed_actions(mu'(s'), noise): a' = clip(mu'(s') + clip(noise * noise_std, -noise_clip,
-                                                                       noise_clip), low, high)
-            targets(Q'_i(s', a'), r, terminal): y = r + discount * (1 - terminal) * min_i Q'_i(s', a')
-            critic_loss(Q_i(s, a), y):           sum_i (Q_i(s, a) - y)^2
+        smoothed_actions(mu'(s'), noise): a' = clip(mu'(s') + clip(noise * noise_std, -noise_clip,
+                                                                   noise_clip), low, high)
+        targets(Q'_i(s', a'), r, terminal): y = r + discount * (1 - terminal) * min_i Q'_i(s', a')
+        critic_loss(Q_i(s, a), y):           sum_i (Q_i(s, a) - y)^2
 
-    (The policy's loss is an :class:`ActorLoss`: the deterministic policy gradient's by default.)
-
-        ``noise`` is standard normal (``sample_noise(target_actions)`` draws it from the graph's stream);
-        ``low`` and ``high`` are the action bounds. ``y`` carries no gradient. The losses return
-        ``(mean, per item)``.
+    ``noise`` is standard normal (``sample_noise(target_actions)`` draws it from the graph's stream);
+    ``low`` and ``high`` are the action bounds. ``y`` carries no gradient. The losses return
+    ``(mean, per item)``.
     """
 
     def __init__(

@@ -128,14 +128,15 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient (those it
         does not read at its settings given another's value: its ``stand_ins``)."""
         names, stand_ins = self.loss.inputs(), self.loss.stand_ins()
+        read = {stand_ins.get(name, name) for name in names}
         given = {"actions": actions, "rewards": rewards, "terminals": terminals, "discounts": discounts}
-        given.update(self._time_inputs({stand_ins.get(name, name) for name in names}, time_step))
+        given.update(self._time_inputs(read, time_step))
         networks = {
             "next_q_values_target": (self.target_policy, next_states),
             "next_q_values_online": (self.policy, next_states),
             "q_values_target": (self.target_policy, states),
         }
-        for name in {stand_ins.get(name, name) for name in names} & set(networks):
+        for name in read & set(networks):
             network, inputs = networks[name]
             given[name] = network.get_q_values(inputs)
         given.update({name: given[other] for name, other in stand_ins.items()})
@@ -144,7 +145,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
             values = {**given, "q_values": q_values}
             per_item, td_errors = self.loss.per_item_loss(*(values[name] for name in names))
             if self.conservative is not None:
-                per_item = self._graph_fn_add(per_item, self.conservative.per_item(q_values, actions))
+                per_item = self.conservative.added_to(per_item, q_values, actions)
             return per_item, td_errors
 
         return per_item_loss
@@ -164,10 +165,6 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
                 raise RLGraphError(f"{loss} reads epsilon: the agent's exploration must be epsilon-greedy")
             given["epsilon"] = epsilon.get_epsilon(time_step)
         return given
-
-    @rlgraph.graph_fn
-    def _graph_fn_add(self, per_item, penalty):
-        return per_item + penalty
 
     @rlgraph.graph_fn
     def _graph_fn_weighted_mean(self, per_item, weights):

@@ -172,14 +172,14 @@ class DiscreteConservativePenalty(Component):
         self.alpha = float(alpha)
 
     @rlgraph.graph_fn(api=True)
-    def per_item(self, q_values, actions):
-        """The penalty of each transition."""
+    def added_to(self, per_item, q_values, actions):
+        """``per_item`` (a loss's per-transition losses) with each transition's penalty added."""
         ops = self.ops
         penalty = ops.logsumexp(q_values, axis=-1) - of_taken(ops, q_values, actions)
         extra_dims = len(ops.shape(penalty)) - 1  # multi-dimensional actions: one penalty per dimension
         if extra_dims:
             penalty = ops.mean(penalty, axis=tuple(range(1, extra_dims + 1)))
-        return self.alpha * penalty
+        return per_item + self.alpha * penalty
 
 
 def of_actions(ops: Any, values: Any, actions: Any) -> Any:

@@ -159,8 +159,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             inputs = self._graph_fn_step_rows(q_values, target_q, records)
             per_item, td_errors = self.loss.per_item_loss(*(inputs[name] for name in self.loss.inputs()))
             if self.conservative is not None:
-                penalty = self.conservative.per_item(inputs["q_values"], inputs["actions"])
-                per_item = self._graph_fn_add(per_item, penalty)
+                per_item = self.conservative.added_to(per_item, inputs["q_values"], inputs["actions"])
             return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
 
         return self.optimizer.step(sequence_loss, time_step)
@@ -231,10 +230,6 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
             "next_q_values_online": ops.stop_gradient(ops.gather(q_values, bootstrap)),
             "q_values_target": target_q[:rows],
         }
-
-    @rlgraph.graph_fn
-    def _graph_fn_add(self, per_item, penalty):
-        return per_item + penalty
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_reduce(self, per_item, td_errors, valid, weights):
