@@ -56,6 +56,19 @@ def test_grayscale_of_uint8_images_truncates_to_uint8(component_test):
     assert out.dtype == np.uint8 and layer.output_space(space).dtype == np.uint8
 
 
+def test_grayscale_of_8_bit_colors_is_exact_on_every_backend(component_test):
+    # Whole in exact arithmetic, (37, 37, 37) sums to 36.99998 in float32 (and the fused multiply-adds of
+    # XLA miss other pixels): every gray and a grid of colors must give the integer formula's value.
+    levels = np.arange(256)
+    grays = np.repeat(levels[:, None], 3, axis=1)
+    grid = np.stack(np.meshgrid(levels[::3], levels[1::3], levels[2::3], indexing="ij"), axis=-1)
+    pixels = np.concatenate([grays, grid.reshape(-1, 3)]).astype(np.uint8)
+    space = IntBox(256, shape=(len(pixels), 1, 3), dtype=np.uint8, add_batch_rank=True)
+    test = component_test(GrayScale(), input_spaces={"inputs": space})
+    exact = (pixels.astype(np.int64) @ np.array([299, 587, 114])) // 1000
+    test.test(("call", pixels[None, :, None, :]), expected_outputs=exact.astype(np.uint8)[None, :, None])
+
+
 def test_grayscale_needs_one_weight_per_channel(component_test):
     with pytest.raises(BuildError, match="last \\(color\\) axis of size 3"):
         component_test(GrayScale(), input_spaces={"inputs": FloatBox(shape=(4, 4, 4), add_batch_rank=True)})

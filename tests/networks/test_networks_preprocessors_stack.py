@@ -20,13 +20,12 @@ PONG_SPEC = [
 
 
 def pong_reference(frames: list[np.ndarray]) -> np.ndarray:
-    """Gray in float32 (truncated to uint8), 2x2 mean pooling (= bilinear halving), /255, last 3 frames on the channel axis."""
+    """Gray in exact integers (truncated), 2x2 mean pooling (= bilinear halving), /255, last 3 frames on the channel axis."""
     processed = []
     for frame in frames:
-        rgb = frame.astype(np.float32)
-        gray = np.floor(rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114)[..., None]
+        gray = (frame.astype(np.int64) @ np.array([299, 587, 114]))[..., None] // 1000
         small = gray.reshape(1, 4, 2, 4, 2, 1).mean(axis=(2, 4))
-        processed.append(small / 255.0)
+        processed.append((small / 255.0).astype(np.float32))
     window = ([processed[0]] * 3 + processed)[-3:]
     return np.concatenate(window, axis=-1)
 
