@@ -45,14 +45,13 @@ def reference_projection(next_probs, rewards, terminals, discounts, v_min=V_MIN,
 
 def loss_test(backend, double_q=True):
     spaces = {
-        "logits": FloatBox(shape=(3, ATOMS), **B),
+        "distributions": FloatBox(shape=(3, ATOMS), **B),
         "actions": IntBox(3, **B),
         "rewards": FloatBox(**B),
         "terminals": BoolBox(**B),
         "discounts": FloatBox(**B),
-        "next_logits_target": FloatBox(shape=(3, ATOMS), **B),
-        "next_q_values": FloatBox(shape=(3,), **B),
-        "importance_weights": FloatBox(**B),
+        "next_distributions_target": FloatBox(shape=(3, ATOMS), **B),
+        "next_q_values_online": FloatBox(shape=(3,), **B),
         "next_probs": FloatBox(shape=(ATOMS,), **B),
     }
     return ComponentTest(CategoricalDQNLoss(ATOMS, V_MIN, V_MAX, double_q=double_q), spaces, backend=backend)
@@ -105,21 +104,20 @@ def test_the_loss_is_the_cross_entropy_against_the_projected_target(rlgraph_back
     rewards = np.float32([0.5, -1.0, 3.0, 0.0])
     terminals = np.array([False, True, False, False])
     discounts = np.float32([0.9, 0.9, 0.81, 1.0])
-    weights = np.float32([1.0, 0.5, 2.0, 0.0])
     loss, cross_entropy = loss_test(rlgraph_backend, double_q).test(
-        ("loss", [logits, actions, rewards, terminals, discounts, next_logits, next_q, weights])
+        ("per_item_loss", [logits, actions, rewards, terminals, discounts, next_logits, next_q])
     )
 
     def softmax(x):
         e = np.exp(x - x.max(-1, keepdims=True))
         return e / e.sum(-1, keepdims=True)
 
-    best = next_q.argmax(-1)  # the caller passes the online or the target network's Q-values
+    best = next_q.argmax(-1)  # the learner passes the online or the target network's Q-values
     target = reference_projection(softmax(next_logits[np.arange(4), best]), rewards, terminals, discounts)
     log_p = np.log(softmax(logits[np.arange(4), actions]))
     expected = -(target * log_p).sum(-1)
     np.testing.assert_allclose(cross_entropy, expected, rtol=1e-4)
-    np.testing.assert_allclose(loss, np.mean(weights * expected), rtol=1e-4)
+    np.testing.assert_allclose(loss, expected, rtol=1e-4)
 
 
 @pytest.mark.parametrize("dueling", [False, True])

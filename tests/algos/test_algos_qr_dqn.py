@@ -25,7 +25,7 @@ CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
 DENSE = [{"type": "dense", "units": 16, "activation": "relu"}]
 
 
-def reference_loss(quantiles, actions, rewards, terminals, discounts, next_quantiles, next_q, weights, kappa):
+def reference_loss(quantiles, actions, rewards, terminals, discounts, next_quantiles, next_q, kappa):
     """Dabney et al. (2018), eq. 9 and 10, written out: for each transition, each online quantile i at
     tau_i = (2i - 1) / 2N and each target quantile j, the asymmetric Huber loss of u = T theta_j - theta_i;
     summed over i, averaged over j."""
@@ -45,19 +45,18 @@ def reference_loss(quantiles, actions, rewards, terminals, discounts, next_quant
                 else:
                     huber = abs(u) - 0.5 * kappa
                 per_item[b] += abs(tau - (1.0 if u < 0 else 0.0)) * huber / n
-    return float(np.mean(weights * per_item)), per_item
+    return per_item
 
 
 def loss_test(backend, kappa):
     spaces = {
-        "quantiles": FloatBox(shape=(3, QUANTILES), **B),
+        "distributions": FloatBox(shape=(3, QUANTILES), **B),
         "actions": IntBox(3, **B),
         "rewards": FloatBox(**B),
         "terminals": BoolBox(**B),
         "discounts": FloatBox(**B),
-        "next_quantiles_target": FloatBox(shape=(3, QUANTILES), **B),
-        "next_q_values": FloatBox(shape=(3,), **B),
-        "importance_weights": FloatBox(**B),
+        "next_distributions_target": FloatBox(shape=(3, QUANTILES), **B),
+        "next_q_values_online": FloatBox(shape=(3,), **B),
     }
     return ComponentTest(QuantileHuberLoss(QUANTILES, kappa), spaces, backend=backend)
 
@@ -72,12 +71,11 @@ def test_the_loss_is_the_paper_s_quantile_huber_loss(rlgraph_backend, kappa):
     rewards = np.float32([0.5, -1.0, 3.0, 0.0, 1.0, -2.0])
     terminals = np.array([False, True, False, False, True, False])
     discounts = np.float32([0.9, 0.9, 0.81, 1.0, 0.5, 0.99])
-    weights = np.float32([1.0, 0.5, 2.0, 0.0, 1.0, 1.0])
-    args = [quantiles, actions, rewards, terminals, discounts, next_quantiles, next_q, weights]
-    loss, per_item = loss_test(rlgraph_backend, kappa).test(("loss", args))
-    expected_loss, expected = reference_loss(*args, kappa=kappa)
+    args = [quantiles, actions, rewards, terminals, discounts, next_quantiles, next_q]
+    per_item, priorities = loss_test(rlgraph_backend, kappa).test(("per_item_loss", args))
+    expected = reference_loss(*args, kappa=kappa)
     np.testing.assert_allclose(per_item, expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+    np.testing.assert_allclose(priorities, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_quantiles_equal_to_their_targets_cost_nothing_and_the_loss_is_asymmetric(rlgraph_backend):
@@ -85,13 +83,13 @@ def test_quantiles_equal_to_their_targets_cost_nothing_and_the_loss_is_asymmetri
     flat = np.zeros((2, 3, QUANTILES), np.float32)
     ones = np.ones(2, np.float32)
     common = [np.array([0, 1]), np.zeros(2, np.float32), np.zeros(2, bool), ones]
-    loss, per_item = test.test(("loss", [flat, *common, flat, np.zeros((2, 3), np.float32), ones]))
-    np.testing.assert_allclose([loss, *per_item], 0.0, atol=1e-7)
+    per_item, _ = test.test(("per_item_loss", [flat, *common, flat, np.zeros((2, 3), np.float32)]))
+    np.testing.assert_allclose(per_item, 0.0, atol=1e-7)
     # Targets above every quantile weigh the errors by tau, below by 1 - tau: the lowest quantile (tau = 1/8)
     # pays little for being too low and much for being too high.
     up, down = (flat + np.float32(shift) for shift in (3.0, -3.0))
-    _, above = test.test(("loss", [flat, *common, up, np.zeros((2, 3), np.float32), ones]))
-    _, below = test.test(("loss", [flat, *common, down, np.zeros((2, 3), np.float32), ones]))
+    _, above = test.test(("per_item_loss", [flat, *common, up, np.zeros((2, 3), np.float32)]))
+    _, below = test.test(("per_item_loss", [flat, *common, down, np.zeros((2, 3), np.float32)]))
     taus = (2 * np.arange(1, QUANTILES + 1) - 1) / (2 * QUANTILES)
     np.testing.assert_allclose(above, (taus * 2.5).sum(), rtol=1e-5)  # Huber of 3 with kappa 1: 2.5
     np.testing.assert_allclose(below, ((1 - taus) * 2.5).sum(), rtol=1e-5)

@@ -255,24 +255,20 @@ def _vtrace_case(id: str, **settings: Any) -> ParityCase:
 
 # -- categorical DQN's loss and projection ----------------------------------------------------------------
 CATEGORICAL_SPACES = {
-    "logits": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
+    "distributions": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
     "actions": IntBox(3, **B),
     "rewards": FloatBox(low=-3.0, high=3.0, **B),  # beyond the support at both ends
     "terminals": BoolBox(**B),
     "discounts": FloatBox(low=0.5, high=1.0, **B),
-    "next_logits_target": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
-    "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
-    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+    "next_distributions_target": FloatBox(low=-3.0, high=3.0, shape=(3, 7), **B),
+    "next_q_values_online": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
     "next_probs": FloatBox(low=0.0, high=1.0, shape=(7,), **B),
 }
-CATEGORICAL_LOSS_ARGS = (
-    "logits", "actions", "rewards", "terminals", "discounts", "next_logits_target", "next_q_values",
-    "importance_weights",
-)  # fmt: skip
 
 
 def _categorical_case(id: str, v_min: float, v_max: float) -> ParityCase:
-    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in CATEGORICAL_LOSS_ARGS)) for n in (6, 1)]
+    inputs = CategoricalDQNLoss.inputs()
+    calls = [("per_item_loss", tuple(Sampled(name, batch_size=n) for name in inputs)) for n in (6, 1)]
     project = ("next_probs", "rewards", "terminals", "discounts")
     calls.append(("project", tuple(Sampled(name, batch_size=6) for name in project)))
     make = lambda: CategoricalDQNLoss(num_atoms=7, v_min=v_min, v_max=v_max)
@@ -281,19 +277,20 @@ def _categorical_case(id: str, v_min: float, v_max: float) -> ParityCase:
 
 # -- QR-DQN's quantile Huber loss ----------------------------------------------------------------------------
 QUANTILE_SPACES = {
-    "quantiles": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
+    "distributions": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
     "actions": IntBox(3, **B),
     "rewards": FloatBox(low=-3.0, high=3.0, **B),
     "terminals": BoolBox(**B),
     "discounts": FloatBox(low=0.5, high=1.0, **B),
-    "next_quantiles_target": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
-    "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
-    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+    "next_distributions_target": FloatBox(low=-3.0, high=3.0, shape=(3, 5), **B),
+    "next_q_values_online": FloatBox(low=-2.0, high=2.0, shape=(3,), **B),
 }
 
 
 def _quantile_case(id: str, kappa: float) -> ParityCase:
-    calls = [("loss", tuple(Sampled(name, batch_size=n) for name in QUANTILE_SPACES)) for n in (6, 1)]
+    calls = [
+        ("per_item_loss", tuple(Sampled(name, batch_size=n) for name in QUANTILE_SPACES)) for n in (6, 1)
+    ]
     make = lambda: QuantileHuberLoss(num_quantiles=5, kappa=kappa)
     return ParityCase(f"algo-quantile-huber-loss-{id}", make, QUANTILE_SPACES, calls)
 
@@ -583,7 +580,6 @@ def _optimizer_case(
 _TWIN = Tuple(FloatBox(low=-3.0, high=3.0), FloatBox(low=-3.0, high=3.0), **B)
 SAC_SPACES = {
     "log_probs_sampled": FloatBox(low=-4.0, high=1.0, **B),
-    "q_values_sampled": _TWIN,
     "alpha": FloatBox(low=0.05, high=2.0),
     "q_values": _TWIN,
     "q_values_next_sampled": _TWIN,
@@ -607,7 +603,6 @@ def _sac_loss_case(id: str, make) -> ParityCase:
     calls = []
     for size in (None, 1):
         calls += [
-            ("policy_loss", args("log_probs_sampled", "q_values_sampled", "alpha", batch_size=size)),
             ("q_loss", args(*q_args, batch_size=size)),
             ("alpha_loss", args("log_probs_sampled", "alpha", batch_size=size)),
             ("alpha_gradient", args("log_probs_sampled", batch_size=size)),
@@ -721,24 +716,26 @@ def _q_loss_spaces(action_shape: tuple[int, ...] = ()) -> dict[str, Any]:
     return {**_loss_spaces(action_shape=action_shape), "q_values_target": q_values, **times}
 
 
-#: Every input of a deterministic policy's loss (TD3's): actions of two dimensions in [-2, 2].
+#: Every input of a policy's loss of SAC, TD3 or DDPG: actions of two dimensions in [-2, 2].
 ACTOR_LOSS_SPACES = {
     "q_values": FloatBox(low=-5.0, high=5.0, **B),
     "policy_actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
     "actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+    "log_probs": FloatBox(low=-4.0, high=1.0, **B),
+    "alpha": FloatBox(low=0.05, high=2.0),
 }
 #: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS,
-#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS and ACTOR_LOSS_INPUTS; the time step is given as 0 and a
-#: behaviour's epsilon as 0.1), by case: a Q-learning loss also on actions of two dimensions.
+#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS and ACTOR_LOSS_INPUTS; the time step is given as 0, a
+#: behaviour's epsilon as 0.1 and SAC's temperature as 0.2), by case: a Q-learning loss also on actions of two dimensions.
 LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {
     QLearningLoss: {"": _q_loss_spaces(), "-multi-dim-actions": _q_loss_spaces((2,))},
     PolicyGradientLoss: {"": {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}},
     ActorLoss: {"": ACTOR_LOSS_SPACES},
 }
 #: The values given to a loss's inputs without a batch rank.
-UNBATCHED_INPUTS = {"time_step": np.int64(0), "epsilon": np.float32(0.1)}
+UNBATCHED_INPUTS = {"time_step": np.int64(0), "epsilon": np.float32(0.1), "alpha": np.float32(0.2)}
 #: The losses with cases of their own (above and below).
-OWN_CASES = (DQNLoss, PPOLoss, ActorCriticLoss)
+OWN_CASES = (DQNLoss, CategoricalDQNLoss, QuantileHuberLoss, PPOLoss, ActorCriticLoss)
 
 
 def registered_loss_cases() -> list[ParityCase]:
@@ -895,10 +892,10 @@ def _sampled_categorical_spaces() -> st.SearchStrategy[dict]:
     def spaces(actions: int) -> dict:
         return {
             **CATEGORICAL_SPACES,
-            "logits": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
+            "distributions": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
             "actions": IntBox(actions, **B),
-            "next_logits_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
-            "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
+            "next_distributions_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 7), **B),
+            "next_q_values_online": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
         }
 
     return st.builds(spaces, _ACTION_COUNTS)
@@ -925,10 +922,10 @@ def _sampled_quantile_spaces() -> st.SearchStrategy[dict]:
     def spaces(actions: int) -> dict:
         return {
             **QUANTILE_SPACES,
-            "quantiles": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
+            "distributions": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
             "actions": IntBox(actions, **B),
-            "next_quantiles_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
-            "next_q_values": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
+            "next_distributions_target": FloatBox(low=-3.0, high=3.0, shape=(actions, 5), **B),
+            "next_q_values_online": FloatBox(low=-2.0, high=2.0, shape=(actions,), **B),
         }
 
     return st.builds(spaces, _ACTION_COUNTS)

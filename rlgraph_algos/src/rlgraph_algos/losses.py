@@ -23,7 +23,8 @@ class Loss(Component):
     The learner calls :attr:`method` with the inputs its parameters name, of the family's :attr:`available`
     ones (a name and what it is: :data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`,
     :data:`~rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS`), and computes only those the loss reads
-    (:meth:`stand_ins`); every loss of the family takes :attr:`required`. :attr:`refuses`: the agent's keys the loss cannot learn with, each with
+    (:meth:`stand_ins`); every loss of the family takes one of :attr:`required` (what its gradient flows
+    through). :attr:`refuses`: the agent's keys the loss cannot learn with, each with
     why: a spec that sets one to other than the family's default is refused before anything is built,
     naming both keys.
     """
@@ -37,6 +38,10 @@ class Loss(Component):
     def inputs(cls) -> tuple[str, ...]:
         """The names of the inputs :attr:`method` takes, in its order."""
         return loss_inputs(cls)  # type: ignore[arg-type]  # mypy#11470: a class is Hashable
+
+    def of(self, values: Mapping[str, Any]) -> Any:
+        """:attr:`method`'s outputs on the inputs of ``values`` (by name) that its parameters name."""
+        return getattr(self, self.method)(*(values[name] for name in self.inputs()))
 
     def stand_ins(self) -> Mapping[str, str]:
         """The inputs :attr:`method` takes but, at this loss's settings, does not read, each with the input
@@ -52,11 +57,10 @@ def loss_inputs(loss_class: type[Loss]) -> tuple[str, ...]:
     if method is None:
         raise TypeError(f"{loss_class.__name__} has no {loss_class.method}: its learner calls it")
     names = tuple(list(inspect.signature(method).parameters)[1:])
-    missing = [name for name in loss_class.required if name not in names]
-    if missing:
+    if loss_class.required and not set(loss_class.required) & set(names):
         raise TypeError(
-            f"{loss_class.__name__}.{loss_class.method} takes no {', '.join(missing)}: the loss's gradient "
-            "flows through them"
+            f"{loss_class.__name__}.{loss_class.method} takes none of {', '.join(loss_class.required)}: the "
+            "loss's gradient flows through one"
         )
     unknown = [name for name in names if name not in loss_class.available]
     if unknown:

@@ -134,9 +134,9 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         per_item_loss = self.per_item_loss_of(*(records[field] for field in TRANSITION_FIELDS), time_step)
 
         def loss():
-            q_values = self.policy.get_q_values(records["states"])
-            per_item, td_errors = per_item_loss(q_values)
-            supervised, _ = self.margin_loss.loss(q_values, records["actions"], expert)
+            online = self.online_outputs(records["states"], "q_values")
+            per_item, td_errors = per_item_loss(online)
+            supervised, _ = self.margin_loss.loss(online["q_values"], records["actions"], expert)
             return self._graph_fn_total(per_item, weights, supervised, td_errors)
 
         return loss

@@ -9,7 +9,7 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph_algos.builders import AlgorithmBuilder
-from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph, DQNLearnerGraph
+from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
@@ -106,11 +106,9 @@ class DQNBuilder(AlgorithmBuilder):
 
 class DistributionalDQNBuilder(DQNBuilder):
     """DQN's roles for a DQN learning return distributions (C51, QR-DQN): its head (:attr:`head_class`, made
-    with :meth:`head_arguments`; no action adapter) gives each action's distribution, and the learner graph
-    is :class:`~rlgraph_algos.dqn.learner.DistributionalDQNLearnerGraph`."""
+    with :meth:`head_arguments`; no action adapter) gives each action's distribution, which its loss reads
+    (``distributions``); the learner is DQN's."""
 
-    roles: ClassVar[frozenset[Role]] = frozenset(Role)
-    graph_class: ClassVar[type] = DistributionalDQNLearnerGraph
     #: The distributional Q-network head's class.
     head_class: ClassVar[type[DistributionalQPolicy]]
 

@@ -3,6 +3,7 @@ support, and the cross-entropy loss against it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,32 +11,30 @@ import numpy as np
 import rlgraph
 from rlgraph.agents.builder import Builder
 from rlgraph.agents.config import AgentConfig
-from rlgraph.components import Component
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.dqn.builder import DistributionalDQNBuilder
 from rlgraph_algos.dqn.config import CategoricalDQNConfig
-from rlgraph_algos.dqn.learner import DistributionalDQNLearnerGraph
-from rlgraph_algos.dqn.loss import of_actions
+from rlgraph_algos.dqn.loss import QLearningLoss, of_actions
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
 
 
-class CategoricalDQNLoss(Component):
+class CategoricalDQNLoss(QLearningLoss):
     """The distributional TD loss on atoms ``z_i = v_min + i * dz`` (``i < N``, ``dz = (v_max - v_min) / (N - 1)``).
 
     For a batch of transitions (s, a, r, d, gamma_n, s'):
 
-    * the next action ``a*`` is the argmax of ``next_q_values`` (the caller passes the online network's
-      for ``double_q``, else the target's); its target distribution ``p' = softmax(next_logits_target[a*])``;
+    * the next action ``a*`` is the argmax of the online network's next Q-values (``double_q``), else the
+      target's; its target distribution ``p' = softmax(Z_target(s', a*))`` (the logits);
     * :meth:`project`: the distribution of ``r + gamma_n (1 - d) z_j`` (clipped to the support) spread
       onto the support, each atom's mass split between its two neighbours by distance,
       ``m_i = sum_j p'_j max(0, 1 - |b_j - i|)`` with ``b_j = (Tz_j - v_min) / dz`` (the usual
       floor/ceil split, which gives an atom that lands on a support point all its mass);
     * per transition the cross-entropy ``-sum_i m_i log p_i(s, a)`` (no gradient into ``m``), which is
-      also its new priority; the loss is their importance-weighted mean.
+      also its new priority.
 
-    API: ``loss(logits, actions, rewards, terminals, discounts, next_logits_target, next_q_values,
-    importance_weights) -> (loss, cross-entropy per transition)``; ``project(next_probs, rewards,
-    terminals, discounts) -> m``.
+    API: ``per_item_loss(distributions, actions, rewards, terminals, discounts, next_distributions_target,
+    next_q_values_online) -> (cross-entropy per transition, the same without gradient)``;
+    ``project(next_probs, rewards, terminals, discounts) -> m``.
     """
 
     def __init__(
@@ -54,25 +53,28 @@ class CategoricalDQNLoss(Component):
         self.atoms = np.linspace(self.v_min, self.v_max, num_atoms, dtype=np.float32)
         self.spacing = (self.v_max - self.v_min) / (num_atoms - 1)
 
-    @rlgraph.graph_fn(api=True)
-    def loss(
+    def stand_ins(self) -> Mapping[str, str]:
+        """Without double Q-learning the target network picks the next action."""
+        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
+
+    @rlgraph.graph_fn(api=True, returns=2)
+    def per_item_loss(
         self,
-        logits: Any,
+        distributions: Any,
         actions: Any,
         rewards: Any,
         terminals: Any,
         discounts: Any,
-        next_logits_target: Any,
-        next_q_values: Any,
-        importance_weights: Any,
+        next_distributions_target: Any,
+        next_q_values_online: Any,
     ) -> Any:
         ops = self.ops
-        best = ops.argmax(next_q_values, axis=-1)
-        next_probs = ops.softmax(of_actions(ops, next_logits_target, best), axis=-1)
+        best = ops.argmax(next_q_values_online, axis=-1)
+        next_probs = ops.softmax(of_actions(ops, next_distributions_target, best), axis=-1)
         target = ops.stop_gradient(self._project(next_probs, rewards, terminals, discounts))
-        log_probs = ops.log_softmax(of_actions(ops, logits, actions), axis=-1)
+        log_probs = ops.log_softmax(of_actions(ops, distributions, actions), axis=-1)
         cross_entropy = -ops.sum(target * log_probs, axis=-1)
-        return ops.mean(importance_weights * cross_entropy), ops.stop_gradient(cross_entropy)
+        return cross_entropy, ops.stop_gradient(cross_entropy)
 
     @rlgraph.graph_fn(api=True)
     def project(self, next_probs: Any, rewards: Any, terminals: Any, discounts: Any) -> Any:
@@ -88,10 +90,6 @@ class CategoricalDQNLoss(Component):
         # weights[b, i, j] = max(0, 1 - |b_j - i|): atom j's share landing on support point i.
         weights = ops.maximum(1.0 - ops.abs(positions[:, None, :] - index[None, :, None]), 0.0)
         return ops.sum(weights * next_probs[:, None, :], axis=-1)
-
-
-#: C51's learner graph (the name it had before distributional DQNs shared one).
-CategoricalDQNLearnerGraph = DistributionalDQNLearnerGraph
 
 
 class CategoricalDQNBuilder(DistributionalDQNBuilder):
@@ -122,7 +120,3 @@ class CategoricalDQNAgent(DQNAgent):
     honours_action_masks: ClassVar[bool] = False
     config_class: ClassVar[type[AgentConfig] | None] = CategoricalDQNConfig
     builder_class: ClassVar[type[Builder] | None] = CategoricalDQNBuilder
-
-
-#: The name before the roles split the graph (kept for code that derives from it).
-CategoricalDQNGraph = CategoricalDQNLearnerGraph

@@ -53,7 +53,10 @@ class DQNConfig(LearningAgentConfig):
     #: (:class:`~rlgraph_algos.dqn.loss.DQNLoss`), which a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "DQN"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "huber_loss", "value_rescaling")
-    refused_loss_inputs: ClassVar[dict[str, str]] = {}
+    refused_loss_inputs: ClassVar[dict[str, str]] = {
+        name: "its Q-network gives Q-values (return distributions are categorical_dqn's and qr_dqn's)"
+        for name in ("distributions", "next_distributions_target")
+    }
     rlgraph_names: ClassVar[dict[str, str]] = {**LearningAgentConfig.rlgraph_names, **REPLAY_ALIASES}
 
     policy_spec: Any = agent_argument("policy_spec")

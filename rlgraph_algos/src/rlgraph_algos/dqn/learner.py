@@ -8,6 +8,7 @@ from typing import Any
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import RLGraphError
+from rlgraph_algos.dqn.loss import QLearningLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
@@ -36,9 +37,9 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
     (``update``) or from batches given from outside (``update_from_batch``), each taking the time step a
     decaying learning rate reads (the agent's ``learning_time_step``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs. Its ``loss`` is a
-    :class:`~rlgraph_algos.dqn.loss.QLearningLoss` (a subclass's may be another, its ``_td_loss`` its own): the
-    learner gives it what it names (:meth:`per_item_loss_of`), adds its ``conservative`` penalty (CQL's, with
-    ``cql_alpha``) to any loss's per-item losses, and weights them.
+    :class:`~rlgraph_algos.dqn.loss.QLearningLoss` (DQN's, C51's, QR-DQN's, a variant's): the learner gives it
+    what it names (:meth:`per_item_loss_of`), adds its ``conservative`` penalty (CQL's, with ``cql_alpha``) to
+    any loss's per-item losses, and weights them.
 
     Built for a role (:class:`~rlgraph.agents.roles.Role`), it holds what that role runs: a worker the
     target network and the loss, a learner the optimizer too, the whole agent the memory too; the others
@@ -47,7 +48,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
     def __init__(
         self,
-        loss: Component | None = None,
+        loss: QLearningLoss | None = None,
         optimizer: Optimizer | None = None,
         memory: Component | None = None,
         batch_size: int = 64,
@@ -118,37 +119,50 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         per_item_loss = self.per_item_loss_of(*transition, time_step)
 
         def td_loss():
-            per_item, td_errors = per_item_loss(self.policy.get_q_values(states))
+            per_item, td_errors = per_item_loss(self.online_outputs(states))
             return self._graph_fn_weighted_mean(per_item, weights), td_errors
 
         return td_loss
 
     def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts, time_step=None):
-        """The loss's ``per_item_loss`` as a function of the online network's Q-values of ``states``: the other
-        inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`) made now, without gradient (those it
-        does not read at its settings given another's value: its ``stand_ins``)."""
+        """The loss's ``per_item_loss`` as a function of the online network's outputs of ``states``
+        (:meth:`online_outputs`): the other inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`)
+        made now, without gradient (those it does not read at its settings given another's value: its
+        ``stand_ins``)."""
         names, stand_ins = self.loss.inputs(), self.loss.stand_ins()
         read = {stand_ins.get(name, name) for name in names}
         given = {"actions": actions, "rewards": rewards, "terminals": terminals, "discounts": discounts}
         given.update(self._time_inputs(read, time_step))
         networks = {
-            "next_q_values_target": (self.target_policy, next_states),
-            "next_q_values_online": (self.policy, next_states),
-            "q_values_target": (self.target_policy, states),
+            "next_q_values_target": (self.target_policy, "get_q_values", next_states),
+            "next_q_values_online": (self.policy, "get_q_values", next_states),
+            "q_values_target": (self.target_policy, "get_q_values", states),
+            "next_distributions_target": (self.target_policy, "get_distribution", next_states),
         }
         for name in read & set(networks):
-            network, inputs = networks[name]
-            given[name] = network.get_q_values(inputs)
+            network, method, inputs = networks[name]
+            given[name] = getattr(network, method)(inputs)
         given.update({name: given[other] for name, other in stand_ins.items()})
 
-        def per_item_loss(q_values):
-            values = {**given, "q_values": q_values}
-            per_item, td_errors = self.loss.per_item_loss(*(values[name] for name in names))
+        def per_item_loss(online):
+            values = {**given, **online}
+            per_item, td_errors = self.loss.of(values)
             if self.conservative is not None:
-                per_item = self.conservative.added_to(per_item, q_values, actions)
+                per_item = self.conservative.added_to(per_item, online["q_values"], actions)
             return per_item, td_errors
 
         return per_item_loss
+
+    def online_outputs(self, states, *also: str) -> dict[str, Any]:
+        """The online network's outputs of ``states`` that the loss (and the ``conservative`` penalty) read, and
+        those named in ``also``: ``q_values`` and a distributional network's ``distributions``, with gradient."""
+        wanted = set(also) | set(self.loss.inputs() if self.loss is not None else ())
+        if self.conservative is not None:
+            wanted.add("q_values")
+        methods = {"q_values": "get_q_values", "distributions": "get_distribution"}
+        return {
+            name: getattr(self.policy, method)(states) for name, method in methods.items() if name in wanted
+        }
 
     def _time_inputs(self, names: set[str], time_step: Any) -> dict[str, Any]:
         """The time step and the behaviour policy's epsilon at it, where the loss names them."""
@@ -178,29 +192,3 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
         if self.prioritized and indices is not None:
             self.memory.update_records(indices, td_errors)
         return {"loss": loss, "td_errors": td_errors}
-
-
-class DistributionalDQNLearnerGraph(DQNLearnerGraph):
-    """:class:`DQNLearnerGraph` learning return distributions (C51's, QR-DQN's): its policy gives each action's
-    distribution (``get_distribution``), and the loss takes the online network's, the target network's next
-    ones and the Q-values that pick the next action (the online network's for ``loss.double_q``)."""
-
-    def _td_loss(self, states, actions, rewards, terminals, next_states, discounts, weights, time_step=None):
-        next_distributions = self.target_policy.get_distribution(next_states)
-        chooser = self.policy if self.loss.double_q else self.target_policy
-        next_q_values = chooser.get_q_values(next_states)
-
-        def td_loss():
-            distributions = self.policy.get_distribution(states)
-            return self.loss.loss(
-                distributions,
-                actions,
-                rewards,
-                terminals,
-                discounts,
-                next_distributions,
-                next_q_values,
-                weights,
-            )
-
-        return td_loss

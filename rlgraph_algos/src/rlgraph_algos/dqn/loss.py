@@ -14,9 +14,11 @@ from rlgraph_algos.losses import Loss, of_taken
 from rlgraph_algos.value_rescaling import DEFAULT_EPSILON, check_epsilon, inverse_rescale, rescale
 
 #: What a Q-learning learner (DQN's, Ape-X's, DQfD's, R2D2's) gives its loss's ``per_item_loss``, by the names of
-#: its parameters: one row per transition ``(s, a, r, d, gamma_n, s')``, Q-values with the actions on the last axis.
+#: its parameters: one row per transition ``(s, a, r, d, gamma_n, s')``, Q-values with the actions on the last axis,
+#: a distributional Q-network's distributions ``(B, actions, N)`` (C51's logits, QR-DQN's quantiles).
 Q_LOSS_INPUTS: dict[str, str] = {
-    "q_values": "Q_online(s, .): the online network's Q-values of the states (the loss's gradient flows here)",
+    "q_values": "Q_online(s, .): the online network's Q-values of the states (the gradient flows here)",
+    "distributions": "Z_online(s, .): a distributional online network's distributions of the states (gradient)",
     "actions": "a: the actions taken",
     "rewards": "r: the rewards (a k-step return's discounted sum)",
     "terminals": "d: whether s' ended the episode",
@@ -24,6 +26,7 @@ Q_LOSS_INPUTS: dict[str, str] = {
     "next_q_values_target": "Q_target(s', .): the target network's Q-values of the next states",
     "next_q_values_online": "Q_online(s', .): the online network's Q-values of the next states, no gradient",
     "q_values_target": "Q_target(s, .): the target network's Q-values of the states",
+    "next_distributions_target": "Z_target(s', .): a distributional target network's distributions of s'",
     "time_step": "t: the learning time step (the time steps the agent acted; offline, its updates)",
     "epsilon": "epsilon_t: the behaviour policy's epsilon at t (its epsilon-greedy exploration's)",
 }
@@ -31,13 +34,14 @@ Q_LOSS_INPUTS: dict[str, str] = {
 
 class QLearningLoss(Loss):
     """The loss of a Q-learning learner, which gives its ``per_item_loss`` graph function the inputs its
-    parameters name (:data:`Q_LOSS_INPUTS`; ``q_values`` always) and takes back ``(loss per transition,
+    parameters name (:data:`Q_LOSS_INPUTS`; the online network's ``q_values`` or ``distributions``) and takes
+    back ``(loss per transition,
     |TD error| per transition)``: the learner weights the losses (prioritized replay), reduces them, and
     stores the TD errors as priorities. Its settings are its own constructor's (a spec's ``loss_spec``)."""
 
     method: ClassVar[str] = "per_item_loss"
     available: ClassVar[Mapping[str, str]] = Q_LOSS_INPUTS
-    required: ClassVar[tuple[str, ...]] = ("q_values",)
+    required: ClassVar[tuple[str, ...]] = ("q_values", "distributions")
 
 
 def per_action_dimension(ops: Any, like: Any, *values: Any) -> list[Any]:

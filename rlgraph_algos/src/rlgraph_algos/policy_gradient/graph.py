@@ -119,9 +119,7 @@ class PolicyGradientGraph(AgentRoot):
         def policy_loss(inputs):
             new_log_probs, entropies = self.policy.get_log_prob_and_entropy(inputs, actions)
             values = {**given, "log_probs": new_log_probs, "entropies": entropies}
-            mean, per_item, stats = self.policy_loss.loss(
-                *(values[name] for name in self.policy_loss.inputs())
-            )
+            mean, per_item, stats = self.policy_loss.of(values)
             return self._graph_fn_with_stats(mean, per_item, stats)
 
         def value_loss(inputs):

@@ -26,8 +26,11 @@ class R2D2Config(DQNConfig):
 
     agent: ClassVar[str] = "R2D2Agent"
     refused_loss_inputs: ClassVar[dict[str, str]] = {
-        name: "R2D2's learner, on replayed sequences, gives a loss no time step"
-        for name in ("time_step", "epsilon")
+        **DQNConfig.refused_loss_inputs,
+        **{
+            name: "R2D2's learner, on replayed sequences, gives a loss no time step"
+            for name in ("time_step", "epsilon")
+        },
     }
 
     internal_states_space: Any = agent_argument("internal_states_space")

@@ -157,7 +157,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
         def sequence_loss():
             q_values, _ = self.q_network.q_values(learned_states, start, learned_resets)
             inputs = self._graph_fn_step_rows(q_values, target_q, records)
-            per_item, td_errors = self.loss.per_item_loss(*(inputs[name] for name in self.loss.inputs()))
+            per_item, td_errors = self.loss.of(inputs)
             if self.conservative is not None:
                 per_item = self.conservative.added_to(per_item, inputs["q_values"], inputs["actions"])
             return self._graph_fn_reduce(per_item, td_errors, records["valid"], weights)
