@@ -12,6 +12,7 @@ from rlgraph_algos.actor_critic_q.losses import (
     ConservativePenalty,
     DeterministicPolicyGradientLoss,
     SACLoss,
+    SoftPolicyLoss,
     TD3Loss,
 )
 
@@ -19,7 +20,6 @@ B = {"add_batch_rank": True}
 TWIN = Tuple(FloatBox(), FloatBox(), **B)
 SAC_SPACES = {
     "log_probs_sampled": FloatBox(**B),
-    "q_values_sampled": TWIN,
     "alpha": FloatBox(),
     "q_values": TWIN,
     "q_values_next_sampled": TWIN,
@@ -43,9 +43,18 @@ def numpy_sac(inputs: dict, alpha: float, discount: float, target_entropy: float
     return policy, q, -np.log(alpha) * entropy_term * np.ones_like(policy), y
 
 
-def run_sac(test, inputs: dict, alpha: float):
+POLICY_SPACES = {"q_values": FloatBox(**B), "log_probs": FloatBox(**B), "alpha": FloatBox()}
+
+
+def run_sac(component_test, loss, inputs: dict, alpha: float):
+    """SAC's policy loss (:class:`SoftPolicyLoss`, on the smaller of the twins' values: the learner takes it),
+    Q loss and alpha loss."""
     alpha = np.float32(alpha)
-    policy = test.test(("policy_loss", [inputs["log_probs_sampled"], inputs["q_values_sampled"], alpha]))
+    smallest = np.minimum(*inputs["q_values_sampled"])
+    policy = component_test(SoftPolicyLoss(), POLICY_SPACES).test(
+        ("actor_loss", [smallest, inputs["log_probs_sampled"], alpha])
+    )
+    test = component_test(loss, SAC_SPACES)
     q_args = [
         inputs[k]
         for k in ("q_values", "q_values_next_sampled", "log_probs_next_sampled", "rewards", "terminals")
@@ -69,15 +78,18 @@ def test_sac_losses_give_rlgraphs_reference_numbers(component_test):
         "rewards": np.ones(n, np.float32),
         "terminals": np.zeros(n, bool),
     }
-    test = component_test(SACLoss(discount=0.8, target_entropy=0.1), SAC_SPACES)
-    (policy_mean, policy), (q_mean, q, targets), (alpha_mean, alpha) = run_sac(test, inputs, 0.9)
+    sac = SACLoss(discount=0.8, target_entropy=0.1)
+    (policy_mean, policy), (q_mean, q, targets), (alpha_mean, alpha) = run_sac(
+        component_test, sac, inputs, 0.9
+    )
     np.testing.assert_allclose(policy, np.full(n, 0.35), atol=1e-6)
     np.testing.assert_allclose(q, np.full(n, 0.2696), atol=1e-6)
     np.testing.assert_allclose(alpha, np.full(n, 0.0632157), atol=1e-6)
     np.testing.assert_allclose(targets, np.full(n, 0.64), atol=1e-6)
     np.testing.assert_allclose([policy_mean, q_mean, alpha_mean], [0.35, 0.2696, 0.0632157], atol=1e-6)
-    fixed = component_test(SACLoss(discount=0.8, target_entropy=None), SAC_SPACES)
-    _, _, (alpha_mean, alpha) = run_sac(fixed, inputs, 0.9)
+    _, _, (alpha_mean, alpha) = run_sac(
+        component_test, SACLoss(discount=0.8, target_entropy=None), inputs, 0.9
+    )
     np.testing.assert_array_equal(alpha, np.zeros(n))
     assert alpha_mean == 0.0
 
@@ -96,8 +108,8 @@ def test_sac_losses_match_numpy_on_random_batches_with_terminals(component_test,
         "rewards": normal(),
         "terminals": rng.random(n) < 0.3,
     }
-    test = component_test(SACLoss(discount=0.97, target_entropy=target_entropy), SAC_SPACES)
-    (_, policy), (_, q, targets), (_, alpha) = run_sac(test, inputs, 0.37)
+    sac = SACLoss(discount=0.97, target_entropy=target_entropy)
+    (_, policy), (_, q, targets), (_, alpha) = run_sac(component_test, sac, inputs, 0.37)
     want_policy, want_q, want_alpha, want_targets = numpy_sac(inputs, 0.37, 0.97, target_entropy)
     np.testing.assert_allclose(policy, want_policy, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(q, want_q, rtol=1e-5, atol=1e-5)

@@ -19,6 +19,7 @@ from rlgraph_algos.actor_critic_q.losses import (
     ConservativePenalty,
     DeterministicPolicyGradientLoss,
     SACLoss,
+    SoftPolicyLoss,
     TD3Loss,
 )
 from rlgraph_algos.builders import AlgorithmBuilder
@@ -76,10 +77,21 @@ class ActorCriticQBuilder(AlgorithmBuilder):
         except SpecError as error:
             raise rebase(error, "value_function_spec") from None
 
+    def actor_loss(self) -> ActorLoss:
+        """The ``loss_spec``'s policy loss, else the algorithm's own (:attr:`own_actor_loss`)."""
+        if self.config.loss_spec is not None:
+            return ActorLoss.from_spec(self.config.loss_spec, path="loss_spec")
+        return self.own_actor_loss()
+
+    #: The algorithm's own policy loss, where no ``loss_spec`` names another.
+    own_actor_loss: ClassVar[type[ActorLoss]]
+
 
 class SACBuilder(ActorCriticQBuilder):
     """SAC's roles (:class:`~rlgraph_algos.actor_critic_q.graph.SACGraph`): the learner adds the twin critics,
     the temperature and its optimizer."""
+
+    own_actor_loss: ClassVar[type[ActorLoss]] = SoftPolicyLoss
 
     def root(self, role: Role) -> Component:
         config = self.config
@@ -100,6 +112,7 @@ class SACBuilder(ActorCriticQBuilder):
                 num_q_functions=2 if config.double_q else 1,
                 temperature=Temperature(config.initial_alpha, learned=target_entropy is not None),
                 loss=SACLoss(config.discount, target_entropy),
+                actor_loss=self.sac_actor_loss(discrete_mode),
                 alpha_optimizer=None
                 if target_entropy is None
                 else self.optimizer(config.alpha_optimizer_spec, "alpha_optimizer_spec", "alpha"),
@@ -111,6 +124,17 @@ class SACBuilder(ActorCriticQBuilder):
             gumbel_softmax_temperature=float(config.gumbel_softmax_temperature),
             **parts,
         )
+
+    def sac_actor_loss(self, discrete_mode: str) -> ActorLoss:
+        """:meth:`actor_loss`, which over one discrete action (``"expectation"``) may not read a drawn action."""
+        loss = self.actor_loss()
+        if discrete_mode == "expectation" and "policy_actions" in loss.inputs():
+            raise SpecError(
+                f"{type(loss).__name__} reads policy_actions, which SAC's exact expectations over one discrete "
+                "action draw none of: set discrete_mode: gumbel_softmax",
+                "loss_spec",
+            )
+        return loss
 
     def conservative_parts(self, discrete_mode: str) -> dict[str, Any]:
         """CQL's penalty, its weight and the weight's optimizer (a Lagrangian's), where ``cql_alpha`` > 0:
@@ -195,6 +219,7 @@ class TD3Builder(ActorCriticQBuilder):
     """TD3's and DDPG's roles (:class:`~rlgraph_algos.actor_critic_q.graph.TD3Graph`): a deterministic policy
     with exploration noise; the learner adds the critics and the smoothed targets' loss."""
 
+    own_actor_loss: ClassVar[type[ActorLoss]] = DeterministicPolicyGradientLoss
     #: The exploration noise where ``exploration_spec`` gives none (scaled by the half-width of the bounds).
     default_noise: ClassVar[dict[str, Any]] = {"type": "gaussian_noise", "stddev": 0.1}
 
@@ -229,12 +254,6 @@ class TD3Builder(ActorCriticQBuilder):
             config.network_spec, action_space=space, weights_spec=config.weights_spec
         )
         return TD3Graph(policy=policy, exploration=exploration, **parts)
-
-    def actor_loss(self) -> ActorLoss:
-        """The ``loss_spec``'s policy loss, else the deterministic policy gradient's."""
-        if self.config.loss_spec is not None:
-            return ActorLoss.from_spec(self.config.loss_spec, path="loss_spec")
-        return DeterministicPolicyGradientLoss()
 
     def exploration_spec(self, scale: float) -> dict[str, Any]:
         if self.config.exploration_spec is not None:

@@ -119,7 +119,9 @@ class SACConfig(ActorCriticQConfig):
     a number, or None for a fixed temperature), ``alpha_optimizer_spec`` (the temperature's optimizer;
     default like ``optimizer_spec``), ``discrete_mode`` (how the losses treat discrete actions: exact
     ``"expectation"`` over one IntBox, straight-through ``"gumbel_softmax"``, or ``"auto"``) and
-    ``gumbel_softmax_temperature`` (the relaxation's temperature).
+    ``gumbel_softmax_temperature`` (the relaxation's temperature). ``loss_spec``: another policy loss in place
+    of SAC's ``alpha log pi(a~|s) - min_i Q_i(s, a~)`` (an
+    :class:`~rlgraph_algos.actor_critic_q.losses.ActorLoss`, with its settings).
 
     Conservative Q-learning for learning offline (Kumar et al. 2020, CQL(H); see
     :class:`~rlgraph_algos.actor_critic_q.losses.ConservativePenalty`): ``cql_alpha`` (the penalty's weight;
@@ -129,6 +131,10 @@ class SACConfig(ActorCriticQConfig):
     holds the critics' mean gap at that target)."""
 
     agent: ClassVar[str] = "SACAgent"
+    #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces.
+    algorithm: ClassVar[str] = "SAC"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ()
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
 
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
@@ -143,7 +149,11 @@ class SACConfig(ActorCriticQConfig):
     cql_alpha: float = attrs.field(default=0.0, metadata=check_of(non_negative))
     cql_num_actions: int = attrs.field(default=10, metadata=check_of(positive_int))
     cql_target_action_gap: float | None = None
+    loss_spec: Any = None
     name: str = "sac-agent"
+
+    def contradictions(self) -> list[Problem]:
+        return super().contradictions() + loss_spec_problems(self, ActorLoss)
 
 
 @agent_config
@@ -160,7 +170,10 @@ class TD3Config(ActorCriticQConfig):
     #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "TD3"
     own_loss_keys: ClassVar[tuple[str, ...]] = ()
-    refused_loss_inputs: ClassVar[dict[str, str]] = {}
+    refused_loss_inputs: ClassVar[dict[str, str]] = {
+        "log_probs": "its policy is deterministic: it has no log-likelihood (SAC's has)",
+        "alpha": "it has no entropy temperature (SAC has)",
+    }
 
     exploration_spec: Any = agent_argument("exploration_spec")
     twin_q: bool = True

@@ -13,7 +13,13 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph.utils import nested
-from rlgraph_algos.actor_critic_q.losses import ActorLoss, ConservativePenalty, SACLoss, TD3Loss
+from rlgraph_algos.actor_critic_q.losses import (
+    ActorLoss,
+    ConservativePenalty,
+    SACLoss,
+    TD3Loss,
+    min_over_critics,
+)
 from rlgraph_algos.losses import of_taken
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
@@ -86,6 +92,9 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
     * ``get_q_values(preprocessed_states, actions)``: every critic's values; ``reset_targets()``: copy every
       source into its target (once, after the build).
     """
+
+    #: The policy's loss, where the subclass's policy learns from the critics (SAC's, TD3's).
+    actor_loss: ActorLoss | None = None
 
     def __init__(
         self,
@@ -204,6 +213,12 @@ class ActorCriticQGraph(SampledBatches, AgentRoot):
 
         return self.q_optimizer.step(critic_loss, time_step)
 
+    def actor_loss_of(self, given: dict[str, Any]) -> Any:
+        """The mean of the policy's loss (its ``actor_loss``: an
+        :class:`~rlgraph_algos.actor_critic_q.losses.ActorLoss`) on the inputs of ``given`` it names."""
+        mean, _ = self.held(self.actor_loss, "actor_loss").of(given)
+        return mean
+
     @rlgraph.graph_fn
     def _graph_fn_taken(self, q_values_all, actions):
         """Of critics with a value per discrete action, ``Q(s, .)``: the value of each row's action."""
@@ -249,6 +264,7 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         policy: Policy,
         temperature: Temperature | None = None,
         loss: SACLoss | None = None,
+        actor_loss: ActorLoss | None = None,
         alpha_optimizer: Optimizer | None = None,
         discrete_mode: str = "gumbel_softmax",
         gumbel_softmax_temperature: float = 1.0,
@@ -259,7 +275,7 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     ) -> None:
         super().__init__(policy=policy, **kwargs)
         self.temperature = temperature
-        self.loss = loss
+        self.loss, self.actor_loss = loss, actor_loss
         self.alpha_optimizer = (
             None if alpha_optimizer is None else alpha_optimizer.attach(self.held(temperature, "temperature"))
         )
@@ -292,7 +308,7 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
 
     def learn(self, states, actions, rewards, terminals, next_states, weights, time_step, update_actor, sync):
         alpha = self.temperature.alpha()
-        next_log_probs, next_q_values = self._soft_terms(next_states, self.target_q_functions)
+        next_log_probs, next_q_values, _ = self._soft_terms(next_states, self.target_q_functions)
 
         def loss_of(q_values):
             _, per_item, targets = self.loss.q_loss(
@@ -305,9 +321,9 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
             return self._with({"loss": q_loss, "td_errors": td_errors, "critic_loss": q_loss}, conservative)
 
         def policy_loss():
-            log_probs, q_values = self._soft_terms(states, self.q_functions)
-            mean, _ = self.loss.policy_loss(log_probs, q_values, alpha)
-            return mean, log_probs
+            log_probs, q_values, drawn = self._soft_terms(states, self.q_functions)
+            given = {"q_values": self._graph_fn_smallest(q_values), "log_probs": log_probs, "alpha": alpha}
+            return self.actor_loss_of({**given, "actions": actions, "policy_actions": drawn}), log_probs
 
         actor_loss, log_probs = self.optimizer.step(policy_loss, time_step)
         alpha_loss, _ = self.loss.alpha_loss(log_probs, alpha)
@@ -389,17 +405,24 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
     def _graph_fn_conservative_metrics(self, gaps, weight):
         return {"cql_gap": self.ops.mean(gaps), "cql_weight": weight}
 
-    def _soft_terms(self, states: Any, critics: list[Critic]) -> tuple[Any, Any]:
-        """The policy's log-likelihood and the critics' values at ``states`` (gradients reach the policy):
-        of a draw, or their exact expectations over the actions (``"expectation"``)."""
+    def _soft_terms(self, states: Any, critics: list[Critic]) -> tuple[Any, Any, Any]:
+        """The policy's log-likelihood, the critics' values and the draw at ``states`` (gradients reach the
+        policy): of a draw, or their exact expectations over the actions (``"expectation"``; no draw: None)."""
         if self.expectation:
             q_values_all = tuple(action_values(critic, states) for critic in critics)
             loss = self.held(self.loss, "loss")
-            return loss.expectations(self.policy.get_distribution_parameters(states), q_values_all)
+            log_probs, q_values = loss.expectations(
+                self.policy.get_distribution_parameters(states), q_values_all
+            )
+            return log_probs, q_values, None
         drawn, log_probs = self.policy.get_differentiable_action_and_log_prob(
             states, self.gumbel_softmax_temperature
         )
-        return log_probs, tuple(state_action_values(critic, states, drawn) for critic in critics)
+        return log_probs, tuple(state_action_values(critic, states, drawn) for critic in critics), drawn
+
+    @rlgraph.graph_fn
+    def _graph_fn_smallest(self, q_values):
+        return min_over_critics(self.ops, q_values)
 
     @rlgraph.graph_fn
     def _graph_fn_one_hot(self, actions):
@@ -481,11 +504,10 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
 
         def actor_loss():
             policy_actions = self.policy.get_action(states)
-            given = {"policy_actions": policy_actions, "actions": actions}
-            names = self.actor_loss.inputs()
-            given["q_values"] = self.q_functions[0].q_values(states, policy_actions)
-            mean, _ = self.actor_loss.actor_loss(*(given[name] for name in names))
-            return mean
+            q_values = self.q_functions[0].q_values(states, policy_actions)
+            return self.actor_loss_of(
+                {"q_values": q_values, "policy_actions": policy_actions, "actions": actions}
+            )
 
         actor_loss, _ = self.optimizer.step(actor_loss, time_step)
         if sync:

@@ -1,6 +1,7 @@
-"""The losses of off-policy actor-critic methods: Soft Actor-Critic's three, and TD3's (clipped double-Q
-targets with target policy smoothing, which DDPG uses with one Q-function and no smoothing), and what TD3's
-learner gives its policy's loss (:data:`ACTOR_LOSS_INPUTS`, :class:`ActorLoss`)."""
+"""The losses of off-policy actor-critic methods: Soft Actor-Critic's critics' and temperature's, TD3's critics'
+(clipped double-Q targets with target policy smoothing, which DDPG uses with one Q-function and no smoothing),
+and what their learner gives a policy's loss (:data:`ACTOR_LOSS_INPUTS`, :class:`ActorLoss`): SAC's
+:class:`SoftPolicyLoss`, TD3's :class:`DeterministicPolicyGradientLoss`."""
 
 from __future__ import annotations
 
@@ -44,12 +45,12 @@ def squared_errors(ops: Any, q_values: Any, targets: Any, scale: float = 1.0) ->
 
 
 class SACLoss(Component):
-    """The losses of Soft Actor-Critic (Haarnoja et al., 2018), per item, with temperature ``alpha``.
+    """The critics' and the temperature's losses of Soft Actor-Critic (Haarnoja et al., 2018), per item, with
+    temperature ``alpha`` (the policy's is an :class:`ActorLoss`: :class:`SoftPolicyLoss` by default).
 
     With ``a~`` an action drawn from the policy for state ``s`` (reparameterized), ``a'`` one drawn for
     the next state ``s'``, Q-functions ``Q_i`` (twins: ``i = 1, 2``) and their targets ``Q'_i``::
 
-        policy loss: alpha * log pi(a~|s) - min_i Q_i(s, a~)
         Q loss:      sum_i 0.5 * (Q_i(s, a) - y)^2,
                      y = r + discount * (1 - terminal) * (min_i Q'_i(s', a') - alpha * log pi(a'|s'))
         alpha loss:  -log(alpha) * (log pi(a~|s) + target_entropy)
@@ -60,7 +61,7 @@ class SACLoss(Component):
     For a discrete policy, SAC's expectations over the next and the drawn action can be exact
     (Christodoulou 2019): ``expectations(logits, Q(s, .))`` gives, per row, ``sum_a pi(a|s) log pi(a|s)``
     and ``sum_a pi(a|s) min_i Q_i(s, a)``, which take the places of ``log pi(a~|s)`` and
-    ``min_i Q_i(s, a~)`` in the losses above (and of their next-state counterparts in ``y``).
+    ``min_i Q_i(s, a~)`` in the losses (and of their next-state counterparts in ``y``).
     ``alpha_gradient`` is the mean alpha loss's gradient with respect to ``log(alpha)``, in closed form.
     Q-values are one tensor or a tuple of them (twin
     Q-functions); log-likelihoods are one per row (summed over action dimensions). Each API method
@@ -77,12 +78,6 @@ class SACLoss(Component):
         super().__init__(scope=scope, **kwargs)
         self.discount = unit_interval(discount, "discount")
         self.target_entropy = None if target_entropy is None else float(target_entropy)
-
-    @rlgraph.graph_fn(api=True)
-    def policy_loss(self, log_probs_sampled: Any, q_values_sampled: Any, alpha: Any) -> Any:
-        ops = self.ops
-        per_item = alpha * log_probs_sampled - min_over_critics(ops, q_values_sampled)
-        return ops.mean(per_item), per_item
 
     @rlgraph.graph_fn(api=True)
     def q_loss(
@@ -187,19 +182,25 @@ class TD3Loss(Component):
         return self.ops.mean(per_item), per_item
 
 
-#: What TD3's and DDPG's learner gives its actor loss's ``actor_loss``, by the names of its parameters: one row per
-#: transition of the batch.
+#: What the learner of SAC, TD3 and DDPG gives its policy's loss's ``actor_loss``, by the names of its parameters:
+#: one row per transition of the batch; ``a~`` is the policy's action (TD3's ``mu(s)``, SAC's reparameterized
+#: draw). Over one discrete action (SAC's ``discrete_mode: expectation``) the critics' value and the
+#: log-likelihood are exact expectations over the policy's probabilities, and there is no drawn action.
 ACTOR_LOSS_INPUTS: dict[str, str] = {
-    "q_values": "Q_1(s, mu(s)): the first critic's value of the policy's actions (the gradient flows through mu)",
-    "policy_actions": "mu(s): the policy's actions of the states (the gradient flows here)",
+    "q_values": "Q(s, a~): the critics' value of the policy's action (TD3's first critic's, SAC's smallest; "
+    "the gradient flows through a~)",
+    "policy_actions": "a~: the policy's actions of the states (gradient; SAC's gumbel_softmax: one-hot)",
     "actions": "a: the actions taken (a dataset's, offline)",
+    "log_probs": "log pi(a~|s): a stochastic policy's log-likelihood of its draw (SAC's; gradient)",
+    "alpha": "alpha: the entropy temperature (SAC's), no gradient",
 }
 
 
 class ActorLoss(Loss):
-    """The policy's loss of a deterministic-policy learner (TD3's, DDPG's), which gives its ``actor_loss`` graph
-    function the inputs its parameters name (:data:`ACTOR_LOSS_INPUTS`; ``q_values`` always) and takes back
-    ``(mean, per transition)``. Its settings are its own constructor's (a spec's ``loss_spec``)."""
+    """The policy's loss of an actor-critic learner with learned Q-functions (SAC's, TD3's, DDPG's), which gives
+    its ``actor_loss`` graph function the inputs its parameters name (:data:`ACTOR_LOSS_INPUTS`; ``q_values``
+    always) and takes back ``(mean, per transition)``. Its settings are its own constructor's (a spec's
+    ``loss_spec``)."""
 
     method: ClassVar[str] = "actor_loss"
     available: ClassVar[Mapping[str, str]] = ACTOR_LOSS_INPUTS
@@ -215,6 +216,18 @@ class DeterministicPolicyGradientLoss(ActorLoss):
     @rlgraph.graph_fn(api=True)
     def actor_loss(self, q_values: Any) -> Any:
         per_item = -q_values
+        return self.ops.mean(per_item), per_item
+
+
+class SoftPolicyLoss(ActorLoss):
+    """Soft Actor-Critic's policy loss (Haarnoja et al., 2018): ``alpha log pi(a~|s) - min_i Q_i(s, a~)``."""
+
+    def __init__(self, scope: str = "soft-policy-loss", **kwargs: Any) -> None:
+        super().__init__(scope=scope, **kwargs)
+
+    @rlgraph.graph_fn(api=True)
+    def actor_loss(self, q_values: Any, log_probs: Any, alpha: Any) -> Any:
+        per_item = alpha * log_probs - q_values
         return self.ops.mean(per_item), per_item
 
 
