@@ -50,7 +50,7 @@ def memory_bytes(agent: Agent) -> int:
     prefix = f"{agent.name}/"
     return sum(
         value.nbytes
-        for name, value in agent.executor.get_weights().items()
+        for name, value in agent.graph.get_weights().items()
         if name.startswith(prefix) and ("replay" in name.split("/")[1])
     )
 

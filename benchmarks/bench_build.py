@@ -50,7 +50,7 @@ def build(case: str, backend: str) -> tuple[Any, list[str]]:
 
     if case == "memory":
         from rlgraph.components import Component
-        from rlgraph.graph.executor import GraphExecutor
+        from rlgraph.graph.built_graph import BuiltGraph
 
         records = Dict(
             states=FloatBox(shape=(4,)),
@@ -61,7 +61,7 @@ def build(case: str, backend: str) -> tuple[Any, list[str]]:
             add_batch_rank=True,
         )
         memory = Component.from_spec({"type": "replay", "capacity": CAPACITY})
-        graph = GraphExecutor(memory, {"records": records}, backend=backend, seed=1)
+        graph = BuiltGraph(memory, {"records": records}, backend=backend, seed=1)
     else:
         import yaml
 

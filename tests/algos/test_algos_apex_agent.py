@@ -60,7 +60,7 @@ def test_collect_gives_the_n_step_transitions_observe_would_store(rlgraph_backen
         np.testing.assert_allclose(got[key], value, rtol=1e-6, err_msg=key)
     agent.flush_buffers()
     inserted = [
-        value for name, value in agent.executor.get_weights().items() if name.endswith("replay/inserted")
+        value for name, value in agent.graph.get_weights().items() if name.endswith("replay/inserted")
     ]
     assert inserted == [0], "collect stores nothing in the agent's own memory"
 

@@ -61,7 +61,7 @@ def train(agent: Agent, rounds: int, rng: np.random.Generator) -> dict[str, np.n
             env_id=list(range(8)),
         )
         agent.update()
-    return agent.executor.get_weights()
+    return agent.graph.get_weights()
 
 
 @pytest.mark.parametrize("name", AGENTS)
@@ -97,12 +97,10 @@ def test_a_loaded_dqfd_checkpoint_holds_its_demonstrations_and_its_pre_training(
     resumed = make(spec, CARTPOLE, rlgraph_backend, seed=77)
     resumed.load_model(path)
     assert resumed.demo_count == 40 and resumed.pretrained
-    before = resumed.executor.get_weights()
+    before = resumed.graph.get_weights()
     train(resumed, 1, np.random.default_rng(1))  # learns at once: no second pre-training, no refusal
     assert resumed.updates == 1
-    assert any(
-        not np.array_equal(value, before[name]) for name, value in resumed.executor.get_weights().items()
-    )
+    assert any(not np.array_equal(value, before[name]) for name, value in resumed.graph.get_weights().items())
     assert resumed.import_demonstrations(random_demonstrations(40)) == 80
     with pytest.raises(Exception, match="would not fit"):
         resumed.import_demonstrations(random_demonstrations(40))

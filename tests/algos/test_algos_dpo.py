@@ -125,7 +125,7 @@ def test_the_example_trains_ppos_learner_on_dpos_loss():
     """examples/dpo_cartpole.yaml reaches its target in test_algos_policy_gradient_learning.py."""
     executor = make_executor(load_run_spec(EXAMPLE))
     try:
-        root = executor.agent._built_executor().root
+        root = executor.agent._built_graph().root
         assert type(root.policy_loss) is DPOLoss and type(executor.agent).__name__ == "PPOAgent"
     finally:
         executor.terminate()

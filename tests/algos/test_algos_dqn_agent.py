@@ -39,7 +39,7 @@ def test_rlgraph_cartpole_configs_build_act_observe_and_learn(name, rlgraph_back
     decay = agent.root.exploration.epsilon_exploration.decay
     assert (decay.from_, decay.to_) == (1.0, 0.05)
     observe_cartpole_steps(agent, 40)
-    assert int(agent.executor.execute("get_size") if agent.has_api("get_size") else 40) >= 0
+    assert int(agent.graph.execute("get_size") if agent.has_api("get_size") else 40) >= 0
     loss, td_errors = agent.update()
     assert np.isfinite(loss) and td_errors.shape == (16,) and np.all(td_errors >= 0)
 
@@ -98,7 +98,7 @@ def test_python_lists_are_states_and_records_as_arrays_are(rlgraph_backend):
     np.testing.assert_array_equal(batch, [greedy, greedy])
     agent.observe([state, state], [0, 1], None, [1.0, 0.5], [state, state], [False, True])
     agent.flush_buffers()
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     scope = agent.root.memory.global_scope
     np.testing.assert_allclose(weights[f"{scope}/records/states"][:2], [state, state], rtol=1e-6)
     np.testing.assert_array_equal(weights[f"{scope}/records/rewards"][:2], [1.0, 0.5])
@@ -185,21 +185,19 @@ def test_a_checkpoint_of_non_finite_weights_is_refused_naming_them(rlgraph_backe
         "memory_spec": {"type": "prioritized_replay"},
     }
     diverged = make(spec, rlgraph_backend)
-    weights = diverged.executor.get_weights()
-    kernel = next(
-        name for name in diverged.executor.variables(trainable_only=True) if name.endswith("kernel")
-    )
+    weights = diverged.graph.get_weights()
+    kernel = next(name for name in diverged.graph.variables(trainable_only=True) if name.endswith("kernel"))
     weights[kernel][0, 1] = np.nan
-    diverged.executor.set_weights(weights)
+    diverged.graph.set_weights(weights)
     path = diverged.store_model(tmp_path / "diverged.npz")
 
     agent = make(spec, rlgraph_backend)
-    before = agent.executor.get_weights()
+    before = agent.graph.get_weights()
     with pytest.raises(
         CheckpointError, match=rf"holds NaN or infinite values in 1 variable\(s\): {kernel} \(1 of"
     ):
         agent.load_model(path)
-    for name, value in agent.executor.get_weights().items():
+    for name, value in agent.graph.get_weights().items():
         np.testing.assert_array_equal(value, before[name], err_msg=name)
     # A prioritized memory's minimum tree holds +inf where it is empty: a finite agent's checkpoint loads.
     agent.load_model(make(spec, rlgraph_backend).store_model(tmp_path / "finite.npz"))
@@ -257,7 +255,7 @@ def test_n_step_transitions_reach_the_memory_with_their_discounts(rlgraph_backen
             state + t, np.array([1]), None, np.array([1.0]), state + t + 1, np.array([False]), env_id="a"
         )
     memory = agent.root.memory
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     scope = memory.global_scope
     assert int(weights[f"{scope}/inserted"]) == 1
     assert weights[f"{scope}/records/rewards"][0] == pytest.approx(1 + 0.5 + 0.25)
@@ -356,7 +354,7 @@ def test_a_learner_fed_batches_returns_td_errors_and_syncs_its_target_by_updates
     rng = np.random.default_rng(0)
 
     def target_matches_online():
-        weights = agent.executor.get_weights()
+        weights = agent.graph.get_weights()
         online = {k.split("/", 2)[2]: v for k, v in weights.items() if k.split("/")[1] == "dueling-policy"}
         target = {k.split("/", 2)[2]: v for k, v in weights.items() if k.split("/")[1] == "target-policy"}
         return all(np.array_equal(online[name], target[name]) for name in online)
@@ -387,8 +385,8 @@ def test_acting_leaves_records_staged_and_learning_is_as_without_staging(rlgraph
     }
     staged, direct = make(spec, rlgraph_backend), make(spec, rlgraph_backend)
     direct.staged_records = RecordStage(max_rows=0)
-    assert not staged.executor.shares_state("get_actions", "observe")
-    assert staged.executor.shares_state("update", "observe")
+    assert not staged.graph.shares_state("get_actions", "observe")
+    assert staged.graph.shares_state("update", "observe")
     workers = [
         SingleThreadedWorker(agent, "CartPole-v1", num_environments=2, seed=1) for agent in (staged, direct)
     ]
@@ -396,7 +394,7 @@ def test_acting_leaves_records_staged_and_learning_is_as_without_staging(rlgraph
         worker.execute_timesteps(10)
     assert staged.staged_records.rows == 10  # 5 steps of 2 environments, none in the graph yet
     inserted = f"{staged.root.memory.global_scope}/inserted"
-    assert staged.executor.get_weights()[inserted] == 10  # reading the graph takes them along
+    assert staged.graph.get_weights()[inserted] == 10  # reading the graph takes them along
     assert staged.staged_records.rows == 0
     for worker in workers:
         worker.execute_timesteps(200)
@@ -404,7 +402,7 @@ def test_acting_leaves_records_staged_and_learning_is_as_without_staging(rlgraph
     for name, value in direct.get_weights().items():
         np.testing.assert_array_equal(staged.get_weights()[name], value, err_msg=name)
     memory = staged.root.memory.global_scope
-    stored, expected = staged.executor.get_weights(), direct.executor.get_weights()
+    stored, expected = staged.graph.get_weights(), direct.graph.get_weights()
     for name in stored:
         if name.startswith(memory):
             np.testing.assert_array_equal(stored[name], expected[name], err_msg=name)
@@ -481,7 +479,7 @@ def test_a_nan_reward_is_kept_out_of_memory_and_a_batch_holding_one_teaches_noth
     agent = make(spec, rlgraph_backend)
     agent.observe(*good, env_id=list(range(64)))
     agent.update()
-    weights, actions = agent.executor.get_weights(), agent.get_action(states, use_exploration=False)
+    weights, actions = agent.graph.get_weights(), agent.get_action(states, use_exploration=False)
 
     rewards[7] = np.nan
     bad = (*good[:3], rewards, *good[4:])
@@ -500,7 +498,7 @@ def test_a_nan_reward_is_kept_out_of_memory_and_a_batch_holding_one_teaches_noth
     ):
         agent.update(batch)
     assert agent.updates == 1
-    after = agent.executor.get_weights()  # memory, weights and optimizer state as they were
+    after = agent.graph.get_weights()  # memory, weights and optimizer state as they were
     for name, value in weights.items():
         np.testing.assert_array_equal(after[name], value, err_msg=name)
     np.testing.assert_array_equal(agent.get_action(states, use_exploration=False), actions)
@@ -541,7 +539,7 @@ def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_ba
     agent.observe(
         states, rng.integers(0, 2, 64), None, huge, states, np.zeros(64, bool), env_id=list(range(64))
     )
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     with pytest.raises(
         NonFiniteError,
         match=r"^update 1: its loss is inf, so its optimizer steps were skipped .* No value in what the agent "
@@ -549,8 +547,8 @@ def test_an_update_whose_loss_diverges_leaves_the_weights_and_says_so(rlgraph_ba
     ) as caught:
         agent.update()
     assert caught.value.stored.endswith("rewards")  # the memory holds it: a trainer says a resume would fail
-    after = agent.executor.get_weights()
-    for name in agent.executor.variables(trainable_only=True):
+    after = agent.graph.get_weights()
+    for name in agent.graph.variables(trainable_only=True):
         np.testing.assert_array_equal(after[name], weights[name], err_msg=name)
     trees = {"dqn-agent/prioritized-replay/min-tree"}  # +inf where it is empty
     assert all(np.isfinite(v).all() for name, v in after.items() if v.dtype.kind == "f" and name not in trees)
@@ -577,15 +575,15 @@ def test_a_huge_finite_reward_never_poisons_the_weights(rlgraph_backend, huber_l
     rewards[5] = 3e38
     names = ("preprocessed_states", "actions", "rewards", "next_states", "terminals")
     batch = dict(zip(names, (states, rng.integers(0, 2, 8), rewards, states, np.zeros(8, bool)), strict=True))
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     if huber_loss:
         assert agent.update(batch).loss == pytest.approx(3e38 / 8, rel=1e-3)
     else:
         with pytest.raises(NonFiniteError, match=r"'rewards' holds 3e\+38 at entry 5: float32 overflows"):
             agent.update(batch)
-        for name in agent.executor.variables(trainable_only=True):
-            np.testing.assert_array_equal(agent.executor.get_weights()[name], weights[name], err_msg=name)
-    after = agent.executor.get_weights()
+        for name in agent.graph.variables(trainable_only=True):
+            np.testing.assert_array_equal(agent.graph.get_weights()[name], weights[name], err_msg=name)
+    after = agent.graph.get_weights()
     assert [
         name for name, value in after.items() if value.dtype.kind == "f" and not np.isfinite(value).all()
     ] == []

@@ -51,8 +51,8 @@ def decaying_agent(backend: str, name: str, **changes) -> Agent:
 
 
 def trainable(agent: Agent) -> dict[str, np.ndarray]:
-    names = agent.executor.variables(trainable_only=True)
-    return {name: np.array(value) for name, value in agent.executor.get_weights().items() if name in names}
+    names = agent.graph.variables(trainable_only=True)
+    return {name: np.array(value) for name, value in agent.graph.get_weights().items() if name in names}
 
 
 def moved(agent: Agent, update) -> bool:

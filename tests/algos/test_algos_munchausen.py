@@ -224,7 +224,7 @@ def test_a_loss_from_a_plain_module_trains_by_module_and_class(tmp_path, monkeyp
     trainer = Trainer(spec, tmp_path / "run")
     summary = trainer.run()
     agent = trainer.executor.agent
-    assert type(agent._built_executor().root.loss).__name__ == "SarsaMaxLoss"
+    assert type(agent._built_graph().root.loss).__name__ == "SarsaMaxLoss"
     assert summary.updates > 0 and np.isfinite(agent.last_loss)
 
 
@@ -266,7 +266,7 @@ def test_the_example_trains_dqns_learner_on_munchausens_loss():
     """examples/munchausen_dqn_cartpole.yaml reaches its target in test_algos_dqn_learning.py."""
     executor = make_executor(load_run_spec(EXAMPLE))
     try:
-        root = executor.agent._built_executor().root
+        root = executor.agent._built_graph().root
         assert type(root.loss) is MunchausenLoss and type(executor.agent).__name__ == "DQNAgent"
     finally:
         executor.terminate()

@@ -65,12 +65,12 @@ def test_each_environment_s_steps_stay_apart_and_truncations_bootstrap(rlgraph_b
         "rewards": np.ones((4, 1), np.float32),
         "log_probs": np.full((4, 1), -0.69, np.float32),
     }
-    values = lambda s: agent.executor.execute("get_state_values", s.reshape(-1, 4)).reshape(s.shape[:2])
+    values = lambda s: agent.graph.execute("get_state_values", s.reshape(-1, 4)).reshape(s.shape[:2])
     outputs = {}
     for ending in ("terminals", "truncateds"):
         flags = {"terminals": np.zeros((4, 1), bool), "truncateds": np.zeros((4, 1), bool)}
         flags[ending][1, 0] = True  # the episode ends after the second step
-        outputs[ending] = agent.executor.execute(
+        outputs[ending] = agent.graph.execute(
             "postprocess",
             rollout["states"],
             rollout["next_states"],

@@ -43,7 +43,7 @@ def make(backend, role="agent", spec=APEX, **changes):
 
 
 def components(agent):
-    return {name.split("/")[1] for name in agent.executor.variables()}
+    return {name.split("/")[1] for name in agent.graph.variables()}
 
 
 def transitions(agent, steps=20):
@@ -208,10 +208,10 @@ def test_a_checkpoint_of_a_lighter_role_that_lacks_more_than_memories_is_refused
         tmp_path / "policy.npz"
     )  # no target network, no optimizer
     agent = make(rlgraph_backend)
-    before = agent.executor.get_weights()
+    before = agent.graph.get_weights()
     with pytest.raises(CheckpointError, match="missing .*target-policy"):
         agent.load_model(stored)
-    for name, value in agent.executor.get_weights().items():
+    for name, value in agent.graph.get_weights().items():
         np.testing.assert_array_equal(value, before[name])
 
 

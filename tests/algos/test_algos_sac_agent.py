@@ -49,7 +49,7 @@ def weights_under(agent: Agent, scope: str) -> dict[str, np.ndarray]:
     prefix = f"{agent.name}/{scope}/"
     return {
         name.removeprefix(prefix): value
-        for name, value in agent.executor.get_weights().items()
+        for name, value in agent.graph.get_weights().items()
         if name.startswith(prefix)
     }
 
@@ -143,7 +143,7 @@ def test_the_temperature_rises_below_the_target_entropy_and_falls_above_it(
 def test_a_fixed_temperature_has_no_optimizer_and_stays(rlgraph_backend):
     agent = make(rlgraph_backend, target_entropy=None, initial_alpha=0.2)
     assert agent.root.alpha_optimizer is None
-    assert not any("alpha-adam" in name for name in agent.executor.get_weights())
+    assert not any("alpha-adam" in name for name in agent.graph.get_weights())
     result = agent.update(batch())
     assert agent.alpha == pytest.approx(0.2) and result.metrics["alpha_loss"] == 0.0
 

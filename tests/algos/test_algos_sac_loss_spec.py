@@ -39,7 +39,7 @@ class AnchoredSoftPolicyLoss(ActorLoss):
 def test_naming_sacs_own_policy_loss_learns_as_the_default(rlgraph_backend):
     default = make(rlgraph_backend)
     named = make(rlgraph_backend, loss_spec={"type": "soft_policy_loss"})
-    assert type(named.executor.root.actor_loss) is SoftPolicyLoss
+    assert type(named.graph.root.actor_loss) is SoftPolicyLoss
     for step in range(2):
         first, second = default.update(batch(seed=step)), named.update(batch(seed=step))
         assert first.metrics["actor_loss"] == pytest.approx(second.metrics["actor_loss"], rel=1e-5)

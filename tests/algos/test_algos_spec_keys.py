@@ -54,7 +54,7 @@ def test_rlgraphs_dqn_configs_build_without_a_warning(name, rlgraph_backend):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         agent = Agent.from_spec({**config(name), "backend": rlgraph_backend}, **spaces)
-    assert isinstance(agent, DQNAgent) and agent.executor is not None
+    assert isinstance(agent, DQNAgent) and agent.graph is not None
     assert agent.update_spec.batch_size == 16 and agent.update_spec.update_interval == 4
 
 

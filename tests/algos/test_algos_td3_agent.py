@@ -45,9 +45,7 @@ def batch(seed: int = 0, rows: int = 8) -> dict[str, np.ndarray]:
 
 def weights_under(agent: Agent, scope: str) -> dict[str, np.ndarray]:
     prefix = f"{agent.name}/{scope}/"
-    return {
-        k.removeprefix(prefix): v for k, v in agent.executor.get_weights().items() if k.startswith(prefix)
-    }
+    return {k.removeprefix(prefix): v for k, v in agent.graph.get_weights().items() if k.startswith(prefix)}
 
 
 def assert_same(first: dict, second: dict) -> None:

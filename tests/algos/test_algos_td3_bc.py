@@ -84,6 +84,6 @@ def test_td3_learns_offline_on_td3_bc_from_a_dataset(noisy_pendulum, rlgraph_bac
     }
     trainer = Trainer(load_run_spec(spec, options={"backend": rlgraph_backend}), tmp_path / "run")
     summary = trainer.run()
-    root = trainer.executor.agent._built_executor().root
+    root = trainer.executor.agent._built_graph().root
     assert type(root.actor_loss) is TD3BCLoss
     assert summary.updates == 60 and np.isfinite(trainer.executor.agent.last_loss)

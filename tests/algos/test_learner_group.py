@@ -64,7 +64,7 @@ CASES = {
 def learner_state(executor) -> dict[str, np.ndarray]:
     """The variables the learner holds (the memories left out)."""
     memories = set(executor.agent._memory_variables())
-    weights = executor.agent._built_executor().get_weights()
+    weights = executor.agent._built_graph().get_weights()
     return {name: value for name, value in weights.items() if name not in memories}
 
 
@@ -138,7 +138,7 @@ def test_with_prioritized_replay_the_learners_give_every_row_its_priority(rlgrap
     try:
         grouped.execute_workload({"num_timesteps": 1200})  # fills the memory (and learns)
         initial = learner_state(grouped)
-        alone.agent._built_executor().set_weights(initial, may_miss=memory_names(alone))
+        alone.agent._built_graph().set_weights(initial, may_miss=memory_names(alone))
         samples = learn_the_same_samples(alone.agent, grouped.agent)
         assert all(len(np.unique(sample["weights"])) > 1 for sample in samples)  # the rows weigh differently
         assert_same_learning(learner_state(grouped), learner_state(alone), initial, rlgraph_backend)
@@ -223,13 +223,13 @@ def test_r2d2_learns_in_a_group_as_alone_from_the_same_replayed_sequences(rlgrap
     replay = frozenset(grouped.agent._memory_variables())
 
     def learned(executor):
-        weights = executor.agent._built_executor().get_weights()
+        weights = executor.agent._built_graph().get_weights()
         return {name: value for name, value in weights.items() if name not in replay}
 
     try:
         grouped.execute_workload({"num_timesteps": 800})  # fills the replay (and learns)
         initial = learned(grouped)
-        alone.agent._built_executor().set_weights(initial, may_miss=replay)
+        alone.agent._built_graph().set_weights(initial, may_miss=replay)
         learn_the_same_samples(alone.agent, grouped.agent)
         assert_same_learning(learned(grouped), learned(alone), initial, rlgraph_backend)
     finally:
@@ -315,7 +315,7 @@ def test_where_learner_0_runs_elsewhere_each_side_gets_what_the_other_changed(rl
     group = LearnerGroup(executor.agent, 2, **OPEN)
     try:
         executor.execute_workload({"num_timesteps": 1200})  # fills the memory (and learns)
-        graph = executor.agent._built_executor()
+        graph = executor.agent._built_graph()
         name = next(name for name in graph.variables(trainable_only=True) if name.endswith("kernel"))
         before = graph.get_weights()[name]
         graph.set_weights({name: before * 0.5}, may_miss=frozenset(graph.variables()))  # (no sync)

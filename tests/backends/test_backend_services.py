@@ -27,10 +27,10 @@ def test_api_calls_take_and_give_numpy(rlgraph_backend):
 
 def test_weights_leave_as_copies_and_enter_in_place(rlgraph_backend):
     test = ComponentTest(Affine(), X_SPACE, backend=rlgraph_backend)
-    weights = test.executor.get_weights()
+    weights = test.graph.get_weights()
     weights["affine/bias"][:] = 7.0
     assert np.all(test.variable_values("bias") == 0.5), "get_weights must return copies"
-    test.executor.set_weights(weights)
+    test.graph.set_weights(weights)
     np.testing.assert_array_equal(test.variable_values("bias"), [7.0, 7.0])
     np.testing.assert_array_equal(test.test(("call", np.zeros((1, 3), np.float32))), [[7.0, 7.0]])
 

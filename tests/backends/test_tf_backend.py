@@ -16,7 +16,7 @@ from backend_components import X_SPACE, Affine
 def test_api_methods_run_compiled_without_retracing_across_batch_sizes():
     test = ComponentTest(Affine(), X_SPACE, backend="tf")
     weights = test.variable_values()
-    compiled = test.executor._functions["call"]
+    compiled = test.graph._functions["call"]
     for batch in (1, 5, 64):
         x = np.random.default_rng(batch).normal(size=(batch, 3)).astype(np.float32)
         out = test.test(("call", x))
@@ -31,17 +31,17 @@ def test_python_constant_arguments_get_a_trace_each():
     np.testing.assert_allclose(test.test(("scaled", [x, 3.0])), 3 * x)
     np.testing.assert_allclose(test.test(("scaled", [x, 0.5])), 0.5 * x)
     np.testing.assert_allclose(test.test(("scaled", [x, 3.0])), 3 * x)
-    compiled = test.executor._functions["scaled"]
+    compiled = test.graph._functions["scaled"]
     assert len(compiled.traces) == 2 and compiled.trace_count == 2
 
 
 def test_tracing_counts_as_compile_time_once_per_trace():
     test = ComponentTest(Affine(), X_SPACE, backend="tf")
-    compiled = test.executor._functions["call"]
+    compiled = test.graph._functions["call"]
     assert compiled.compile_seconds == 0.0 and not compiled.compiles_per_shape
     test.test(("call", np.ones((2, 3), np.float32)))
     traced = compiled.compile_seconds
-    assert traced > 0 and test.executor.compile_seconds == pytest.approx(traced)
+    assert traced > 0 and test.graph.compile_seconds == pytest.approx(traced)
     test.test(("call", np.ones((7, 3), np.float32)))  # one trace serves every batch size
     assert compiled.compile_seconds == traced and compiled.clock.compiles == 1
 

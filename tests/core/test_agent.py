@@ -32,7 +32,7 @@ def make_agent(backend, **overrides):
 
 
 def memory_size(agent):
-    return int(agent.executor.get_weights()["tabular-q/q-table/memory/size"])
+    return int(agent.graph.get_weights()["tabular-q/q-table/memory/size"])
 
 
 def test_get_action_single_and_batched(registered):
@@ -114,7 +114,7 @@ def test_update_learns_the_q_learning_target(registered):
             env_id="chain",
         )
         agent.update()
-    q = agent.executor.get_weights()["tabular-q/q-table/q"]
+    q = agent.graph.get_weights()["tabular-q/q-table/q"]
     assert q[1, 1] == pytest.approx(1.0)
     assert q[0, 1] == pytest.approx(0.9)
     assert agent.get_action(0, use_exploration=False) == 1
@@ -209,7 +209,7 @@ def test_truncation_flushes_without_marking_terminal(registered):
         truncateds=np.array([True]),
     )
     assert memory_size(agent) == 1 and agent.episodes == 1
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     assert not weights["tabular-q/q-table/memory/terminals"][0]
 
 
@@ -242,15 +242,15 @@ def test_observed_records_reach_the_graph_with_its_next_call(registered):
     assert agent.staged_records.rows == 2
     agent.get_action(np.array([1]))  # observe, then get_actions: one chained call
     assert memory_size(agent) == 2
-    assert ("observe", "get_actions") in agent.executor._chains
+    assert ("observe", "get_actions") in agent.graph._chains
     agent.observe(**step)
-    assert memory_size(agent) == 3  # reading through agent.executor
+    assert memory_size(agent) == 3  # reading through agent.graph
     agent.observe(**step)
     agent.get_weights()  # any use of the graph takes the waiting records along first
     assert agent.staged_records.rows == 0
     agent.observe(**step)
     agent.update()  # observe, then update: the update learns from all of them
-    assert memory_size(agent) == 5 and ("observe", "update") in agent.executor._chains
+    assert memory_size(agent) == 5 and ("observe", "update") in agent.graph._chains
 
 
 def test_an_update_result_unpacks_and_indexes_as_rlgraphs_tuple():

@@ -28,7 +28,7 @@ def test_tabular_q_learns_the_optimal_start_q_values_of_grid_world(rlgraph_backe
     results = worker.execute_timesteps(8000)
     assert results["timesteps_executed"] == 8000
     assert agent.updates > 1000
-    start_q = agent.executor.get_weights()["tabular-q/q-table/q"][0]
+    start_q = agent.graph.get_weights()["tabular-q/q-table/q"][0]
     np.testing.assert_allclose(start_q, OPTIMAL_START_Q_4X4[0.9], atol=1e-2)
     # Greedy, the agent walks the shortest path: 5 steps of -1, then +1 at the goal.
     evaluation = worker.execute_episodes(4, use_exploration=False)

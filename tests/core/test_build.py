@@ -265,14 +265,14 @@ def test_split_graph_functions_run_per_leaf(rlgraph_backend):
 
 def test_component_graph_exports_dot(rlgraph_backend):
     test = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
-    dot = test.executor.component_graph.to_dot()
+    dot = test.graph.component_graph.to_dot()
     assert dot.startswith('digraph "outer"')
     # Edges carry the API method (and how often it is called) and the spaces of its tensor arguments.
     assert '"__api__" -> "outer" [label="forward\\ninputs: float32[B,4]"]' in dot
     assert '"outer/two-layers" -> "outer/two-layers/first" [label="call\\ninputs: float32[B,4]"]' in dot
     assert '"outer/two-layers" -> "outer/two-layers/second" [label="call\\ninputs: float32[B,5]"]' in dot
     assert '"outer/two-layers/first" [label="first\\nLinear", tooltip="outer/two-layers/first"]' in dot
-    registry = test.executor.api_registry
+    registry = test.graph.api_registry
     assert registry["forward"].input_names == ["inputs"]
     assert registry["forward"].output_spaces == FloatBox(shape=(3,), add_batch_rank=True)
 
@@ -418,8 +418,8 @@ def test_wrong_input_shape_names_api_method_space_and_value(rlgraph_backend):
 def test_weights_round_trip_through_checkpoint(tmp_path, rlgraph_backend):
     source = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend, seed=1)
     target = ComponentTest(Outer(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend, seed=2)
-    path = source.executor.store(tmp_path / "weights.npz")
-    target.executor.load(path)
+    path = source.graph.store(tmp_path / "weights.npz")
+    target.graph.load(path)
     x = SPACE.sample(3)
     np.testing.assert_allclose(target.test(("forward", x)), source.test(("forward", x)), rtol=1e-6)
 
@@ -452,10 +452,10 @@ def test_a_graph_function_can_be_an_api_method(rlgraph_backend):
     test = ComponentTest(user, input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
     data = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.testing.assert_allclose(test.test(("call", data)), data * 2)
-    assert test.executor.api_registry["call"].output_spaces == SPACE
+    assert test.graph.api_registry["call"].output_spaces == SPACE
     assert (
         '"user" -> "user/doubler" [label="double\\ninputs: float32[B,4]"]'
-        in test.executor.component_graph.to_dot()
+        in test.graph.component_graph.to_dot()
     )
     # The fast path: the parent's pass-through is contracted onto the bound graph function itself.
     assert user.__dict__["call"] == user.doubler.__dict__["double"]
@@ -548,7 +548,7 @@ def test_a_static_axis_as_long_as_a_build_batch_is_no_batch_rank(rlgraph_backend
     root = ConstantRoot(size)
     test = ComponentTest(root, input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
     assert root.receiver.input_spaces["values"] == FloatBox(shape=(size,))
-    assert test.executor.api_registry["call"].output_spaces == FloatBox(shape=(size,))
+    assert test.graph.api_registry["call"].output_spaces == FloatBox(shape=(size,))
     np.testing.assert_allclose(test.test(("call", np.ones((3, 4), np.float32))), np.ones(size))
 
 
@@ -579,7 +579,7 @@ def test_time_ranks_are_derived_in_either_layout(rlgraph_backend):
         space = FloatBox(shape=(4,), add_batch_rank=True, add_time_rank=True, time_major=time_major)
         user = DoublerUser()
         test = ComponentTest(user, input_spaces={"inputs": space}, backend=rlgraph_backend)
-        assert test.executor.api_registry["call"].output_spaces == space
+        assert test.graph.api_registry["call"].output_spaces == space
 
 
 class FixedSequences(Component):
@@ -595,7 +595,7 @@ class FixedSequences(Component):
 def test_a_graph_function_declares_fixed_size_sequences_time_major(rlgraph_backend):
     test = ComponentTest(FixedSequences(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
     expected = FloatBox(shape=(2,), add_batch_rank=True, add_time_rank=True, time_major=True)
-    assert test.executor.api_registry["replay"].output_spaces == expected
+    assert test.graph.api_registry["replay"].output_spaces == expected
     assert test.test(("replay", np.ones((1, 4), np.float32))).shape == (5, 3, 2)
     with pytest.raises(ValueError, match="batched must be"):
         rlgraph.graph_fn(batched="sideways")(lambda self: None)

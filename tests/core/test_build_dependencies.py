@@ -85,8 +85,8 @@ def test_set_trainable_false_makes_variables_non_trainable(rlgraph_backend):
     root = Root(depend=False)
     root.weights.set_trainable(False)
     test = ComponentTest(root, X, backend=rlgraph_backend)
-    assert test.executor.get_weights(trainable_only=True) == {}
-    assert list(test.executor.get_weights()) == ["root/weights/w"]
+    assert test.graph.get_weights(trainable_only=True) == {}
+    assert list(test.graph.get_weights()) == ["root/weights/w"]
 
 
 def test_graph_functions_of_components_on_other_devices_are_placed():

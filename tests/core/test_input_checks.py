@@ -10,8 +10,8 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import APICallError
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.checks import BoundsCheck, InputCheck
-from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Dict, FloatBox, IntBox
 
 STATES = FloatBox(shape=(4,), add_batch_rank=True)
@@ -102,9 +102,9 @@ class Embed(Component):
 def test_an_api_call_checks_discrete_inputs_against_their_bounds(rlgraph_backend):
     """Regression (found by the property tests): an int beyond its IntBox reached the backend, whose
     error (torch's one-hot: "Class values must be smaller than num_classes") named no input."""
-    executor = GraphExecutor(Embed(), {"indices": IntBox(4, add_batch_rank=True)}, backend=rlgraph_backend)
-    executor.build()
-    assert executor.execute("lookup", np.array([0, 3])).shape == (2, 2)
+    graph = BuiltGraph(Embed(), {"indices": IntBox(4, add_batch_rank=True)}, backend=rlgraph_backend)
+    graph.build()
+    assert graph.execute("lookup", np.array([0, 3])).shape == (2, 2)
     with pytest.raises(APICallError, match=r"lookup: 'indices' holds 4 \(entry 1\), outside IntBox"):
-        executor.execute("lookup", np.array([0, 4]))
-    executor.terminate()
+        graph.execute("lookup", np.array([0, 4]))
+    graph.terminate()

@@ -44,9 +44,9 @@ def _registered():
 
 
 def set_policy(agent, actions_by_state):
-    weights = agent.executor.get_weights()
+    weights = agent.graph.get_weights()
     weights[Q] = policy_q_table(actions_by_state)
-    agent.executor.set_weights(weights)
+    agent.graph.set_weights(weights)
 
 
 def test_shortest_path_policy_scores_the_optimal_return_in_every_episode(agent):
@@ -75,7 +75,7 @@ def test_evaluation_changes_nothing_in_the_agent(agent):
     worker.execute_timesteps(30, max_timesteps_per_episode=10)
     pending = len(agent.buffer)
     assert pending > 0
-    before = agent.executor.get_weights()  # every variable: Q-table and memory
+    before = agent.graph.get_weights()  # every variable: Q-table and memory
     counters = (agent.timesteps, agent.episodes, agent.updates)
     calls = []
     for name in ("observe", "update", "reset", "reset_env_buffers", "flush_buffers"):
@@ -87,7 +87,7 @@ def test_evaluation_changes_nothing_in_the_agent(agent):
     assert calls == []
     assert len(agent.buffer) == pending
     assert (agent.timesteps, agent.episodes, agent.updates) == counters
-    after = agent.executor.get_weights()
+    after = agent.graph.get_weights()
     assert before.keys() == after.keys()
     for name in before:
         np.testing.assert_array_equal(after[name], before[name], err_msg=name)

@@ -97,8 +97,8 @@ def test_run_folder_holds_spec_progress_checkpoints_and_summary(tabular):
     # The final checkpoint holds the trained agent's variables; the best one plays the shortest path.
     final = fresh_agent()
     final.load_model(run / "checkpoints" / "model-2000.npz")
-    for name, value in trainer.agent.executor.get_weights().items():
-        np.testing.assert_array_equal(final.executor.get_weights()[name], value, err_msg=name)
+    for name, value in trainer.agent.graph.get_weights().items():
+        np.testing.assert_array_equal(final.graph.get_weights()[name], value, err_msg=name)
     best = fresh_agent()
     best.load_model(run / "checkpoints" / "best.npz")
     assert greedy_return_by_hand(best) == OPTIMAL_RETURN
@@ -134,8 +134,8 @@ def test_evaluations_do_not_change_what_training_does(tabular):
     a, b = fresh_agent(), fresh_agent()
     a.load_model(tabular / "a" / "checkpoints" / "model-1200.npz")
     b.load_model(tabular / "b" / "checkpoints" / "model-1200.npz")
-    for name, value in a.executor.get_weights().items():
-        np.testing.assert_array_equal(b.executor.get_weights()[name], value, err_msg=name)
+    for name, value in a.graph.get_weights().items():
+        np.testing.assert_array_equal(b.graph.get_weights()[name], value, err_msg=name)
     assert not (tabular / "b" / "checkpoints" / "best.npz").exists()
 
 
@@ -190,8 +190,8 @@ def test_keyboard_interrupt_stops_cleanly_with_a_final_checkpoint(tabular):
     agent = fresh_agent()
     agent.load_model(checkpoint)
     np.testing.assert_array_equal(
-        agent.executor.get_weights()["tabular-q/q-table/q"],
-        trainer.agent.executor.get_weights()["tabular-q/q-table/q"],
+        agent.graph.get_weights()["tabular-q/q-table/q"],
+        trainer.agent.graph.get_weights()["tabular-q/q-table/q"],
     )
 
 
@@ -218,12 +218,12 @@ def interrupted_run(run_dir, at=700, **changes):
 def test_a_stopped_run_resumes_from_its_checkpoint_and_its_curve_goes_on(tabular):
     first, stopped = interrupted_run(tabular / "run")
     assert stopped.interrupted and 700 <= stopped.timesteps and stopped.timesteps < 1000
-    q_table = first.agent.executor.get_weights()[Q]
+    q_table = first.agent.graph.get_weights()[Q]
     rows_before = read_progress(tabular / "run")
     assert int(rows_before[-1]["timesteps"]) == stopped.timesteps  # a row where it stopped
 
     resumed = Trainer.resume(tabular / "run")
-    np.testing.assert_array_equal(resumed.agent.executor.get_weights()[Q], q_table)
+    np.testing.assert_array_equal(resumed.agent.graph.get_weights()[Q], q_table)
     assert (resumed.executor.timesteps, resumed.executor.episodes) == (stopped.timesteps, stopped.episodes)
     assert (
         resumed.agent.timesteps == first.agent.timesteps and resumed.best_evaluation == first.best_evaluation
@@ -313,7 +313,7 @@ def test_resuming_twice_from_one_checkpoint_trains_the_same(tabular):
     shutil.copytree(tabular / "run", copy)
     one, two = Trainer.resume(tabular / "run"), Trainer.resume(copy)
     one.run(), two.run()
-    np.testing.assert_array_equal(one.agent.executor.get_weights()[Q], two.agent.executor.get_weights()[Q])
+    np.testing.assert_array_equal(one.agent.graph.get_weights()[Q], two.agent.graph.get_weights()[Q])
     strip = [
         {k: v for k, v in row.items() if k not in ("wall_seconds", "steps_per_second")}
         for row in read_progress(tabular / "run")
@@ -575,8 +575,8 @@ class FailingUpdateAgent(TabularQAgent):
         if self.updates + 1 == cls.fail_at and cls.failures_left:
             cls.failures_left -= 1
             if cls.poison:
-                weights = self.executor.get_weights()
-                self.executor.set_weights({**weights, Q: np.full_like(weights[Q], np.nan)})
+                weights = self.graph.get_weights()
+                self.graph.set_weights({**weights, Q: np.full_like(weights[Q], np.nan)})
             raise NonFiniteError(f"update {cls.fail_at}: its loss is nan (made up by the test)")
         return super().update(*args, **kwargs)
 
@@ -615,7 +615,7 @@ def test_a_non_finite_update_stops_the_run_with_its_last_good_checkpoint_and_a_s
     assert f"Go on with: rlgraph train --resume {run}." in str(caught.value)
     stored = fresh_agent()
     stored.load_model(checkpoints / "model-1016.npz")
-    np.testing.assert_array_equal(stored.executor.get_weights()[Q], trainer.agent.executor.get_weights()[Q])
+    np.testing.assert_array_equal(stored.graph.get_weights()[Q], trainer.agent.graph.get_weights()[Q])
     summary = json.loads((run / "summary.json").read_text())
     assert summary["stopped_by"] == "NonFiniteError: update 1000: its loss is nan (made up by the test)"
     assert (summary["timesteps"], summary["updates"]) == (1016, 999)

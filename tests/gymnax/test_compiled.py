@@ -64,8 +64,8 @@ def test_each_member_starts_as_the_agent_built_with_its_seed() -> None:
     try:
         for index, seed in enumerate(executor.member_seeds):
             agent = build_agent(example_agent(backend="jax"), executor.env, seed)
-            expected = agent.executor.get_weights()
-            member = executor.load_member_into_agent(index).executor.get_weights()
+            expected = agent.graph.get_weights()
+            member = executor.load_member_into_agent(index).graph.get_weights()
             assert sorted(member) == sorted(expected)
             assert all(np.array_equal(member[name], expected[name]) for name in expected), seed
     finally:

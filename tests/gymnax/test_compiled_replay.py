@@ -184,10 +184,8 @@ def test_a_decaying_learning_rate_follows_the_compiled_time_steps() -> None:
 
     def weights() -> dict[str, np.ndarray]:
         member = executor.load_member_into_agent(0)
-        names = member.executor.variables(trainable_only=True)
-        return {
-            name: np.array(value) for name, value in member.executor.get_weights().items() if name in names
-        }
+        names = member.graph.variables(trainable_only=True)
+        return {name: np.array(value) for name, value in member.graph.get_weights().items() if name in names}
 
     try:
         executor.execute_workload({"num_timesteps": 1000})  # no update yet

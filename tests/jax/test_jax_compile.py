@@ -88,30 +88,30 @@ def test_state_is_threaded_through_the_compiled_method():
         np.testing.assert_allclose(total, np.full(3, 8.0 * call))
         assert calls == call
     np.testing.assert_allclose(test.variable_values("total"), np.full(3, 24.0))
-    program = next(iter(test.executor._functions["add"].programs.values()))
+    program = next(iter(test.graph._functions["add"].programs.values()))
     assert [v.name for v in program.written] == ["counter/total", "counter/calls"]
     assert [v.name for v in program.read_only] == ["counter/scale"]
 
 
 def test_one_trace_per_input_shape_and_per_constant():
     test = ComponentTest(Counter(), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend="jax")
-    method = test.executor._functions["add"]
+    method = test.graph._functions["add"]
     for rows in (2, 5, 2, 5, 2):
         test.test(("add", np.ones((rows, 3), np.float32)))
     assert method.trace_count == 2  # once per batch size, not per call
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     np.testing.assert_allclose(test.test(("first_rows", [x, 3])), 2 * x[:3])
     np.testing.assert_allclose(test.test(("first_rows", [x, 1])), 2 * x[:1])
-    assert len(test.executor._functions["first_rows"].programs) == 2  # a program per constant
+    assert len(test.graph._functions["first_rows"].programs) == 2  # a program per constant
 
 
 def test_written_state_is_donated_and_weights_leave_as_copies():
     test = ComponentTest(Counter(), {"x": FloatBox(shape=(3,), add_batch_rank=True)}, backend="jax")
     x = np.ones((1, 3), np.float32)
     test.test(("add", x))
-    total = test.executor.variables()["counter/total"]
+    total = test.graph.variables()["counter/total"]
     before = total.value
-    weights = test.executor.get_weights()
+    weights = test.graph.get_weights()
     test.test(("add", x))
     assert before.is_deleted(), "the written state's buffer is donated to the update"
     np.testing.assert_allclose(weights["counter/total"], np.full(3, 2.0))  # a copy, still valid
@@ -140,7 +140,7 @@ def test_the_affine_component_compiles_every_api_method():
     x = np.ones((2, 3), np.float32)
     first, second = test.test(("noisy", x)), test.test(("noisy", x))
     assert not np.array_equal(first, second)
-    assert all(not program.eager for program in test.executor._functions["noisy"].programs.values())
+    assert all(not program.eager for program in test.graph._functions["noisy"].programs.values())
 
 
 def test_an_unknown_device_is_a_clear_error():

@@ -21,7 +21,7 @@ pytest.importorskip("jax")
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.graph import compiling
-from rlgraph.graph.executor import GraphExecutor
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 
@@ -65,17 +65,17 @@ X = {"x": FloatBox(shape=(2,), add_batch_rank=True)}
 
 
 def test_a_chain_runs_each_method_as_its_own_program_so_a_new_batch_size_compiles_only_its_own():
-    executor = GraphExecutor(Tally(), {"rows": FloatBox(shape=(2,), add_batch_rank=True)}, backend="jax")
-    executor.build()
+    graph = BuiltGraph(Tally(), {"rows": FloatBox(shape=(2,), add_batch_rank=True)}, backend="jax")
+    graph.build()
     expected = np.zeros(2)
     for count in (3, 5, 7, 5):
         rows = np.arange(2 * count, dtype=np.float32).reshape(count, 2)
         expected += rows.sum(axis=0)
-        doubled = executor.execute_chain([("add", (rows,), False), ("doubled", (), False)])
+        doubled = graph.execute_chain([("add", (rows,), False), ("doubled", (), False)])
         np.testing.assert_allclose(doubled, 2 * expected)
-    assert list(executor._chains) == [("add", "doubled")]
-    assert executor._functions["add"].trace_count == 3  # once per number of rows
-    assert executor._functions["doubled"].trace_count == 1  # not again for each of them
+    assert list(graph._chains) == [("add", "doubled")]
+    assert graph._functions["add"].trace_count == 3  # once per number of rows
+    assert graph._functions["doubled"].trace_count == 1  # not again for each of them
 
 
 def test_a_slow_compile_is_announced_while_it_runs_and_its_seconds_are_counted(caplog, monkeypatch):
@@ -88,9 +88,9 @@ def test_a_slow_compile_is_announced_while_it_runs_and_its_seconds_are_counted(c
         assert len(notices) == 2
         assert notices[0].startswith("rlgraph: compiling 'slow' on JAX (its first call")
         assert notices[1].startswith("rlgraph: compiled 'slow' in ")
-        method = test.executor._functions["slow"]
+        method = test.graph._functions["slow"]
         assert method.compile_seconds >= 0.6  # traced twice: abstractly first, then for jax.jit
-        assert test.executor.compile_seconds == pytest.approx(method.compile_seconds)
+        assert test.graph.compile_seconds == pytest.approx(method.compile_seconds)
 
         caplog.clear()
         seconds = method.compile_seconds
@@ -104,7 +104,7 @@ def test_a_slow_compile_is_announced_while_it_runs_and_its_seconds_are_counted(c
         monkeypatch.setattr(compiling, "NOTICE_SECONDS", 60.0)
         test.test(("quick", x))  # a quick compile says nothing, but counts
         assert not caplog.records
-        assert test.executor._functions["quick"].compile_seconds > 0
+        assert test.graph._functions["quick"].compile_seconds > 0
 
 
 def test_the_run_summary_shows_the_seconds_spent_compiling_and_the_display_the_notices(tmp_path, monkeypatch):
@@ -174,7 +174,7 @@ class Deep(Component):
 test = ComponentTest(Deep(), {"x": FloatBox(shape=(8,), add_batch_rank=True)}, backend="jax", seed=1)
 test.test(("forward", np.ones((2, 8), np.float32)))
 print(json.dumps({"hits": counts["cache_hits"], "misses": counts["cache_misses"],
-                  "seconds": test.executor.compile_seconds}))
+                  "seconds": test.graph.compile_seconds}))
 """
 
 

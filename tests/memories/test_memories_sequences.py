@@ -140,7 +140,7 @@ def test_get_records_declares_the_records_own_ranks(component_test, memory, time
     the build's runs for a feature); the memory now declares the records' space with its ranks."""
     test = build(component_test, memory.copy(), time_major)
     fifo = isinstance(memory, FIFOQueue)  # returns the records alone
-    declared = test.executor.api_registry["get_records"].output_spaces
+    declared = test.graph.api_registry["get_records"].output_spaces
     declared = declared if fifo else declared["records"]
     observations = declared["steps"]["observations"]
     assert observations.shape == (3,) and observations.time_major == time_major

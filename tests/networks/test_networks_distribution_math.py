@@ -116,7 +116,7 @@ def test_only_reparameterizable_distributions_have_differentiable_draws(rlgraph_
             FloatBox(shape=(2,), **B) if isinstance(distribution, Bernoulli) else pair((2,), 1.0, 5.0)
         )
         built = make_test(rlgraph_backend, distribution, parameters, values)
-        assert "draw_differentiable_and_log_prob" not in built.executor.api_registry
+        assert "draw_differentiable_and_log_prob" not in built.graph.api_registry
 
 
 # -- bernoulli ------------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def test_conv2d_matches_torch(component_test, torch, kernel_size, strides, paddi
     window = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
     assert kernel.shape == (*window, 3, 5)
     bias = np.linspace(-0.5, 0.5, 5).astype(np.float32)
-    test.executor.set_weights({"conv2d/kernel": kernel, "conv2d/bias": bias})
+    test.graph.set_weights({"conv2d/kernel": kernel, "conv2d/bias": bias})
     x = space.sample(2)
     pair = (strides, strides) if isinstance(strides, int) else strides
     expected = torch_conv(torch, x, kernel, bias, pair, padding, torch.relu)

@@ -48,7 +48,7 @@ def test_lstm_from_a_given_state_with_random_bias(component_test, torch):
     test = component_test(LSTM(4), input_spaces={"inputs": space, "initial_state": state_space}, seed=1)
     weights = lstm_weights(test)
     weights["bias"] = np.random.default_rng(0).normal(size=16).astype(np.float32)
-    test.executor.set_weights({f"lstm/{name}": value for name, value in weights.items()})
+    test.graph.set_weights({f"lstm/{name}": value for name, value in weights.items()})
     x = space.sample((3, 6))
     state = state_space.sample(3)
     outputs, h, c = torch_lstm(torch, x, weights, 4, state)

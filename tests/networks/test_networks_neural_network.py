@@ -230,7 +230,7 @@ def test_rlgraph_apex_conv_network_builds_and_flattens(component_test):
     test = component_test(NeuralNetwork.from_spec(spec), input_spaces={"inputs": space})
     assert test.variable_values("conv3/kernel").shape == (11, 11, 32, 256)
     assert test.test(("call", space.sample(2))).shape == (2, 256)
-    assert test.executor.api_registry["call"].output_spaces == FloatBox(shape=(256,), add_batch_rank=True)
+    assert test.graph.api_registry["call"].output_spaces == FloatBox(shape=(256,), add_batch_rank=True)
 
 
 def test_a_copied_network_has_its_own_variables(component_test):
@@ -251,7 +251,7 @@ def test_a_copied_network_has_its_own_variables(component_test):
     weights = test.variable_values()
     assert {name.split("/")[1] for name in weights} == {"online", "target"} and len(weights) == 8
     zeroed = {name: np.zeros_like(value) if "/target/" in name else value for name, value in weights.items()}
-    test.executor.set_weights(zeroed)
+    test.graph.set_weights(zeroed)
     online, target = test.test(("both", SPACE.sample(2)))
     np.testing.assert_array_equal(target, 0.0)
     assert np.abs(online).sum() > 0

@@ -243,10 +243,10 @@ def test_optimizer_state_is_in_slot_variables_reset_after_the_build_and_stored(r
     x, y = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
     test.test(("update", [x, y]))
     assert test.variable_values("adam/step/model/weight") == 1.0
-    path = test.executor.store(tmp_path / "model.npz")
+    path = test.graph.store(tmp_path / "model.npz")
     test.test(("update", [x, y]))
     resumed = ComponentTest(Regression(Adam(learning_rate=0.1)), spaces, backend=rlgraph_backend)
-    resumed.executor.load(path)
+    resumed.graph.load(path)
     resumed.test(("update", [x, y]))
     for name, value in test.variable_values().items():
         np.testing.assert_allclose(resumed.variable_values(name), value, rtol=1e-6, err_msg=name)
@@ -294,7 +294,7 @@ def test_synchronizer_moves_the_target_toward_the_source(rlgraph_backend, tau):
     for _ in range(2):
         expected = tau * online + (1 - tau) * expected
     np.testing.assert_allclose(test.variable_values("target/weight"), expected, rtol=1e-6)
-    assert "mirrored/target/weight" not in test.executor.get_weights(trainable_only=True)
+    assert "mirrored/target/weight" not in test.graph.get_weights(trainable_only=True)
 
 
 def test_synchronizer_refuses_a_target_that_does_not_mirror_the_source(rlgraph_backend):
@@ -494,6 +494,6 @@ def test_a_method_stepping_on_given_gradients_is_known_to_step_an_optimizer(rlgr
 
     spaces = TIMED_REGRESSION_SPACES
     test = ComponentTest(ClosedForm(Optimizer.from_spec({"type": "sgd"})), spaces, backend=rlgraph_backend)
-    record = test.executor.api_registry["update"]
+    record = test.graph.api_registry["update"]
     assert record.steps_optimizer and not record.needs_gradients
-    assert routes_of(test.executor) == {"update": SPLIT}
+    assert routes_of(test.graph) == {"update": SPLIT}

@@ -38,7 +38,7 @@ def test_pong_stack_matches_numpy_and_its_output_space(component_test):
     output_space = stack.output_space(space)
     assert output_space == FloatBox(shape=(4, 4, 3), add_batch_rank=True)
     test = component_test(stack, input_spaces={"inputs": space})
-    assert test.executor.api_registry["preprocess"].output_spaces == output_space
+    assert test.graph.api_registry["preprocess"].output_spaces == output_space
     frames = []
     for step in range(5):
         if step == 3:
@@ -78,7 +78,7 @@ def test_one_stack_preprocesses_every_leaf_of_a_container_state(component_test):
         pos=FloatBox(shape=(4,)), vel=FloatBox(shape=(4,)), add_batch_rank=True
     )
     test = component_test(stack, input_spaces={"inputs": space})
-    assert test.executor.api_registry["preprocess"].output_spaces == stack.output_space(space)
+    assert test.graph.api_registry["preprocess"].output_spaces == stack.output_space(space)
     first, second = space.sample(1), space.sample(1)
     test.test(("preprocess", first))
     out = test.test(("preprocess", second))

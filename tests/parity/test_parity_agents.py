@@ -182,9 +182,9 @@ def assert_same_updates(
         Agent.from_spec({**spec, "backend": backend}, **(spaces or CARTPOLE_SPACES)) for backend in backends
     ]
     reference, *others = agents
-    initial = reference.executor.get_weights()
+    initial = reference.graph.get_weights()
     for other in others:
-        other.executor.set_weights(initial)
+        other.graph.set_weights(initial)
     rng = np.random.default_rng(11)
     for step in range(updates):
         batch = make_batch(rng)
@@ -217,7 +217,7 @@ def assert_same_results(results: list, step: int) -> None:
 
 def assert_same_variables(reference: Agent, other: Agent, initial: dict[str, np.ndarray]) -> None:
     """Every variable (optimizer slots included) agrees between the agents, and most moved from ``initial``."""
-    expected, actual = reference.executor.get_weights(), other.executor.get_weights()
+    expected, actual = reference.graph.get_weights(), other.graph.get_weights()
     assert expected.keys() == actual.keys()
     moved = [name for name in expected if not np.allclose(expected[name], initial[name])]
     assert len(moved) > len(expected) // 2, "the updates left most variables where they started"
@@ -287,9 +287,9 @@ def test_r2d2_updates_give_the_same_losses_and_weights_on_every_backend(parity_b
     episode's end, rescaled n-step double-Q targets and sequence priorities, with target syncs."""
     agents = [Agent.from_spec({**R2D2_SPEC, "backend": b}, **CARTPOLE_SPACES) for b in parity_backends]
     reference, *others = agents
-    initial = reference.executor.get_weights()
+    initial = reference.graph.get_weights()
     for other in others:
-        other.executor.set_weights(initial)
+        other.graph.set_weights(initial)
     rng = np.random.default_rng(8)
     for step in range(6):
         length = int(rng.integers(5, 8))  # the last sequence, from step 4 or 6, holds 1 to 3 steps

@@ -46,7 +46,7 @@ def test_every_api_method_runs_in_a_case():
     case that covers its class (an optimizer's step in a model's update), or does not apply (left out of
     the build: a Bernoulli has no reparameterized draw)."""
     from rlgraph.config import installed_backends
-    from rlgraph.graph.executor import GraphExecutor
+    from rlgraph.graph.built_graph import BuiltGraph
 
     backends = installed_backends()
     if not backends:
@@ -62,10 +62,10 @@ def test_every_api_method_runs_in_a_case():
         missing = set(cls.api_methods()) - called.get(cls, set())
         if missing and cls not in covered:
             case = next(case for case in CASES if type(case.make()) is cls)
-            executor = GraphExecutor(case.make(), dict(case.input_spaces), backend=backends[0])
-            executor.build()
-            missing -= set(executor.builder.not_applicable)
-            executor.terminate()
+            graph = BuiltGraph(case.make(), dict(case.input_spaces), backend=backends[0])
+            graph.build()
+            missing -= set(graph.builder.not_applicable)
+            graph.terminate()
         if missing and cls not in covered:
             never[name] = sorted(missing)
     assert not never, f"API methods no case calls (add calls to the component's cases): {never}"

@@ -60,7 +60,7 @@ def test_apex_learns_with_two_learners_whose_collective_is_joined_before_they_bu
         initial = agent.get_weights()
         trainer.executor.execute_workload({"num_timesteps": 3000})
         assert trainer.executor.updates >= 50, trainer.executor.updates
-        ours = {n: v for n, v in agent._built_executor().get_weights().items() if n not in memories}
+        ours = {n: v for n, v in agent._built_graph().get_weights().items() if n not in memories}
         for state in group.learner_states():
             assert sorted(state) == sorted(ours)
             for name, value in state.items():

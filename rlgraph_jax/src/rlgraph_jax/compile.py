@@ -8,7 +8,7 @@ boxes hold the traced state while it runs, and their rebound values are its new 
 jitted with the written state donated (XLA updates memories, counters and weights in place), and
 after each call the new state goes back into the boxes. ``jax.jit`` traces again for each new
 input shape (a batch size), and caches each trace. So a method is marked ``compiles_per_shape``: the
-graph executor then runs a chain of methods (staged records to ``observe``, then ``update``) as
+built graph then runs a chain of methods (staged records to ``observe``, then ``update``) as
 separate programs, and a new number of records compiles only ``observe`` again, not the update too.
 Each method's :class:`~rlgraph.graph.compiling.CompileClock` counts the seconds its compiles
 take and announces a slow one while it runs.

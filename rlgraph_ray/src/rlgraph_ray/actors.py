@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.components import Component
-from rlgraph.graph.executor import GraphExecutor
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.spaces import Dict, FloatBox, IntBox
 from rlgraph.workers.sampling import SamplingWorker
 
@@ -47,8 +47,8 @@ class ReplayShard:
             "indices": IntBox(self.capacity, dtype=np.int64, add_batch_rank=True),
             "priorities": FloatBox(add_batch_rank=True),
         }
-        self.executor = GraphExecutor(self.memory, spaces, backend=backend, seed=seed)
-        self.executor.build()
+        self.graph = BuiltGraph(self.memory, spaces, backend=backend, seed=seed)
+        self.graph.build()
         self.inserted = 0
 
     def ready(self) -> bool:
@@ -62,14 +62,12 @@ class ReplayShard:
         if batch is None:
             return self.size
         records, rows = batch["records"], len(batch["records"]["terminals"])
-        self.executor.execute("insert_records", records)
+        self.graph.execute("insert_records", records)
         if self.prioritized and batch.get("priorities") is not None:
             # The k-th record inserted lives in row k % capacity; of a batch larger than the memory, the last rows stay.
             kept = min(rows, self.capacity)
             indices = (self.inserted + rows - kept + np.arange(kept)) % self.capacity
-            self.executor.execute(
-                "update_records", indices.astype(np.int64), batch["priorities"][rows - kept :]
-            )
+            self.graph.execute("update_records", indices.astype(np.int64), batch["priorities"][rows - kept :])
         self.inserted += rows
         return self.size
 
@@ -82,13 +80,13 @@ class ReplayShard:
         first, each ``(indices, priorities)`` of ``priority_updates`` is applied (the learner's, sent along)."""
         for indices, priorities in priority_updates:
             self.update_priorities(indices, priorities)
-        sample = self.executor.execute("get_records", num_records)
+        sample = self.graph.execute("get_records", num_records)
         if "weights" not in sample:  # a uniform replay: every weight 1
             sample = {**sample, "weights": np.ones(num_records, dtype=np.float32)}
         return sample
 
     def update_priorities(self, indices: np.ndarray, priorities: np.ndarray) -> None:
         if self.prioritized:
-            self.executor.execute(
+            self.graph.execute(
                 "update_records", np.asarray(indices, np.int64), np.asarray(priorities, np.float32)
             )

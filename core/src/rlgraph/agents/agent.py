@@ -35,8 +35,8 @@ from rlgraph.agents.records import (
 from rlgraph.agents.roles import Role, builder_roles, smallest_role_including
 from rlgraph.agents.specs import given_keys
 from rlgraph.errors import RLGraphError, SpecError
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.component import Component
-from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces.masks import check_action_mask
 from rlgraph.specs import Specifiable
 from rlgraph.specs.specifiable import renamed_keys
@@ -156,7 +156,7 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
         #: checkpoints hold its state as they hold the graph's streams.
         self.rng = np.random.default_rng(self.execution_spec.seed)
         self.root: Component | None = None
-        self._executor: GraphExecutor | None = None
+        self._graph: BuiltGraph | None = None
         #: The learner group this agent is learner 0 of (:mod:`rlgraph.agents.learner_group`), or None.
         self.learner_group: Any = None
         #: Records observed for the root's ``observe``, waiting for an API method that may read them
@@ -312,7 +312,7 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
 
     def build(self, build_options: dict[str, Any] | None = None) -> Any:
         """Build the graph (call once; automatic unless ``auto_build=False``). Returns the build report."""
-        if self._executor is not None:
+        if self._graph is not None:
             raise RLGraphError(f"Agent {self.name!r} is already built.")
         builder = self.builder
         self.root = root = builder.root(self.role)
@@ -328,7 +328,7 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
         }
         spaces = {param: available[param] for param in needed}
         options = dict(build_options or {})
-        self._executor = GraphExecutor(
+        self._graph = BuiltGraph(
             root,
             spaces,
             backend=options.pop("backend", self.backend),
@@ -337,14 +337,14 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
             device_map=self.execution_spec.device_map,
             **options,
         )
-        self.backend = self._executor.backend.name
-        self.threads = self._configure_threads(self._executor.backend)
+        self.backend = self._graph.backend.name
+        self.threads = self._configure_threads(self._graph.backend)
         self.record_check = RecordCheck(self.record_space(), type(self).__name__)
         self.graph_record_fields = tuple(self.graph_record_space())
-        report = self._executor.build()
-        if "observe" in self._executor.api_registry:
-            shares = self._executor.shares_state
-            self._reads_records = {name: shares(name, "observe") for name in self._executor.api_registry}
+        report = self._graph.build()
+        if "observe" in self._graph.api_registry:
+            shares = self._graph.shares_state
+            self._reads_records = {name: shares(name, "observe") for name in self._graph.api_registry}
         limits = [limit for c in root.walk() if (limit := getattr(c, "max_environments", None))]
         self.max_environments = min(limits) if limits else None
         return report
@@ -353,9 +353,9 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
         """Release the graph (and stop its learner group); the agent is unusable afterwards."""
         if self.learner_group is not None:
             self.learner_group.close()
-        if self._executor is not None:
-            self._executor.terminate()
-            self._executor = None
+        if self._graph is not None:
+            self._graph.terminate()
+            self._graph = None
             self.staged_records.take()
 
     @classmethod

@@ -12,9 +12,9 @@ from rlgraph.agents.observation_buffer import ObserveBuffer
 from rlgraph.agents.records import MetricMeans, RecordCheck, RecordStage
 from rlgraph.agents.roles import Role
 from rlgraph.errors import NonFiniteError, RLGraphError
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.checks import first_non_finite
 from rlgraph.graph.component import Component
-from rlgraph.graph.executor import GraphExecutor
 
 if TYPE_CHECKING:
     from rlgraph.agents.specs import ExecutionSpec, ObserveSpec, SaverSpec, SummarySpec, UpdateSpec
@@ -63,7 +63,7 @@ class AgentBase:
     graph_record_fields: tuple[str, ...]
     buffer: ObserveBuffer
     buffer_passes_through: bool
-    _executor: GraphExecutor | None
+    _graph: BuiltGraph | None
     _reads_records: dict[str, bool]
     _storage_filled: bool
     _stored_checkpoints: list[Path]
@@ -77,37 +77,37 @@ class AgentBase:
         def _built_record_check(self) -> RecordCheck: ...
 
     @property
-    def executor(self) -> GraphExecutor | None:
-        """The graph's executor (None before the build); records waiting for the graph go there first."""
+    def graph(self) -> BuiltGraph | None:
+        """The built graph (None before the build); records waiting for the graph go there first."""
         if self.staged_records.rows:
             self._flush_records()
-        return self._executor
+        return self._graph
 
     @property
     def compile_seconds(self) -> float:
         """Seconds the backend spent compiling this agent's API methods so far (0.0 on PyTorch)."""
-        return 0.0 if self._executor is None else self._executor.compile_seconds
+        return 0.0 if self._graph is None else self._graph.compile_seconds
 
     def _execute(self, api_method: str, *args: Any, checked: bool = False) -> Any:
         """Run a root API method. Staged records go to the root's ``observe`` first where the method
         may read what it writes, in the same backend call (one compiled function on a static-graph
         backend); a method that cannot (acting, on most agents) leaves them staged."""
-        executor = self._executor
-        if executor is None:
+        graph = self._graph
+        if graph is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
         group = self.learner_group
         if group is not None and group.routes_call(api_method):  # every learner runs it
             self._flush_records()
             return group.execute(api_method, args, checked)
         if not self.staged_records.rows or not self._reads_records.get(api_method, True):
-            return executor.execute(api_method, *args, checked=checked)
+            return graph.execute(api_method, *args, checked=checked)
         staged = self.staged_records.take()
-        return executor.execute_chain((("observe", (staged,), True), (api_method, args, checked)))
+        return graph.execute_chain((("observe", (staged,), True), (api_method, args, checked)))
 
     def _flush_records(self) -> None:
         staged = self.staged_records.take()
-        if staged is not None and self._executor is not None:
-            self._executor.execute("observe", staged, checked=True)
+        if staged is not None and self._graph is not None:
+            self._graph.execute("observe", staged, checked=True)
 
     @property
     def learning_time_step(self) -> int:
@@ -116,18 +116,18 @@ class AgentBase:
         return self.updates if self.learns_offline else self.timesteps
 
     def has_api(self, api_method: str) -> bool:
-        return self._executor is not None and api_method in self._executor.api_registry
+        return self._graph is not None and api_method in self._graph.api_registry
 
     def _built_root(self) -> Component:
         if self.root is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
         return self.root
 
-    def _built_executor(self) -> GraphExecutor:
-        executor = self.executor  # records waiting for the graph go there first
-        if executor is None:
+    def _built_graph(self) -> BuiltGraph:
+        graph = self.graph  # records waiting for the graph go there first
+        if graph is None:
             raise RLGraphError(f"Agent {self.name!r} is not built: call build() first.")
-        return executor
+        return graph
 
 
 def refuse_non_finite(where: str, fields: Mapping[str, Any], consequence: str) -> None:

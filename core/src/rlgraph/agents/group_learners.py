@@ -29,11 +29,11 @@ LOOPBACK = "127.0.0.1"
 """Where the learners of a group on one machine meet: their collective's servers listen on it alone."""
 
 
-def run_rows(executor: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
+def run_rows(graph: Any, share: Any, api_method: str, args: list[Any], window: RowWindow | None) -> Any:
     """``api_method`` on a learner's ``window`` of rows (None: an every-learner call)."""
     share.window, share.calling = window, True
     try:
-        return executor.execute(api_method, *args, checked=True)
+        return graph.execute(api_method, *args, checked=True)
     finally:
         share.window, share.calling = None, False
 
@@ -110,7 +110,7 @@ class GroupLearner:
         self.addresses: list[str] = []
         self.handle: Any = None
         self.share: Any = None
-        self.executor: Any = None
+        self.graph: Any = None
 
     def endpoint(self) -> str:
         """Where this learner can be reached (``host:port``, the port free here now)."""
@@ -133,23 +133,23 @@ class GroupLearner:
             )
             self.handle = backend.join_collective(self.rank, self.size, self.addresses, self.device)
         agent = self.agent_class(learner_config(self.config, self.device))
-        self.executor = agent._built_executor()
+        self.graph = agent._built_graph()
         if self.handle is not None:
             self.join()
-        return sorted(self.executor.variables())
+        return sorted(self.graph.variables())
 
     def join(self) -> None:
         """Join the group's collective (it returns once every learner has)."""
-        backend = self.executor.backend
+        backend = self.graph.backend
         self.share = backend.join_learner_group(
-            self.executor.ops, self.rank, self.size, self.addresses, self.device, handle=self.handle
+            self.graph.ops, self.rank, self.size, self.addresses, self.device, handle=self.handle
         )
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
-        self.executor.set_weights(state)
+        self.graph.set_weights(state)
 
     def get_state(self) -> dict[str, np.ndarray]:
-        return self.executor.get_weights()
+        return self.graph.get_weights()
 
     def call(
         self,
@@ -164,20 +164,20 @@ class GroupLearner:
         after taking the variables ``given`` (changed by the group's leader since they last agreed). With
         ``report``: ``(outputs, the variables the call changed, the random state after it)``."""
         if given:
-            write_some(self.executor, given)
+            write_some(self.graph, given)
         if random_state is not None:
-            self.executor.ops.set_random_state(random_state)
-        before = self.executor.get_weights() if report else None
-        outputs = run_rows(self.executor, self.share, api_method, args, window)
+            self.graph.ops.set_random_state(random_state)
+        before = self.graph.get_weights() if report else None
+        outputs = run_rows(self.graph, self.share, api_method, args, window)
         if before is None:
             return outputs
-        changed = changed_values(before, self.executor.get_weights())
-        ops = self.executor.ops
+        changed = changed_values(before, self.graph.get_weights())
+        ops = self.graph.ops
         return outputs, changed, ops.random_state()
 
     def leave(self) -> None:
         if self.share is not None:
-            self.executor.backend.leave_learner_group(self.executor.ops)
+            self.graph.backend.leave_learner_group(self.graph.ops)
             self.share = None
 
     def process_id(self) -> int:
@@ -193,9 +193,9 @@ def changed_values(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) 
     }
 
 
-def write_some(executor: Any, values: dict[str, np.ndarray]) -> None:
-    """``values`` into their variables of ``executor``'s graph; the rest keep theirs."""
-    executor.set_weights(values, may_miss=frozenset(executor.variables()))
+def write_some(graph: Any, values: dict[str, np.ndarray]) -> None:
+    """``values`` into their variables of ``graph``; the rest keep theirs."""
+    graph.set_weights(values, may_miss=frozenset(graph.variables()))
 
 
 def learner_config(config: Any, device: str | None) -> Any:

@@ -67,32 +67,32 @@ def _config_value(config: Any, key: str) -> Any:
     return config
 
 
-def refuse_unsplittable(agent: Any, executor: Any) -> None:
+def refuse_unsplittable(agent: Any, graph: Any) -> None:
     """A SpecError naming ``num_learners`` for an agent whose updates a group cannot split: one that learns
     from its memory inside one graph call without ``sample_batch``; on a backend whose learners take as many
     rows each (jax), one that learns from the sequences of its rollouts (a recurrent policy's: the shares of
     their valid steps differ in count)."""
     why = None
-    on_sequences = getattr(agent, "acts_on_sequences", False) and "sample_batch" not in executor.api_registry
-    if on_sequences and executor.backend.collective_traits.even_rows:
+    on_sequences = getattr(agent, "acts_on_sequences", False) and "sample_batch" not in graph.api_registry
+    if on_sequences and graph.backend.collective_traits.even_rows:
         why = (
-            f"on {executor.backend.name!r} every learner takes as many rows, and the valid steps of a recurrent "
+            f"on {graph.backend.name!r} every learner takes as many rows, and the valid steps of a recurrent "
             "policy's shares of sequences differ in count: train it with one learner, or on torch or tf"
         )
-    elif "update" in executor.api_registry and "sample_batch" not in executor.api_registry:
-        spaces = executor._spaces["update"].values()
+    elif "update" in graph.api_registry and "sample_batch" not in graph.api_registry:
+        spaces = graph._spaces["update"].values()
         if all(batch_axis(space) is None for space in spaces):
-            reason = executor.not_applicable.get("sample_batch", "it samples its batch inside its update")
+            reason = graph.not_applicable.get("sample_batch", "it samples its batch inside its update")
             why = f"its update draws its batch inside one graph call, which a group cannot split ({reason})"
     if why is not None:
         raise SpecError(f"{type(agent).__name__} cannot learn in a learner group: {why}", "num_learners")
 
 
-def routes_of(executor: Any) -> dict[str, str]:
+def routes_of(graph: Any) -> dict[str, str]:
     """The root API methods a group runs on every learner: split (they step an optimizer) or every."""
-    methods = type(executor.root).api_methods()
+    methods = type(graph.root).api_methods()
     routes = {}
-    for name, record in executor.api_registry.items():
+    for name, record in graph.api_registry.items():
         if record.steps_optimizer:
             routes[name] = SPLIT
         elif methods[name].every_learner:

@@ -98,17 +98,17 @@ class LearnerGroup:
             raise APICallError(
                 f"a learner group needs an agent that learns; {agent.name!r} is a {agent.role}"
             )
-        executor = agent._built_executor()
-        backend = executor.backend
+        graph = agent._built_graph()
+        backend = graph.backend
         if not backend.has_collectives:
             raise SpecError(
                 f"{num_learners} learners: backend {backend.name!r} has no collectives for a learner group "
                 "(Backend.open_collective): train with one learner, or on a backend that has them",
                 "num_learners",
             )
-        refuse_unsplittable(agent, executor)
+        refuse_unsplittable(agent, graph)
         refuse_uneven_rows(agent, num_learners)
-        self.agent, self.executor, self.size = agent, executor, num_learners
+        self.agent, self.graph, self.size = agent, graph, num_learners
         device_of = device_of or (lambda rank: None)
         devices = [device_of(rank) for rank in range(num_learners)]
         gpus = [str(device) for device in devices if str(device).startswith(("cuda", "gpu"))]
@@ -142,18 +142,18 @@ class LearnerGroup:
             # where the backend's must come first, else it joins below, as learner 0 here does.
             names = self._round("build", [(addresses,)] * len(self.learners))
             self._names = sorted(set().union(*names))
-            missing = sorted(set(self._names) - set(executor.variables()))
+            missing = sorted(set(self._names) - set(graph.variables()))
             if missing:  # (a learner's role holds no variable the whole agent's lacks)
                 raise LearnerGroupError(f"the learners hold variables this agent lacks: {missing}")
             if self.remote_zero:
-                self.mirror = StateMirror(executor, self._names)
+                self.mirror = StateMirror(graph, self._names)
             else:  # learner 0 joins here as the others join there
 
                 def join() -> Any:
-                    return backend.join_learner_group(executor.ops, 0, num_learners, addresses, devices[0])
+                    return backend.join_learner_group(graph.ops, 0, num_learners, addresses, devices[0])
 
                 self.share = self._round("join", [()] * len(self.learners), join)[0]
-            self.routes = routes_of(executor)
+            self.routes = routes_of(graph)
             self.sync()
         except BaseException:
             self.close()
@@ -164,8 +164,8 @@ class LearnerGroup:
     def sync(self) -> None:
         """Give every learner this process's state: the variables they hold (weights, optimizer slots, target
         networks). After a checkpoint is loaded into the agent, say. (The random streams go with each call.)"""
-        variables = self.executor.variables()
-        state = self.executor.backend.read_variables({name: variables[name] for name in self._names})
+        variables = self.graph.variables()
+        state = self.graph.backend.read_variables({name: variables[name] for name in self._names})
         self._round("set_state", [(state,)] * len(self.learners))
         if self.mirror is not None:
             self.mirror.agree(state)
@@ -184,19 +184,19 @@ class LearnerGroup:
         """Run ``api_method`` on every learner (its batch split where it steps an optimizer); its outputs.
         ``checked``: the caller checked the inputs against their spaces (else they are checked here, once)."""
         args = list(args)
-        if self.executor.validate_inputs and not checked:
-            self.executor._check_inputs(api_method, args)
+        if self.graph.validate_inputs and not checked:
+            self.graph._check_inputs(api_method, args)
         if self.routes[api_method] == EVERY:
             return self._call(api_method, [args] * self.size, None)[0]
         slices, windows = self._split(api_method, args)
         outputs = self._call(api_method, slices, windows)
-        return merge_outputs(outputs, windows, self.executor.api_registry[api_method].output_spaces)
+        return merge_outputs(outputs, windows, self.graph.api_registry[api_method].output_spaces)
 
     def _call(
         self, api_method: str, arguments: list[list[Any]], windows: list[RowWindow] | None
     ) -> list[Any]:
         """``api_method`` on every learner, each with its ``arguments`` (and rows): their outputs, in rank order."""
-        ops = self.executor.ops
+        ops = self.graph.ops
         random_state = ops.random_state()
         rows: Sequence[RowWindow | None] = windows or [None] * self.size
         if self.mirror is not None:
@@ -215,7 +215,7 @@ class LearnerGroup:
         calls = [(api_method, arguments[rank], rows[rank], random_state) for rank in range(1, self.size)]
 
         def own() -> Any:
-            return run_rows(self.executor, self.share, api_method, arguments[0], rows[0])
+            return run_rows(self.graph, self.share, api_method, arguments[0], rows[0])
 
         return self._round("call", calls, own, what=api_method)
 
@@ -298,7 +298,7 @@ class LearnerGroup:
         if self.traits.even_rows and len({window.rows for window in windows}) > 1:
             raise APICallError(
                 f"{api_method}: a batch of {windows[0].total} rows for {self.size} learners, "
-                f"{[window.rows for window in windows]} each: on backend {self.executor.backend.name!r} every "
+                f"{[window.rows for window in windows]} each: on backend {self.graph.backend.name!r} every "
                 f"learner takes as many rows (one program runs them all): choose the update's batch sizes so "
                 f"that its rows divide by {self.size}"
             )
@@ -307,7 +307,7 @@ class LearnerGroup:
     def _split_rows(self, api_method: str, args: list[Any]) -> tuple[list[list[Any]], list[RowWindow]]:
         """Every input's rows (of its batch axis) in ``size`` consecutive shares, the last a row more where
         they do not divide."""
-        spaces = list(self.executor._spaces[api_method].values())
+        spaces = list(self.graph._spaces[api_method].values())
         flats = [nested.flatten_with_paths(arg) for arg in args]  # each input's leaves, once
         axes = [leaf_axes(flat, spaces[i] if i < len(spaces) else None) for i, flat in enumerate(flats)]
         sizes = {
@@ -347,7 +347,7 @@ class LearnerGroup:
             self.launcher.close()
         finally:
             if self.share is not None:
-                self.executor.backend.leave_learner_group(self.executor.ops)
+                self.graph.backend.leave_learner_group(self.graph.ops)
                 self.share = None
             if getattr(self.agent, "learner_group", None) is self:
                 self.agent.learner_group = None
@@ -369,14 +369,14 @@ class StateMirror:
     and after it learner 0's changes (weights, optimizer slots) come back here, so both sides see every write
     in the order it happened."""
 
-    def __init__(self, executor: Any, names: list[str]) -> None:
-        self.executor = executor
+    def __init__(self, graph: Any, names: list[str]) -> None:
+        self.graph = graph
         self.names = list(names)
         self.agreed: dict[str, np.ndarray] = {}
 
     def _read(self) -> dict[str, np.ndarray]:
-        variables = self.executor.variables()
-        return self.executor.backend.read_variables({name: variables[name] for name in self.names})
+        variables = self.graph.variables()
+        return self.graph.backend.read_variables({name: variables[name] for name in self.names})
 
     def agree(self, state: dict[str, np.ndarray]) -> None:
         self.agreed = {name: np.array(value) for name, value in state.items() if name in self.names}
@@ -392,5 +392,5 @@ class StateMirror:
         """Learner 0's changes, into this process's graph."""
         mine = {name: value for name, value in changed.items() if name in self.names}
         if mine:
-            write_some(self.executor, mine)
+            write_some(self.graph, mine)
             self.agreed.update(mine)

@@ -87,14 +87,14 @@ class Learning(AgentBase):
     def _memory_sizes(self) -> dict[str, int]:
         """The records each memory of the graph has taken, by scope: the memories are the components that
         name the variable counting them (``count_variable``)."""
-        executor = self._built_executor()
-        variables = executor.variables()
+        graph = self._built_graph()
+        variables = graph.variables()
         counters = {
             component.global_scope: variables[f"{component.global_scope}/{counter}"]
             for component in self._built_root().walk()
             if (counter := getattr(component, "count_variable", None))
         }
-        values = executor.backend.read_variables(counters) if counters else {}
+        values = graph.backend.read_variables(counters) if counters else {}
         return {scope: int(np.asarray(value)) for scope, value in values.items()}
 
     def _non_finite_loss(self, loss: float, batch: Any) -> tuple[str, str | None]:
@@ -140,12 +140,12 @@ class Learning(AgentBase):
         """The values of the variables that hold what the agent stored (memories, counters): neither
         trainable weights nor the state of components derived from others' variables (optimizer
         slots, target networks' synchronizers)."""
-        executor = self._built_executor()
-        weights = set(executor.variables(trainable_only=True))
+        graph = self._built_graph()
+        weights = set(graph.variables(trainable_only=True))
         derived = tuple(c.global_scope + "/" for c in self._built_root().walk() if c.variable_dependencies)
         return {
             name: value
-            for name, value in executor.get_weights().items()
+            for name, value in graph.get_weights().items()
             if name not in weights and not name.startswith(derived)
         }
 

@@ -56,7 +56,7 @@ class Observing(AgentBase):
 
     def observe_record(self, record: Mapping[str, Any], env_id: Any = None) -> None:
         """Observe a record (field name -> one step or a batch of steps) as :meth:`observe` does."""
-        if self.role is not Role.AGENT and "observe" in self._built_executor().not_applicable:
+        if self.role is not Role.AGENT and "observe" in self._built_graph().not_applicable:
             raise APICallError(
                 f"observe: {self.name!r} was built for the {self.role} role, which keeps no memory: build it for "
                 "the agent role to observe into it (a worker sends its records elsewhere: collect)"
@@ -111,7 +111,7 @@ class Observing(AgentBase):
     def _observe_graph(self, records: dict[str, Any]) -> None:
         """Pass a batch of records to the graph (the root's ``observe`` API method), if it has one:
         staged, until an API method that may read them runs (an update; anything reading the graph
-        through :attr:`executor` sees them too)."""
+        through :attr:`graph` sees them too)."""
         if not self.has_api("observe"):
             return
         records = self.memory_records(records)
@@ -119,8 +119,8 @@ class Observing(AgentBase):
             return
         self._flush_records()  # the stage is full, or holds rows of another layout
         if not self.staged_records.add(records):  # larger than the stage holds
-            assert self._executor is not None  # has_api: built
-            self._executor.execute("observe", records, checked=True)
+            assert self._graph is not None  # has_api: built
+            self._graph.execute("observe", records, checked=True)
 
     def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
         """Records as the graph's memory takes them: the fields of :meth:`graph_record_space` (the record

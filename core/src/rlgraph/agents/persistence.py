@@ -34,35 +34,33 @@ class Persistence(AgentBase):
 
     def get_weights(self) -> dict[str, np.ndarray]:
         """The policy's (trainable) weights as NumPy arrays keyed by scope: backend-neutral."""
-        return self._built_executor().get_weights(trainable_only=True)
+        return self._built_graph().get_weights(trainable_only=True)
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
         """Set the weights :meth:`get_weights` returns (from this or another backend). An agent built for a
         role that holds fewer weights (a policy taking a learner's, critics included) takes its own."""
-        self._built_executor().set_weights(
-            weights, trainable_only=True, skip_extra=self.role is not Role.AGENT
-        )
+        self._built_graph().set_weights(weights, trainable_only=True, skip_extra=self.role is not Role.AGENT)
         if self.learner_group is not None:
             self.learner_group.sync()
 
     def preprocessing_state(self) -> dict[str, np.ndarray]:
         """The variables of stateful preprocessors (frame stacks, running statistics), by scope."""
-        executor = self._built_executor()
+        graph = self._built_graph()
         names = [
             name
             for component in self._built_root().walk()
             if getattr(component, "is_stateful", False)
             for name in component.variable_registry
         ]
-        weights = executor.get_weights()
+        weights = graph.get_weights()
         return {name: weights[name] for name in names}
 
     def set_preprocessing_state(self, state: dict[str, np.ndarray]) -> None:
         """Restore what :meth:`preprocessing_state` returned."""
         if state:
-            executor = self._built_executor()
-            variables = executor.variables()
-            executor.backend.assign_variables({name: variables[name] for name in state}, state)
+            graph = self._built_graph()
+            variables = graph.variables()
+            graph.backend.assign_variables({name: variables[name] for name in state}, state)
 
     def store_model(
         self,
@@ -79,7 +77,7 @@ class Persistence(AgentBase):
         ``saver_spec.max_checkpoints``, only the newest that many ``model-<timestep>.npz`` files this
         agent wrote into a folder stay there.
         """
-        executor = self._built_executor()
+        graph = self._built_graph()
         target = Path(path or self.saver_spec.directory or ".")
         if target.suffix != ".npz":
             target = target / (f"model-{self.timesteps}.npz" if add_timestep else "model.npz")
@@ -92,7 +90,7 @@ class Persistence(AgentBase):
             "schedule": self.schedule_state(),
             **(metadata or {}),
         }
-        stored = executor.store(target, metadata, {HOST_RANDOM: generator_state(self.rng)})
+        stored = graph.store(target, metadata, {HOST_RANDOM: generator_state(self.rng)})
         self._stored_checkpoints = keep_newest_checkpoints(
             self._stored_checkpoints, stored, self.saver_spec.max_checkpoints
         )
@@ -109,8 +107,8 @@ class Persistence(AgentBase):
         policy from a learner's); one of a lighter role loads where it lacks only memories (an agent from a
         learner fed from outside: its memory stays as it is).
         """
-        executor = self._built_executor()
-        metadata = executor.load(
+        graph = self._built_graph()
+        metadata = graph.load(
             _checkpoint_file(Path(path)), fit=self._checkpoint_fit, may_be_infinite=self._memory_variables()
         )
         self.timesteps = int(metadata.get("timesteps", self.timesteps))
@@ -136,7 +134,7 @@ class Persistence(AgentBase):
         is empty for a checkpoint written before it kept one: the agent keeps what it has."""
 
     def _checkpoint_fit(self, metadata: Mapping[str, Any]) -> tuple[bool, frozenset[str]]:
-        """How a checkpoint written for another role fits this graph (see :meth:`GraphExecutor.set_weights`):
+        """How a checkpoint written for another role fits this graph (see :meth:`BuiltGraph.set_weights`):
         of a role that includes this one, its variables this graph lacks are skipped; of a lighter role, only
         the memories may be missing (a learner fed from outside keeps none). Every other variable must be there."""
         written = Role.of(metadata.get("role", Role.AGENT.value), "the checkpoint's role")
@@ -149,7 +147,7 @@ class Persistence(AgentBase):
     def diverged_variables(self) -> list[str]:
         """The names of the agent's variables that hold NaN, or an infinite value outside its memories (whose
         minimum trees are +inf where empty): a state that :meth:`load_model` refuses."""
-        weights = self._built_executor().get_weights()
+        weights = self._built_graph().get_weights()
         return list(non_finite_variables(weights, self._memory_variables()))
 
     def _memory_variables(self) -> list[str]:
@@ -214,18 +212,16 @@ class Persistence(AgentBase):
         without RLgraph, in a ``format`` the agent's backend writes (``torchscript`` and ``onnx`` on
         torch, ``savedmodel`` on TensorFlow, ``stablehlo`` on JAX)."""
         inputs = self.export_inputs()
-        executor = self._built_executor()
+        graph = self._built_graph()
         examples = {name: space.sample(8) for name, space in inputs.items()}
         example = examples["states"] if len(examples) == 1 else examples
         return Path(
-            executor.backend.export_policy(
-                self.greedy_policy(), example, executor.variables(), Path(path), format
-            )
+            graph.backend.export_policy(self.greedy_policy(), example, graph.variables(), Path(path), format)
         )
 
     def export_graph(self, path: str | os.PathLike) -> Path:
         """Write the component graph as Graphviz DOT text."""
-        return self._built_executor().export_graph(path)
+        return self._built_graph().export_graph(path)
 
 
 def _checkpoint_file(path: Path) -> Path:

@@ -165,7 +165,7 @@ def check_rows(method: str, fields: Mapping[str, Any], ranks: int = 1) -> int:
 class RecordStage:
     """Checked batches of records on their way to the graph's ``observe``: each batch is copied into
     preallocated rows, and :meth:`take` hands them over as one batch, in the order they came. An agent
-    passes them on when an API method that may read them runs (see ``GraphExecutor.shares_state``),
+    passes them on when an API method that may read them runs (see ``BuiltGraph.shares_state``),
     so acting steps between two reads cost no graph call for observing.
 
     At most ``max_rows`` rows and ``max_bytes`` are staged; a batch larger than that is not staged.

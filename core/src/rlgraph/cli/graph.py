@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     executor = make_executor(spec)
     try:
         agent = executor.agent
-        graph = agent.executor.component_graph
+        graph = agent.graph.component_graph
         dot_file = args.out or Path(RUNS_ROOT) / "graphs" / f"{agent.name}.dot"
         dot_file.parent.mkdir(parents=True, exist_ok=True)
         dot_file.write_text(graph.to_dot())

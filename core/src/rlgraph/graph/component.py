@@ -90,7 +90,7 @@ class Component(Specifiable):
         """Declare that this component's graph functions use ``components``' variables (an optimizer, a
         target-network synchronizer): its completion (``create_variables``) waits until they have them,
         and the executor counts them among what an API method touches (see
-        ``GraphExecutor.shares_state``). The others stay where they are in the component tree."""
+        ``BuiltGraph.shares_state``). The others stay where they are in the component tree."""
         self.variable_dependencies.extend(components)
 
     def input_spaces_from(self, source: Component) -> None:

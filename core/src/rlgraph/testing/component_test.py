@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.component import Component
-from rlgraph.graph.executor import GraphExecutor
 
 
 class ComponentTest:
@@ -33,7 +33,7 @@ class ComponentTest:
     ) -> None:
         self.component = component
         self.input_spaces = dict(input_spaces or {})
-        self.executor = GraphExecutor(
+        self.graph = BuiltGraph(
             component,
             self.input_spaces,
             backend=backend,
@@ -41,7 +41,7 @@ class ComponentTest:
             seed=seed,
             device_map=device_map,
         )
-        self.build_report = self.executor.build()
+        self.build_report = self.graph.build()
 
     def test(self, api_call: str | tuple[str, Any], expected_outputs: Any = None, decimals: int = 7) -> Any:
         """Run ``api_call`` and, if given, compare its outputs with ``expected_outputs``.
@@ -51,7 +51,7 @@ class ComponentTest:
         """
         name, inputs = (api_call, None) if isinstance(api_call, str) else api_call
         args = [] if inputs is None else inputs if isinstance(inputs, list) else [inputs]
-        outputs = self.executor.execute(name, *args)
+        outputs = self.graph.execute(name, *args)
         if expected_outputs is not None:
             assert_equal(outputs, expected_outputs, decimals)
         return outputs
@@ -61,7 +61,7 @@ class ComponentTest:
 
         One name gives its array; several give a dict.
         """
-        weights = self.executor.get_weights()
+        weights = self.graph.get_weights()
         if not names:
             return weights
         root = self.component.global_scope
@@ -78,13 +78,13 @@ class ComponentTest:
         test sees them used); return the values set, as float64 for a NumPy reference."""
         weights = {
             name: rng.normal(0.0, scale, np.shape(value)).astype(np.float32)
-            for name, value in self.executor.get_weights().items()
+            for name, value in self.graph.get_weights().items()
         }
-        self.executor.set_weights(weights)
+        self.graph.set_weights(weights)
         return {name: value.astype(np.float64) for name, value in weights.items()}
 
     def terminate(self) -> None:
-        self.executor.terminate()
+        self.graph.terminate()
 
 
 def assert_equal(actual: Any, expected: Any, decimals: int = 7, path: str = "outputs") -> None:

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.component import Component
-from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Space
 from rlgraph.utils import nested
 
@@ -117,51 +117,49 @@ def check_parity(
     """Assert that ``case`` gives the same outputs and variables on every backend in ``backends``."""
     if len(backends) < 2:
         raise ValueError(f"parity needs at least two backends, got {list(backends)}")
-    executors = {backend: _build(case, backend, seed) for backend in backends}
+    graphs = {backend: _build(case, backend, seed) for backend in backends}
     try:
-        weights = executors[backends[0]].get_weights()
-        for executor in list(executors.values())[1:]:
-            executor.set_weights(weights)
-        run_parity_calls(case, executors, batch_size, time_size, seed, rtol, atol)
+        weights = graphs[backends[0]].get_weights()
+        for graph in list(graphs.values())[1:]:
+            graph.set_weights(weights)
+        run_parity_calls(case, graphs, batch_size, time_size, seed, rtol, atol)
     finally:
-        for executor in executors.values():
-            executor.terminate()
+        for graph in graphs.values():
+            graph.terminate()
 
 
 def run_parity_calls(
     case: ParityCase,
-    executors: dict[str, GraphExecutor],
+    graphs: dict[str, BuiltGraph],
     batch_size: int = 5,
     time_size: int = 3,
     seed: int = 0,
     rtol: float = RTOL,
     atol: float = ATOL,
 ) -> None:
-    """Run ``case``'s calls on built ``executors`` (backend -> executor, holding the same weights; the
+    """Run ``case``'s calls on built ``graphs`` (backend -> graph, holding the same weights; the
     first is the reference) with inputs sampled once, and assert that the outputs, the case's checks and
     the variables afterwards agree."""
-    backends = list(executors)
+    backends = list(graphs)
     inputs = _Inputs(case.input_spaces, batch_size, time_size, seed)
     for number, call in enumerate(_calls(case)):
         args = tuple(inputs.value(arg) for arg in call.args)
-        outputs = [executor.execute(call.method, *args) for executor in executors.values()]
+        outputs = [graph.execute(call.method, *args) for graph in graphs.values()]
         where = f"{case.id}: call {number} {call.method}"
         for backend, output in zip(backends[1:], outputs[1:]):
             label = f"{where} ({backends[0]} vs {backend})"
             if call.random:
                 assert_same_structure(outputs[0], output, label)
             else:
-                assert_outputs_agree(
-                    call, args, outputs[0], output, label, rtol, atol, executors[backends[0]]
-                )
+                assert_outputs_agree(call, args, outputs[0], output, label, rtol, atol, graphs[backends[0]])
         if call.check is not None:
             for output in outputs:
                 call.check(output, args)
     if case.compare_variables:
-        reference = executors[backends[0]].get_weights()
+        reference = graphs[backends[0]].get_weights()
         for backend in backends[1:]:
             label = f"{case.id}: variables after the calls ({backends[0]} vs {backend})"
-            assert_close(reference, executors[backend].get_weights(), label, rtol, atol)
+            assert_close(reference, graphs[backend].get_weights(), label, rtol, atol)
 
 
 def assert_close(expected: Any, actual: Any, label: str, rtol: float = RTOL, atol: float = ATOL) -> None:
@@ -177,7 +175,7 @@ def assert_outputs_agree(
     label: str,
     rtol: float,
     atol: float,
-    reference: GraphExecutor,
+    reference: BuiltGraph,
 ) -> None:
     """Outputs of ``call`` with ``args`` on two backends agree (:func:`assert_close`); where the call is an
     argmax (``Call.argmax_of``), picks that differ must be near-ties in the values it maximizes, which
@@ -190,7 +188,7 @@ def assert_outputs_agree(
 
 
 def _near_ties(
-    call: Call, args: tuple, expected: Any, actual: Any, reference: GraphExecutor, rtol: float, atol: float
+    call: Call, args: tuple, expected: Any, actual: Any, reference: BuiltGraph, rtol: float, atol: float
 ) -> bool:
     """Whether every entry ``actual`` picks has the value of the entry ``expected`` picks, to the tolerances,
     in the output of ``call.argmax_of`` on ``reference`` for the same drawn arguments."""
@@ -239,12 +237,12 @@ def components_without_parity_case(cases: Iterable[ParityCase], group_names: Ite
 
 
 # -- internals --------------------------------------------------------------------------------------
-def _build(case: ParityCase, backend: str, seed: int) -> GraphExecutor:
-    executor = GraphExecutor(
+def _build(case: ParityCase, backend: str, seed: int) -> BuiltGraph:
+    graph = BuiltGraph(
         case.make(), dict(case.input_spaces), backend=backend, action_space=case.action_space, seed=seed
     )
-    executor.build()
-    return executor
+    graph.build()
+    return graph
 
 
 def _calls(case: ParityCase) -> list[Call]:

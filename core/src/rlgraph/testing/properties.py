@@ -43,8 +43,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rlgraph.errors import APICallError
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.checks import first_non_finite
-from rlgraph.graph.executor import GraphExecutor
 from rlgraph.spaces import Space
 from rlgraph.testing import numpy_backend, strategies
 from rlgraph.testing.parity import (
@@ -238,7 +238,7 @@ def _check_sampled_spaces(
             raise PropertyFailure(case.id, prop, failure.backend, detail, failure.method) from failure
         finally:
             runner.terminate()
-        for backend in runner.executors:
+        for backend in runner.graphs:
             report.count("sampled_spaces", backend)
 
     example()
@@ -272,12 +272,12 @@ def describe_spaces(case: ParityCase) -> str:
 
 # -- internals -------------------------------------------------------------------------------------
 class _Runner:
-    """The built executors of one case, and one example's run of its calls on all of them."""
+    """The built graphs of one case, and one example's run of its calls on all of them."""
 
     def __init__(self, case: ParityCase, report: Report, seed: int, profile: Profile) -> None:
         self.case, self.report, self.seed, self.profile = case, report, seed, profile
         self.calls = [call if isinstance(call, Call) else Call(*call) for call in case.calls]
-        self.executors: dict[str, GraphExecutor] = {}
+        self.graphs: dict[str, BuiltGraph] = {}
         self.initial: dict[str, dict[str, np.ndarray]] = {}
         self.reference: str | None = None
 
@@ -285,18 +285,18 @@ class _Runner:
     def build(self, backends: tuple[str, ...], reference: str | None) -> None:
         for backend in backends:
             try:
-                self.executors[backend] = self._build(backend)
+                self.graphs[backend] = self._build(backend)
             except Exception as error:
                 raise PropertyFailure(
                     self.case.id, "builds", backend, f"{type(error).__name__}: {error}"
                 ) from error
             self.report.count("builds", backend)
-        weights = self.executors[backends[0]].get_weights()
-        for executor in self.executors.values():
-            executor.set_weights(weights)
+        weights = self.graphs[backends[0]].get_weights()
+        for graph in self.graphs.values():
+            graph.set_weights(weights)
         if reference is not None and self._applies("numpy_reference"):
             self._build_reference(reference, weights)
-        self.initial = {name: executor.get_weights() for name, executor in self.executors.items()}
+        self.initial = {name: graph.get_weights() for name, graph in self.graphs.items()}
 
     def run_parity_calls(self, backends: tuple[str, ...]) -> None:
         """Last, the case's own inputs (:func:`~rlgraph.testing.parity.run_parity_calls`: unit-scale
@@ -305,7 +305,7 @@ class _Runner:
             return
         self._reset()
         try:
-            run_parity_calls(self.case, {backend: self.executors[backend] for backend in backends})
+            run_parity_calls(self.case, {backend: self.graphs[backend] for backend in backends})
         except AssertionError as error:
             raise PropertyFailure(self.case.id, "parity", ", ".join(backends[1:]), str(error)) from None
         for backend in backends[1:]:
@@ -313,37 +313,37 @@ class _Runner:
 
     def _reset(self) -> None:
         """Every backend back to the built weights and random seed."""
-        for name, executor in self.executors.items():
-            executor.set_weights(self.initial[name])
-            executor.ops.reseed(self.seed)
+        for name, graph in self.graphs.items():
+            graph.set_weights(self.initial[name])
+            graph.ops.reseed(self.seed)
 
-    def _build(self, backend: str) -> GraphExecutor:
+    def _build(self, backend: str) -> BuiltGraph:
         case = self.case
-        executor = GraphExecutor(
+        graph = BuiltGraph(
             case.make(),
             dict(case.input_spaces),
             backend=backend,
             action_space=case.action_space,
             seed=self.seed,
         )
-        executor.build()
-        return executor
+        graph.build()
+        return graph
 
     def _build_reference(self, reference: str, weights: dict[str, np.ndarray]) -> None:
         """The NumPy reference joins where it builds the case (it lacks gradients and some ops)."""
         try:
-            executor = self._build(reference)
+            graph = self._build(reference)
         except Exception as error:  # noqa: BLE001 - no reference for this case: the report says why
             self.report.unavailable["numpy_reference"] = f"{type(error).__name__}: {error}"
             return
-        executor.set_weights(weights)
+        graph.set_weights(weights)
         self.reference = reference
         self.report.count("builds", reference)
-        self.executors[reference] = executor
+        self.graphs[reference] = graph
 
     def terminate(self) -> None:
-        for executor in self.executors.values():
-            executor.terminate()
+        for graph in self.graphs.values():
+            graph.terminate()
 
     def _applies(self, prop: str, method: str | None = None) -> bool:
         exempt = self.report.exempt
@@ -354,7 +354,7 @@ class _Runner:
         batch_size = data.draw(st.sampled_from(self.profile.batch_sizes), label="batch_size")
         time_size = data.draw(st.sampled_from(self.profile.time_sizes), label="time_size")
         self._reset()
-        backends = list(self.executors)
+        backends = list(self.graphs)
         for number, call in enumerate(self.calls):
             args = tuple(
                 self._draw_arg(data, arg, batch_size, time_size, f"{call.method} #{number}")
@@ -362,10 +362,10 @@ class _Runner:
             )
             rows = [p for p in ("batch_consistency", "empty_batch") if self._applies(p, call.method)]
             rows = [] if call.random else rows  # properties of calls that change no variable
-            before = self.executors[backends[0]].get_weights() if rows else None
+            before = self.graphs[backends[0]].get_weights() if rows else None
             outputs = {backend: self._execute(backend, call, args) for backend in backends}
             self._check_outputs(call, args, outputs)
-            if before is not None and _same_weights(before, self.executors[backends[0]].get_weights()):
+            if before is not None and _same_weights(before, self.graphs[backends[0]].get_weights()):
                 if "batch_consistency" in rows:
                     self._check_batch_consistency(data, call, args, outputs)
                 if "empty_batch" in rows:
@@ -384,15 +384,15 @@ class _Runner:
         )
 
     def _execute(self, backend: str, call: Call, args: tuple) -> Any:
-        executor = self.executors[backend]
+        graph = self.graphs[backend]
         try:
-            output = executor.execute(call.method, *args)
+            output = graph.execute(call.method, *args)
         except Exception as error:
             prop = "numpy_reference" if backend == self.reference else "builds"
             raise self._failure(
                 prop, backend, call, args, f"the call raised {type(error).__name__}: {error}"
             ) from error
-        compiled = executor.runs_compiled(call.method)  # read after every call: this one if False
+        compiled = graph.runs_compiled(call.method)  # read after every call: this one if False
         if compiled is not None and self._applies("compiled", call.method):
             if not compiled:
                 detail = "the call ran op by op, not as one compiled program"
@@ -406,7 +406,7 @@ class _Runner:
         )
 
     def _check_outputs(self, call: Call, args: tuple, outputs: dict[str, Any]) -> None:
-        declared = self.executors[next(iter(outputs))].api_registry[call.method].output_spaces
+        declared = self.graphs[next(iter(outputs))].api_registry[call.method].output_spaces
         first, *others = outputs
         for backend, output in outputs.items():
             if self._applies("declared_spaces", call.method):
@@ -428,7 +428,7 @@ class _Runner:
                 if call.random:
                     assert_same_structure(outputs[first], outputs[backend], label)
                 else:
-                    reference = self.executors[first]
+                    reference = self.graphs[first]
                     expected, actual = outputs[first], outputs[backend]
                     tolerances = AGREEMENT_RTOL, AGREEMENT_ATOL
                     assert_outputs_agree(call, args, expected, actual, label, *tolerances, reference)
@@ -439,8 +439,8 @@ class _Runner:
     def _check_variables(self) -> None:
         if not self.case.compare_variables:
             return
-        first, *others = self.executors
-        expected = self.executors[first].get_weights()
+        first, *others = self.graphs
+        expected = self.graphs[first].get_weights()
         for backend in others:
             prop = "numpy_reference" if backend == self.reference else "backend_agreement"
             if not self._applies(prop):
@@ -448,7 +448,7 @@ class _Runner:
             try:
                 assert_close(
                     expected,
-                    self.executors[backend].get_weights(),
+                    self.graphs[backend].get_weights(),
                     f"variables after the calls ({first} vs {backend})",
                     AGREEMENT_RTOL,
                     AGREEMENT_ATOL,
@@ -466,13 +466,13 @@ class _Runner:
             return
         row = data.draw(st.integers(0, size - 1), label=f"{call.method} row")
         one_row = self._rows_of_args(call, args, [row])
-        declared = self.executors[next(iter(outputs))].api_registry[call.method].output_spaces
+        declared = self.graphs[next(iter(outputs))].api_registry[call.method].output_spaces
         for backend, output in outputs.items():
-            executor = self.executors[backend]
-            before = executor.get_weights()
-            single = executor.execute(call.method, *one_row)
-            if not _same_weights(before, executor.get_weights()):
-                executor.set_weights(before)  # the rerun leaves no trace on the calls that follow
+            graph = self.graphs[backend]
+            before = graph.get_weights()
+            single = graph.execute(call.method, *one_row)
+            if not _same_weights(before, graph.get_weights()):
+                graph.set_weights(before)  # the rerun leaves no trace on the calls that follow
                 return  # the call changes state: it is not stateless, the property does not apply
             expected = _row_of(output, declared, row, size)
             if expected is None:
@@ -495,16 +495,16 @@ class _Runner:
         if self._batch_size(call, args) is None:
             return
         empty = self._rows_of_args(call, args, [])
-        declared = self.executors[next(iter(self.executors))].api_registry[call.method].output_spaces
-        for backend, executor in self.executors.items():
-            before = executor.get_weights()
+        declared = self.graphs[next(iter(self.graphs))].api_registry[call.method].output_spaces
+        for backend, graph in self.graphs.items():
+            before = graph.get_weights()
             try:
-                output = executor.execute(call.method, *empty)
+                output = graph.execute(call.method, *empty)
             except Exception as error:  # noqa: BLE001 - any error is what this property catches
                 detail = f"a batch of 0 rows raised {type(error).__name__}: {error}"
                 raise self._failure("empty_batch", backend, call, empty, detail) from None
-            if not _same_weights(before, executor.get_weights()):
-                executor.set_weights(before)
+            if not _same_weights(before, graph.get_weights()):
+                graph.set_weights(before)
                 return  # the call changes state: the property does not apply
             problem = _space_mismatch(output, declared) or _rows_mismatch(output, declared, 0)
             if problem:
@@ -542,9 +542,9 @@ class _Runner:
         )
         args = [self._draw_arg(data, other, batch_size, time_size, call.method) for other in call.args]
         args[index] = bad
-        for backend, executor in self.executors.items():
+        for backend, graph in self.graphs.items():
             try:
-                executor.execute(call.method, *args)
+                graph.execute(call.method, *args)
             except APICallError:
                 self.report.count("input_errors", backend)
                 continue

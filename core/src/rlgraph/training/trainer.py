@@ -577,7 +577,7 @@ class Trainer:
         if newest is not None and _checkpoint_timesteps(newest) == self.executor.timesteps:
             return newest, f"its checkpoint {str(newest)!r} holds the agent as it was before the failure"
         before = f"; the newest stored one is {str(newest)!r}" if newest else ""
-        bad = self.agent.diverged_variables() if self.agent.executor is not None else []
+        bad = self.agent.diverged_variables() if self.agent.graph is not None else []
         if bad:
             shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
             return newest, f"no checkpoint was stored, as variables are not finite ({shown}){before}"

@@ -33,9 +33,9 @@ class PureGraph:
     def __init__(self, agent: Any, tunables: Sequence[FloatPath] = ()) -> None:
         self.agent = agent
         self.root = agent.root
-        executor = agent.executor
+        graph = agent.graph
         #: The state's variables, in the order of :data:`State` (the tunables' values follow them).
-        self.variables: tuple[Variable, ...] = (*executor.variables().values(), executor.ops._random_key)
+        self.variables: tuple[Variable, ...] = (*graph.variables().values(), graph.ops._random_key)
         self.tunables = tuple(tunables)
 
     def _method(self, name: str) -> Callable[..., Any]:
@@ -57,7 +57,7 @@ class PureGraph:
         random key), with the tunables' values of ``source`` (an agent built with other settings: default this
         one); the values of variables without an initializer (none so far) as they are now."""
         source = source or self.agent
-        initial = source.executor.initial_values(seed)
+        initial = source.graph.initial_values(seed)
         values = []
         for variable in self.variables:
             if variable.name == RANDOM_KEY:

@@ -1,4 +1,4 @@
-"""The graph executor: the only door from user code into a built component graph."""
+"""The built graph: a root component built on a backend, the only door from user code into its API methods."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ GRAPH_RANDOM = "graph/"
 """Checkpoint names of the graph's own random streams (``#random/graph/<stream>``)."""
 
 
-class GraphExecutor:
+class BuiltGraph:
     """Builds a root component on a backend and runs its API methods.
 
     Args:

@@ -1,4 +1,4 @@
-"""The graph executor: event hooks, backend loading and its plugin-API check, the ops contract, devices."""
+"""The built graph: event hooks, backend loading and its plugin-API check, the ops contract, devices."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import rlgraph
 from rlgraph import plugins
 from rlgraph.errors import APICallError, BackendError, NotApplicableError, PluginLoadError
 from rlgraph.graph.backend import Backend, load_backend, make_backend
-from rlgraph.graph.executor import GraphExecutor
+from rlgraph.graph.built_graph import BuiltGraph
 from rlgraph.graph.ops import OPS, OPTIONAL_OPS, PRIMITIVE_OPS, missing_ops
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import numpy_backend
@@ -39,9 +39,9 @@ class Recorder:
 
 def test_observers_receive_build_and_call_events(rlgraph_backend):
     recorder = Recorder()
-    executor = GraphExecutor(Scale(), {"inputs": SPACE}, backend=rlgraph_backend, observers=(recorder,))
-    executor.build()
-    executor.execute("scale", SPACE.sample(2))
+    graph = BuiltGraph(Scale(), {"inputs": SPACE}, backend=rlgraph_backend, observers=(recorder,))
+    graph.build()
+    graph.execute("scale", SPACE.sample(2))
     assert recorder.events == [
         ("before_build", "scale"),
         ("after_build", 1),
@@ -123,22 +123,22 @@ def test_device_map_places_components_and_is_inherited():
     outer = Outer()
     device_map = {"outer/two-layers/second": "cuda:1", "": "cpu"}
     with numpy_backend.registered():  # the device names are only labels to the NumPy backend
-        executor = GraphExecutor(outer, {"inputs": SPACE}, backend="numpy", device_map=device_map)
-        executor.build()
+        graph = BuiltGraph(outer, {"inputs": SPACE}, backend="numpy", device_map=device_map)
+        graph.build()
     assert outer.device == "cpu"
     assert outer.net.first.device == "cpu"
     assert outer.net.second.device == "cuda:1"
 
 
 def test_set_weights_is_all_or_nothing(rlgraph_backend):
-    executor = GraphExecutor(Outer(), {"inputs": SPACE}, backend=rlgraph_backend, seed=4)
-    executor.build()
-    before = executor.get_weights()
+    graph = BuiltGraph(Outer(), {"inputs": SPACE}, backend=rlgraph_backend, seed=4)
+    graph.build()
+    before = graph.get_weights()
     bad = {name: np.ones_like(value) for name, value in before.items()}
     bad["outer/two-layers/second/kernel"] = np.ones((2, 2))
     with pytest.raises(Exception, match="has shape"):
-        executor.set_weights(bad)
-    for name, value in executor.get_weights().items():
+        graph.set_weights(bad)
+    for name, value in graph.get_weights().items():
         np.testing.assert_array_equal(value, before[name])
 
 
@@ -184,14 +184,14 @@ class ArgmaxUser(rlgraph.Component):
 
 def test_methods_that_do_not_apply_to_the_spaces_are_left_out_of_the_build(rlgraph_backend):
     scalars = rlgraph.spaces.FloatBox(add_batch_rank=True)
-    executor = GraphExecutor(Lengths(), {"inputs": scalars}, backend=rlgraph_backend)
-    executor.build()
-    assert set(executor.api_registry) == {"scale"}
-    np.testing.assert_allclose(executor.execute("scale", np.ones(3, np.float32)), 2.0)
+    graph = BuiltGraph(Lengths(), {"inputs": scalars}, backend=rlgraph_backend)
+    graph.build()
+    assert set(graph.api_registry) == {"scale"}
+    np.testing.assert_allclose(graph.execute("scale", np.ones(3, np.float32)), 2.0)
     with pytest.raises(NotApplicableError, match="'lengths' cannot run 'argmax': argmax needs vector inputs"):
-        executor.execute("argmax", np.ones(3, np.float32))
+        graph.execute("argmax", np.ones(3, np.float32))
     # A parent's method that calls one is left out too; the parent's other methods work.
-    user = GraphExecutor(ArgmaxUser(), {"inputs": scalars}, backend=rlgraph_backend)
+    user = BuiltGraph(ArgmaxUser(), {"inputs": scalars}, backend=rlgraph_backend)
     user.build()
     assert set(user.api_registry) == {"doubled"}
     with pytest.raises(NotApplicableError, match="'user' cannot run 'best'"):
@@ -200,49 +200,49 @@ def test_methods_that_do_not_apply_to_the_spaces_are_left_out_of_the_build(rlgra
         user.execute("nope")
     # With vectors, everything applies.
     vectors = rlgraph.spaces.FloatBox(shape=(3,), add_batch_rank=True)
-    both = GraphExecutor(ArgmaxUser(), {"inputs": vectors}, backend=rlgraph_backend)
+    both = BuiltGraph(ArgmaxUser(), {"inputs": vectors}, backend=rlgraph_backend)
     both.build()
     np.testing.assert_array_equal(both.execute("best", np.eye(3, dtype=np.float32)[[2, 0]]), [2, 0])
 
 
-def buffer_executor(backend, observers=()):
+def buffer_graph(backend, observers=()):
     records = FloatBox(shape=(2,), add_batch_rank=True)
     spaces = {"records": records, "indices": IntBox(4, add_batch_rank=True)}
-    executor = GraphExecutor(BufferRoot(), spaces, backend=backend, observers=observers)
-    executor.build()
-    return executor
+    graph = BuiltGraph(BufferRoot(), spaces, backend=backend, observers=observers)
+    graph.build()
+    return graph
 
 
 def test_a_chain_runs_api_methods_in_order_in_one_call_and_returns_the_last_results(rlgraph_backend):
-    executor = buffer_executor(rlgraph_backend)
+    graph = buffer_graph(rlgraph_backend)
     rows = np.arange(4, dtype=np.float32).reshape(2, 2)
-    read = executor.execute_chain([("write", (rows,), False), ("read", (np.array([0, 1]),), False)])
+    read = graph.execute_chain([("write", (rows,), False), ("read", (np.array([0, 1]),), False)])
     np.testing.assert_array_equal(read, rows)  # the read sees the write before it
-    again = executor.execute_chain([("write", (rows + 10,), False), ("read", (np.array([2, 3]),), False)])
+    again = graph.execute_chain([("write", (rows + 10,), False), ("read", (np.array([2, 3]),), False)])
     np.testing.assert_array_equal(again, rows + 10)
-    assert list(executor._chains) == [("write", "read")]  # compiled once per sequence
+    assert list(graph._chains) == [("write", "read")]  # compiled once per sequence
 
 
 def test_a_chain_checks_inputs_as_execute_does(rlgraph_backend):
-    executor = buffer_executor(rlgraph_backend)
+    graph = buffer_graph(rlgraph_backend)
     wrong = np.zeros((2, 3), np.float32)
     with pytest.raises(APICallError) as direct:
-        executor.execute("write", wrong)
+        graph.execute("write", wrong)
     with pytest.raises(APICallError) as chained:
-        executor.execute_chain([("write", (wrong,), False), ("read", (np.array([0]),), False)])
+        graph.execute_chain([("write", (wrong,), False), ("read", (np.array([0]),), False)])
     assert str(chained.value) == str(direct.value)
     with pytest.raises(APICallError, match="has no API method 'wrte'"):
-        executor.execute_chain([("wrte", (wrong,), False), ("read", (np.array([0]),), False)])
+        graph.execute_chain([("wrte", (wrong,), False), ("read", (np.array([0]),), False)])
     with pytest.raises(APICallError, match="read: 1 argument.s. missing"):
-        executor.execute_chain([("write", (wrong[:, :2],), False), ("read", (), False)])
+        graph.execute_chain([("write", (wrong[:, :2],), False), ("read", (), False)])
 
 
 def test_observers_see_each_api_call_of_a_chain(rlgraph_backend):
     recorder = Recorder()
-    executor = buffer_executor(rlgraph_backend, observers=(recorder,))
+    graph = buffer_graph(rlgraph_backend, observers=(recorder,))
     rows = np.ones((1, 2), np.float32)
     np.testing.assert_array_equal(
-        executor.execute_chain([("write", (rows,), False), ("read", (np.array([0]),), False)]), rows
+        graph.execute_chain([("write", (rows,), False), ("read", (np.array([0]),), False)]), rows
     )
     assert [e[1] for e in recorder.events if e[0] == "after_api_call"] == ["write", "read"]
 
@@ -293,13 +293,13 @@ class Shared(rlgraph.Component):
 def test_shares_state_tells_which_api_methods_may_touch_the_same_variables(rlgraph_backend):
     records = FloatBox(shape=(2,), add_batch_rank=True)
     spaces = {"records": records, "indices": IntBox(4, add_batch_rank=True), "inputs": SPACE}
-    executor = GraphExecutor(Shared(), spaces, backend=rlgraph_backend)
-    executor.build()
-    shares = executor.shares_state
+    graph = BuiltGraph(Shared(), spaces, backend=rlgraph_backend)
+    graph.build()
+    shares = graph.shares_state
     assert shares("write", "read") and shares("read", "write") and shares("write", "write")
     assert not shares("write", "scale") and not shares("scale", "read")
     assert shares("write", "total") and not shares("scale", "total")  # the reader declares the buffer
     assert shares("doubled", "scale") and shares("doubled", "write")  # the root's own graph function
-    assert executor.api_registry["scale"].components == {"shared/scale"}
+    assert graph.api_registry["scale"].components == {"shared/scale"}
     with pytest.raises(APICallError, match="has no API method 'wrte'"):
         shares("wrte", "read")
