@@ -131,6 +131,33 @@ def test_bad_datasets_and_recordings_get_clear_errors(trained_run, tmp_path, mon
         load_dataset(good)
 
 
+def test_a_recording_whose_observations_leave_their_space_is_refused_with_nothing_written(tmp_path):
+    """Minari writes what it is given: a CartPole declaring observations in [-0.1, 0.1] would give a dataset
+    whose data leaves its spaces."""
+    narrow = "rlgraph.testing.faulty_environments:NarrowSpaceCartPole-v0"
+    with pytest.raises(
+        RLGraphError, match=r"episode 0: the observation of step \d+, .* does not lie in the "
+    ):
+        record_policy_dataset(narrow, lambda state: 0, tmp_path / "narrow-v0", 50, seed=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_recording_that_cannot_be_written_leaves_no_partial_dataset(trained_run, tmp_path):
+    """Under a file size limit (as on a full disk) the write fails, h5py's process with it; the dataset's
+    folder is not left half-written, so the same command succeeds once there is room."""
+    pytest.importorskip("resource")
+    from test_cli_train import train_limited
+
+    args = ("dataset", "record", str(trained_run), "--steps", "3000", "--epsilon", "1")
+    out = tmp_path / "grid-v0"
+    failed = train_limited(30000, *args, "--out", str(out))
+    assert failed.returncode != 0 and not out.exists()
+    with tabular_agent_registered():
+        assert main([*args, "--out", str(out)]) == 0
+    assert load_dataset(out).records["rewards"].shape == (3000,)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["grid-v0"]
+
+
 def test_a_dataset_checks_the_spaces_it_is_given(tmp_path):
     record_policy_dataset("CartPole-v1", lambda state: 1, tmp_path / "c-v0", 30, seed=0)
     dataset = load_dataset(tmp_path / "c-v0")

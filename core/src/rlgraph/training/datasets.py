@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -241,10 +242,11 @@ def write_dataset(
     """Write ``episodes`` (:func:`play_episodes`'s) as the Minari dataset ``out``; what was written.
     The reference scores are kept where given (None: unknown)."""
     minari = _minari()
+    _check_episodes(episodes, state_space, action_space)
     buffers = [
         minari.data_collector.EpisodeBuffer(id=index, **episode) for index, episode in enumerate(episodes)
     ]
-    with _datasets_root(out.parent), warnings.catch_warnings():
+    with _written_whole(out) as staging, _datasets_root(staging), warnings.catch_warnings():
         # Minari recommends an author, their email and a code link for datasets it publishes: these are not.
         warnings.filterwarnings(
             "ignore", message=r".*(is set to None|no environment spec)", category=UserWarning
@@ -259,9 +261,11 @@ def write_dataset(
             description=f"{description}; recorded by rlgraph",
             data_format="hdf5",
         )
-    # Minari computes reference scores itself only on a Gymnasium environment: rlgraph's are kept for any.
-    scores = {"ref_min_score": random_score, "ref_max_score": expert_score}
-    dataset.storage.update_metadata({key: float(value) for key, value in scores.items() if value is not None})
+        # Minari computes reference scores itself only on a Gymnasium environment: rlgraph's are kept for any.
+        scores = {"ref_min_score": random_score, "ref_max_score": expert_score}
+        dataset.storage.update_metadata(
+            {key: float(value) for key, value in scores.items() if value is not None}
+        )
     return {
         "path": str(out),
         "steps": sum(len(e["rewards"]) for e in episodes),
@@ -269,6 +273,47 @@ def write_dataset(
         "episode_returns": [float(np.sum(e["rewards"])) for e in episodes],
         **scores,
     }
+
+
+def _check_episodes(episodes: list[dict[str, Any]], state_space: Space, action_space: Space) -> None:
+    """An RLGraphError naming the first episode and step whose observation or action lies outside its
+    declared space: Minari writes them as given, and a dataset would declare spaces its data leaves."""
+    for name, field, space in (
+        ("observation", "observations", state_space),
+        ("action", "actions", action_space),
+    ):
+        one = space.strip_ranks()
+        rows = one.with_batch_rank()
+        for index, episode in enumerate(episodes):
+            values = episode[field]
+            if rows.contains(values):
+                continue
+            count = len(episode["rewards"]) + (field == "observations")
+            step = next((i for i in range(count) if not one.contains(nested.get_index(values, i))), None)
+            what = (
+                f"the {name}s"
+                if step is None
+                else f"the {name} of step {step}, {nested.get_index(values, step)!r},"
+            )
+            raise RLGraphError(
+                f"episode {index}: {what} does not lie in the declared space {one}; nothing was written (the "
+                "environment's values leave its declared space: fix its space)"
+            )
+
+
+@contextlib.contextmanager
+def _written_whole(out: Path) -> Iterator[Path]:
+    """A folder to write the dataset ``out`` into (as Minari's datasets root), moved to ``out`` once whole: a
+    recording that fails, or whose process dies (h5py crashes on a full disk), leaves no partial dataset at
+    ``out``, which a retry would refuse to overwrite. What an earlier unfinished recording left is removed."""
+    staging = out.parent / f".{out.name}.unfinished"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+        (staging / out.name).rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _check_recording(out: Path, steps: int, epsilon: float, noise: float) -> None:
