@@ -249,7 +249,7 @@ def learn_the_same_samples(alone, grouped) -> list[dict]:
             name: value for name, value in sample.items() if name not in ("records", "weights", "indices")
         }
         batch = {**sample["records"], "importance_weights": sample["weights"], **extra}
-        mine, theirs = alone.update_from_sampled(batch), grouped.update_from_sampled(batch)
+        mine, theirs = alone.update_from_sample(batch), grouped.update_from_sample(batch)
         np.testing.assert_allclose(theirs.loss, mine.loss, rtol=1e-4)
         np.testing.assert_allclose(theirs.loss_per_item, mine.loss_per_item, rtol=1e-4, atol=1e-6)
         grouped.give_priorities("sample_batch", sample["indices"], theirs.loss_per_item)

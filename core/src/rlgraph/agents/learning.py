@@ -153,7 +153,7 @@ class Learning(AgentBase):
         """One update from what the agent stored (its root's ``update`` API method); in a learner group, from a
         batch its memory gives (:meth:`learn_from_sample`)."""
         if self.learner_group is not None and self.has_api("sample_batch"):
-            return self.learn_from_sample(self.update_from_sampled)
+            return self.learn_from_sample(self.update_from_sample)
         return update_result(self._execute("update", *self.time_step_args("update")))
 
     def time_step_args(self, api_method: str) -> list[Any]:
@@ -184,7 +184,7 @@ class Learning(AgentBase):
         rows its losses mean over. None (every agent's default): the group splits every input by its rows."""
         return None
 
-    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+    def update_from_sample(self, batch: dict[str, Any]) -> UpdateResult:
         """One update from a batch the agent's memory gave (:meth:`learn_from_sample`'s): as from an external
         batch, unless the algorithm's sampled batches carry more (DQfD's demonstrations, R2D2's sequences)."""
         return self.update_from_batch(batch)

@@ -201,7 +201,7 @@ class DQFDAgent(DQNAgent[DQFDConfig]):
             return update_result(
                 self._execute("update_from_demos", *self.time_step_args("update_from_demos"))
             )
-        return self.learn_from_sample(self.update_from_sampled, sample_api="sample_demos")
+        return self.learn_from_sample(self.update_from_sample, sample_api="sample_demos")
 
     def give_priorities(self, sample_api: str, indices: Any, priorities: Any) -> None:
         """A joined batch's priorities: the agent's rows (the first ``batch_size``) to its memory, the
@@ -212,7 +212,7 @@ class DQFDAgent(DQNAgent[DQFDConfig]):
         if self.has_api("update_demo_priorities"):
             self._execute("update_demo_priorities", indices[own:], priorities[own:])
 
-    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+    def update_from_sample(self, batch: dict[str, Any]) -> UpdateResult:
         """One step on a batch the memories gave (both memories' rows, ``expert`` marking demonstrations)."""
         args = [*self.batch_args(batch), batch["expert"], *self.time_step_args("update_from_sample")]
         return update_result(self._execute("update_from_sample", *args))

@@ -94,7 +94,7 @@ class R2D2Agent(DQNAgent[R2D2Config]):
     def memory_records(self, records: dict[str, Any]) -> dict[str, Any]:
         return {name: records[name] for name in self.graph_record_fields}
 
-    def update_from_sampled(self, batch: dict[str, Any]) -> UpdateResult:
+    def update_from_sample(self, batch: dict[str, Any]) -> UpdateResult:
         """One step on sequences the replay gave (a learner group's update: the sequences split over them)."""
         records = {name: value for name, value in batch.items() if name != "importance_weights"}
         weights = batch["importance_weights"]
