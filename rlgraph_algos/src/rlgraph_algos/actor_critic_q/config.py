@@ -47,7 +47,9 @@ def _sync_rules(value: Any) -> SyncRules | None:
 
 @agent_config
 class ActorCriticQConfig(LearningAgentConfig):
-    """The keys SAC, TD3 and DDPG share.
+    """The keys SAC, TD3 and DDPG share. ``loss_spec``: another policy loss in place of the algorithm's own (an
+    :class:`~rlgraph_algos.actor_critic_q.losses.ActorLoss`: a registered name such as ``td3_bc``, or
+    ``package.module:Class``, with its settings).
 
     ``memory_spec``: the replay memory (``replay``; ``prioritized_replay`` weights the critics' loss by its
     importance weights and gets the critics' mean absolute TD errors as priorities). ``value_function_spec``:
@@ -66,6 +68,19 @@ class ActorCriticQConfig(LearningAgentConfig):
     value_function_spec: Any = None
     value_function_optimizer_spec: Any = None
     sync_rules: SyncRules | None = attrs.field(default=None, converter=_sync_rules)
+    loss_spec: Any = None
+
+    #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces, and
+    #: the inputs of ``ACTOR_LOSS_INPUTS`` its learner cannot give, each with why.
+    algorithm: ClassVar[str]
+    own_loss_keys: ClassVar[tuple[str, ...]] = ()
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
+
+    def contradictions(self) -> list[Problem]:
+        return super().contradictions() + self._loss_conflicts()
+
+    def _loss_conflicts(self) -> list[Problem]:
+        return loss_spec_problems(self, ActorLoss)
 
     rlgraph_names: ClassVar[dict[str, str]] = {
         **LearningAgentConfig.rlgraph_names,
@@ -131,10 +146,7 @@ class SACConfig(ActorCriticQConfig):
     holds the critics' mean gap at that target)."""
 
     agent: ClassVar[str] = "SACAgent"
-    #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "SAC"
-    own_loss_keys: ClassVar[tuple[str, ...]] = ()
-    refused_loss_inputs: ClassVar[dict[str, str]] = {}
 
     policy_spec: Any = agent_argument("policy_spec")
     action_adapter_spec: Any = agent_argument("action_adapter_spec")
@@ -149,11 +161,7 @@ class SACConfig(ActorCriticQConfig):
     cql_alpha: float = attrs.field(default=0.0, metadata=check_of(non_negative))
     cql_num_actions: int = attrs.field(default=10, metadata=check_of(positive_int))
     cql_target_action_gap: float | None = None
-    loss_spec: Any = None
     name: str = "sac-agent"
-
-    def contradictions(self) -> list[Problem]:
-        return super().contradictions() + loss_spec_problems(self, ActorLoss)
 
 
 @agent_config
@@ -167,9 +175,7 @@ class TD3Config(ActorCriticQConfig):
     name such as ``td3_bc``, or ``package.module:Class``, with its settings)."""
 
     agent: ClassVar[str] = "TD3Agent"
-    #: The algorithm, as the messages name it; its own policy loss has no keys a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "TD3"
-    own_loss_keys: ClassVar[tuple[str, ...]] = ()
     refused_loss_inputs: ClassVar[dict[str, str]] = {
         "log_probs": "its policy is deterministic: it has no log-likelihood (SAC's has)",
         "alpha": "it has no entropy temperature (SAC has)",
@@ -181,11 +187,7 @@ class TD3Config(ActorCriticQConfig):
     target_noise_std: float = 0.2
     target_noise_clip: float = 0.5
     weights_spec: Any = None
-    loss_spec: Any = None
     name: str = "td3-agent"
-
-    def contradictions(self) -> list[Problem]:
-        return super().contradictions() + loss_spec_problems(self, ActorLoss)
 
 
 @agent_config

@@ -6,8 +6,9 @@ from typing import Any, ClassVar
 
 import attrs
 
-from rlgraph.agents.config import agent_argument, agent_config
+from rlgraph.agents.config import agent_argument, agent_config, reject
 from rlgraph.specs.checks import check_of, non_negative, open_unit_interval, positive
+from rlgraph.specs.validation import Problem
 from rlgraph_algos.actor_critic_q.config import ActorCriticQConfig
 
 
@@ -28,4 +29,10 @@ class IQLConfig(ActorCriticQConfig):
     expectile: float = attrs.field(default=0.7, metadata=check_of(open_unit_interval))
     beta: float = attrs.field(default=3.0, metadata=check_of(non_negative))
     max_weight: float = attrs.field(default=100.0, metadata=check_of(positive))
+    loss_spec: Any = attrs.field(
+        default=None, metadata={"check": reject("does not apply: IQL's losses are its own (expectile, AWR)")}
+    )
     name: str = "iql-agent"
+
+    def _loss_conflicts(self) -> list[Problem]:
+        return []  # loss_spec is refused: the losses are IQL's own
