@@ -3,7 +3,6 @@ support, and the cross-entropy loss against it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,10 +51,6 @@ class CategoricalDQNLoss(QLearningLoss):
         self.num_atoms, self.v_min, self.v_max = num_atoms, float(v_min), float(v_max)
         self.atoms = np.linspace(self.v_min, self.v_max, num_atoms, dtype=np.float32)
         self.spacing = (self.v_max - self.v_min) / (num_atoms - 1)
-
-    def stand_ins(self) -> Mapping[str, str]:
-        """Without double Q-learning the target network picks the next action."""
-        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
 
     @rlgraph.graph_fn(api=True, returns=2)
     def per_item_loss(

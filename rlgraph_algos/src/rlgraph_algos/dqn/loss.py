@@ -42,6 +42,13 @@ class QLearningLoss(Loss):
     method: ClassVar[str] = "per_item_loss"
     available: ClassVar[Mapping[str, str]] = Q_LOSS_INPUTS
     required: ClassVar[tuple[str, ...]] = ("q_values", "distributions")
+    #: Whether the online network's next Q-values pick the next action (double Q-learning), where the loss
+    #: takes ``next_q_values_online``: a loss that sets it False is given the target's under that name.
+    double_q: bool = True
+
+    def stand_ins(self) -> Mapping[str, str]:
+        """Without double Q-learning the online network's next Q-values are not read: the target's stand in."""
+        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
 
 
 def per_action_dimension(ops: Any, like: Any, *values: Any) -> list[Any]:
@@ -103,10 +110,6 @@ class DQNLoss(QLearningLoss):
         self.huber_loss = huber_loss
         self.value_rescaling = value_rescaling
         self.rescaling_epsilon = check_epsilon(rescaling_epsilon, "rescaling_epsilon")
-
-    def stand_ins(self) -> Mapping[str, str]:
-        """Without double Q-learning the online network's next Q-values are not read: the target's stand in."""
-        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
 
     @rlgraph.graph_fn(api=True)
     def loss(

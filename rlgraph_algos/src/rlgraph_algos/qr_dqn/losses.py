@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -45,10 +44,6 @@ class QuantileHuberLoss(QLearningLoss):
         self.num_quantiles, self.kappa = num_quantiles, float(kappa)
         self.double_q = double_q
         self.midpoints = quantile_midpoints(num_quantiles)
-
-    def stand_ins(self) -> Mapping[str, str]:
-        """Without double Q-learning the target network picks the next action."""
-        return {} if self.double_q else {"next_q_values_online": "next_q_values_target"}
 
     @rlgraph.graph_fn(api=True, returns=2)
     def per_item_loss(
