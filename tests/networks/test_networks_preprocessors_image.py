@@ -69,6 +69,17 @@ def test_grayscale_of_8_bit_colors_is_exact_on_every_backend(component_test):
     test.test(("call", pixels[None, :, None, :]), expected_outputs=exact.astype(np.uint8)[None, :, None])
 
 
+def test_grayscale_of_signed_images_truncates_toward_zero_exactly(component_test):
+    levels = np.arange(-300, 301)
+    grays, others = (np.stack([levels, levels, levels + shift], axis=-1) for shift in (0, 1))
+    pixels = np.concatenate([grays, others]).astype(np.int16)  # whole and fractional sums, both signs
+    space = IntBox(-301, 302, shape=(len(pixels), 1, 3), dtype=np.int16, add_batch_rank=True)
+    test = component_test(GrayScale(), input_spaces={"inputs": space})
+    exact = pixels.astype(np.int64) @ np.array([299, 587, 114])
+    truncated = np.sign(exact) * (np.abs(exact) // 1000)
+    test.test(("call", pixels[None, :, None, :]), expected_outputs=truncated.astype(np.int16)[None, :, None])
+
+
 def test_grayscale_needs_one_weight_per_channel(component_test):
     with pytest.raises(BuildError, match="last \\(color\\) axis of size 3"):
         component_test(GrayScale(), input_spaces={"inputs": FloatBox(shape=(4, 4, 4), add_batch_rank=True)})

@@ -62,7 +62,9 @@ class GrayScale(Preprocessor):
         gray = images[..., 0] * self.weights[0]
         for channel, weight in enumerate(self.weights[1:], start=1):
             gray = gray + images[..., channel] * weight
-        if not is_float:
+        if space.dtype.kind == "u":  # the common case (8-bit frames), on every acting step: no sign needed
+            gray = gray + self.TRUNCATION_MARGIN
+        elif not is_float:
             gray = gray + ops.sign(gray) * self.TRUNCATION_MARGIN
         if self.keep_rank:
             gray = gray[..., None]
