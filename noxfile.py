@@ -110,6 +110,12 @@ MYPY = "mypy==2.4.1"
 #: 42; parity's policy, dueling, beta and categorical cases in 84 s, not 110; the compiled population's example
 #: trains to its target in 12.4 s, not 15.3). Users' programs keep XLA's defaults.
 QUICK_XLA = {"XLA_FLAGS": "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"}
+#: TensorFlow's graphs run without Grappler's optimization (``rlgraph_tf``'s ``RLGRAPH_TF_OPTIMIZE_GRAPHS=0``): a
+#: traced method's first call comes sooner. The SAC and DQN agents' tests on tf run in 50 s, not 59 (48 s
+#: without TensorFlow's import: 39).
+QUICK_TF = {"RLGRAPH_TF_OPTIMIZE_GRAPHS": "0"}
+#: The quick compiles of each backend's session.
+QUICK_COMPILES = {"jax": QUICK_XLA, "tf": QUICK_TF}
 #: pytest-xdist's workers for the long sessions: one per core, at most 4 (each holds a framework in memory).
 PARALLEL = ("-n", str(min(4, os.cpu_count() or 1)))
 
@@ -275,7 +281,7 @@ def run_backend_session(
     assert_not_installed(session, *absent)
     tests = (f"tests/{backend}", "tests/backends", *COMPONENT_TESTS, "tests/parity", *tests)
     marks = "not learning and not properties"  # the parity session checks the properties on every backend
-    env = test_env(session, **(QUICK_XLA if backend == "jax" else {}))
+    env = test_env(session, **QUICK_COMPILES.get(backend, {}))
     run_tests(session, *tests, "-m", marks, env=env, parallel=True)
 
 
@@ -312,7 +318,7 @@ def parity(session: nox.Session) -> None:
     the generic properties on each (the derandomized ``ci`` profile: 3 examples a case); gymnax's environments
     train an agent of each backend."""
     install_local(session, *ALL_BACKEND_PACKAGES, *GYMNAX_PACKAGES)
-    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", **QUICK_XLA)
+    env = test_env(session, RLGRAPH_PROPERTIES_PROFILE="ci", **QUICK_XLA, **QUICK_TF)
     defects = "tests/backends/test_properties_catch_defects.py"  # a defect between two real backends
     gymnax = "tests/gymnax/test_gymnax_environments.py"  # gymnax's environments on every backend
     run_tests(session, "tests/parity", defects, gymnax, env=env, parallel=True)

@@ -35,3 +35,15 @@ def test_a_failed_tensorflow_import_shows_what_it_wrote(tmp_path):
     assert "libtensorflow: missing symbol" in result.stderr
     assert "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]'" in result.stderr
     assert "broken build" in result.stderr
+
+
+def test_grappler_is_on_unless_the_environment_turns_it_off():
+    import tensorflow as tf
+
+    import rlgraph_tf  # noqa: F401 - read the variable at its import
+
+    off = os.environ.get("RLGRAPH_TF_OPTIMIZE_GRAPHS") == "0"  # the nox sessions turn it off
+    assert tf.config.optimizer.get_experimental_options().get("disable_meta_optimizer", False) is off
+    result = _import_backend({**os.environ, "RLGRAPH_TF_OPTIMIZE_GRAPHS": "no"})
+    assert result.returncode != 0
+    assert "RLGRAPH_TF_OPTIMIZE_GRAPHS is 0 (Grappler off) or 1 (on, the default), got 'no'" in result.stderr
