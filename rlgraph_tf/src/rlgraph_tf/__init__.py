@@ -50,7 +50,9 @@ def _show_held(held: IO[bytes], stderr: int) -> None:
 def _optimize_graphs_as_asked() -> None:
     value = os.environ.get("RLGRAPH_TF_OPTIMIZE_GRAPHS", "1")
     if value not in ("0", "1"):
-        raise ValueError(f"RLGRAPH_TF_OPTIMIZE_GRAPHS is 0 (Grappler off) or 1 (on, the default), got {value!r}")
+        raise ValueError(
+            f"RLGRAPH_TF_OPTIMIZE_GRAPHS is 0 (Grappler off) or 1 (on, the default), got {value!r}"
+        )
     if value == "0":
         import tensorflow as tf
 
