@@ -142,13 +142,6 @@ def test_r2d2s_rescaled_values_are_not_dropped_without_a_word():
     assert config.value_rescaling is False
 
 
-def test_a_distributional_dqn_refuses_a_loss_spec():
-    from rlgraph_algos.dqn.config import CategoricalDQNConfig
-
-    with pytest.raises(SpecError, match=r"loss_spec: does not apply: a distributional DQN's loss is its own"):
-        CategoricalDQNConfig.from_keys(keys(loss_spec="munchausen"))
-
-
 def test_cqls_penalty_is_added_to_any_loss_given_by_loss_spec(rlgraph_backend):
     """With ``cql_alpha`` the learner adds CQL's ``alpha (logsumexp_a Q(s, a) - Q(s, a_data))`` to Munchausen's
     per-transition losses; the TD errors (priorities) stay Munchausen's."""

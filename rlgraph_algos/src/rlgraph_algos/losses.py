@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -14,6 +14,7 @@ from rlgraph.agents.config import default_of
 from rlgraph.agents.specs import given_keys
 from rlgraph.components import Component
 from rlgraph.errors import SpecError
+from rlgraph.specs.specifiable import spec_dict
 from rlgraph.specs.validation import Problem, problems_of
 
 
@@ -71,6 +72,22 @@ def loss_inputs(loss_class: type[Loss]) -> tuple[str, ...]:
     return names
 
 
+L = TypeVar("L", bound=Loss)
+
+
+def spec_loss(config: Any, base: type[L]) -> L:
+    """``config.loss_spec``'s loss, a ``base``: built from the spec and given those of the agent's
+    ``config.loss_settings`` (keys a family's configs may declare: a distributional DQN's support) that its
+    constructor names."""
+    spec = config.loss_spec
+    loss_class = base.class_of(spec, path="loss_spec")
+    if isinstance(spec, base):
+        return spec
+    takes = inspect.signature(loss_class).parameters
+    settings = {key: getattr(config, key) for key in getattr(config, "loss_settings", ()) if key in takes}
+    return base.from_spec(spec, path="loss_spec", **settings)
+
+
 def of_taken(ops: Any, values: Any, actions: Any) -> Any:
     """``values[..., actions]``: each row's value of its discrete action, ``(B, *K, A)`` -> ``(B, *K)``."""
     return ops.squeeze(ops.take_along_axis(values, ops.expand_dims(ops.cast(actions, "int64"), -1), -1), -1)
@@ -79,7 +96,9 @@ def of_taken(ops: Any, values: Any, actions: Any) -> Any:
 def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
     """What is wrong with ``config.loss_spec`` (None: nothing), for a config whose class names its
     ``algorithm``, its own loss's keys (``own_loss_keys``) and the inputs a loss may not take from it
-    (``refused_loss_inputs``: name and why). The loss, made here to check its settings, must be a subclass
+    (``refused_loss_inputs``: name and why), and may name the keys of its own a loss is given
+    (``loss_settings``, :func:`spec_loss`), which the spec must leave out. The loss, made here to check its
+    settings, must be a subclass
     of ``base`` whose inputs its learner gives. Of the own loss's keys none may be given, but where the agent
     turns on by default what the family leaves off (R2D2's ``value_rescaling``), which the loss would drop:
     that one must be given off. The keys the loss refuses must keep the family's defaults
@@ -87,13 +106,23 @@ def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
     if config.loss_spec is None:
         return []
     try:
-        loss = base.from_spec(config.loss_spec, path="loss_spec")
-        loss_class = type(loss)
-        if loss_class is base:
+        settings = [key for key in getattr(config, "loss_settings", ()) if key in spec_keys(config.loss_spec)]
+        if settings:
+            return [
+                Problem(
+                    f"loss_spec.{key}",
+                    f"is {config.algorithm}'s {key}, which the loss is given where its constructor takes it: "
+                    f"set {key} beside loss_spec, not in it",
+                )
+                for key in settings
+            ]
+        if base.class_of(config.loss_spec, path="loss_spec") is base:
             raise SpecError(
                 f"give the loss's type: a registered {base.__name__}'s name or 'package.module:Class'",
                 "loss_spec",
             )
+        loss = spec_loss(config, base)
+        loss_class = type(loss)
     except SpecError as error:
         return list(problems_of(error))
     try:
@@ -143,6 +172,11 @@ def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
                 )
             )
     return problems
+
+
+def spec_keys(spec: Any) -> set[str]:
+    """The keys a loss's spec (a dict, a file, a type name; an instance: none) gives it, its type left out."""
+    return set() if isinstance(spec, Loss) else set(spec_dict(spec, "loss_spec")) - {"type"}
 
 
 def family_default(config_class: type, key: str) -> Any:

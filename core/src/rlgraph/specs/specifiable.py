@@ -52,6 +52,16 @@ class Specifiable:
         return target.construct_from_spec(_unalias(target, spec, path), path)
 
     @classmethod
+    def class_of(cls, spec: Any = None, *, path: str = "") -> type[Self]:
+        """The class :meth:`from_spec` builds from ``spec``: ``cls``, the subclass its ``type`` names, or an
+        instance's own class (errors as :meth:`from_spec`'s)."""
+        if not isinstance(spec, Mapping | str | os.PathLike | cls | None):
+            spec = _expand_shorthand(cls, spec, path)
+        if isinstance(spec, cls):
+            return type(spec)
+        return _subclass(cls, spec_dict(spec, path).get("type"), path)
+
+    @classmethod
     def construct_from_spec(cls, spec: dict[str, Any], path: str = "") -> Self:
         """An instance of ``cls`` itself from ``spec`` (its ``type`` resolved, its aliases renamed): the
         constructor called with the validated keys."""

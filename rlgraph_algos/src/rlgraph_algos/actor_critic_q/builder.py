@@ -23,6 +23,7 @@ from rlgraph_algos.actor_critic_q.losses import (
     TD3Loss,
 )
 from rlgraph_algos.builders import AlgorithmBuilder
+from rlgraph_algos.losses import spec_loss
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.policies.deterministic_policy import DeterministicPolicy
 from rlgraph_networks.policies.policy import Policy
@@ -79,9 +80,8 @@ class ActorCriticQBuilder(AlgorithmBuilder):
 
     def actor_loss(self) -> ActorLoss:
         """The ``loss_spec``'s policy loss, else the algorithm's own (:attr:`own_actor_loss`)."""
-        if self.config.loss_spec is not None:
-            return ActorLoss.from_spec(self.config.loss_spec, path="loss_spec")
-        return self.own_actor_loss()
+        config = self.config
+        return self.own_actor_loss() if config.loss_spec is None else spec_loss(config, ActorLoss)
 
     #: The algorithm's own policy loss, where no ``loss_spec`` names another.
     own_actor_loss: ClassVar[type[ActorLoss]]

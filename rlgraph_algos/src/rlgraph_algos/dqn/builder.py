@@ -12,6 +12,7 @@ from rlgraph_algos.builders import AlgorithmBuilder
 from rlgraph_algos.dqn.learner import DQNLearnerGraph
 from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_algos.losses import spec_loss
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
 from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
 from rlgraph_networks.policies.dueling_policy import DuelingPolicy
@@ -76,11 +77,14 @@ class DQNBuilder(AlgorithmBuilder):
             self.frame_steps.num_environments = frames.num_environments
         return memory
 
-    def loss(self) -> Component:
-        """The ``loss_spec``'s loss, else DQN's own of ``double_q``, ``huber_loss`` and ``value_rescaling``."""
+    def loss(self) -> QLearningLoss:
+        """The ``loss_spec``'s loss (:func:`~rlgraph_algos.losses.spec_loss`), else the algorithm's own."""
         config = self.config
-        if config.loss_spec is not None:
-            return QLearningLoss.from_spec(config.loss_spec, path="loss_spec")
+        return self.own_loss() if config.loss_spec is None else spec_loss(config, QLearningLoss)
+
+    def own_loss(self) -> QLearningLoss:
+        """DQN's loss of ``double_q``, ``huber_loss`` and ``value_rescaling``."""
+        config = self.config
         return DQNLoss(
             double_q=config.double_q,
             huber_loss=config.huber_loss,

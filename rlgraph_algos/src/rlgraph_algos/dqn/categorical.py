@@ -96,7 +96,7 @@ class CategoricalDQNBuilder(DistributionalDQNBuilder):
         config = self.config
         return {"num_atoms": config.num_atoms, "v_min": float(config.v_min), "v_max": float(config.v_max)}
 
-    def loss(self) -> CategoricalDQNLoss:
+    def own_loss(self) -> CategoricalDQNLoss:
         config = self.config
         return CategoricalDQNLoss(
             config.num_atoms, float(config.v_min), float(config.v_max), double_q=config.double_q

@@ -170,29 +170,33 @@ class ApexConfig(DQNConfig):
 
 
 _OWN_LOSS = (
-    "does not apply: a distributional DQN's loss is its own (C51's cross-entropy, QR-DQN's quantile loss)"
+    "does not apply: a distributional DQN's loss is its own (C51's cross-entropy, QR-DQN's quantile loss) or "
+    "loss_spec's"
 )
 _OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no action adapter)"
 
 
 @agent_config
 class DistributionalDQNConfig(DQNConfig):
-    """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its loss and heads are its own, so
-    ``huber_loss``, ``value_rescaling``, ``cql_alpha``, ``loss_spec`` and ``action_adapter_spec`` do not apply,
-    and ``policy_spec`` names no type (``units_state_value_stream`` for dueling)."""
+    """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its heads are its own, so
+    ``action_adapter_spec`` does not apply and ``policy_spec`` names no type (``units_state_value_stream`` for
+    dueling); so is its loss, or ``loss_spec``'s (a :class:`~rlgraph_algos.dqn.loss.QLearningLoss` reading the
+    heads' ``distributions`` or their means, ``q_values``), which is given the heads' settings
+    (:attr:`loss_settings`) where its constructor takes them: ``huber_loss``, ``value_rescaling`` and
+    ``cql_alpha`` do not apply."""
 
     #: The algorithm and its heads' type, for the messages.
     algorithm: ClassVar[str] = "a distributional DQN"
     heads: ClassVar[str] = "distributional Q-policy"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q",)
+    refused_loss_inputs: ClassVar[dict[str, str]] = {}
+    #: The keys of the heads' distribution, which a ``loss_spec``'s loss is given where it takes them.
+    loss_settings: ClassVar[tuple[str, ...]] = ()
 
     huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     cql_alpha: float = attrs.field(default=0.0, metadata={"check": reject(_OWN_LOSS)})
-    loss_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_LOSS)})
     action_adapter_spec: Any = attrs.field(default=None, metadata={"check": reject(_OWN_HEADS)})
-
-    def _loss_conflicts(self) -> list[Problem]:
-        return []  # loss_spec is refused: the loss is the algorithm's own
 
     def contradictions(self) -> list[Problem]:
         policy_type = self.policy_spec.get("type") if isinstance(self.policy_spec, Mapping) else None
@@ -210,6 +214,7 @@ class CategoricalDQNConfig(DistributionalDQNConfig):
     agent: ClassVar[str] = "CategoricalDQNAgent"
     algorithm: ClassVar[str] = "the categorical DQN"
     heads: ClassVar[str] = "categorical_q_policy"
+    loss_settings: ClassVar[tuple[str, ...]] = ("num_atoms", "v_min", "v_max")
 
     num_atoms: int = 51
     v_min: float = -10.0

@@ -10,6 +10,7 @@ from rlgraph.errors import SpaceError, SpecError
 from rlgraph.spaces.masks import action_mask_space
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.builders import AlgorithmBuilder
+from rlgraph_algos.losses import spec_loss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.graph import PolicyGradientGraph, RecurrentPolicyGradientGraph
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
@@ -86,8 +87,8 @@ class PolicyGradientBuilder(AlgorithmBuilder):
 
     def policy_loss(self) -> Component:
         """The ``loss_spec``'s policy loss, else the algorithm's own (:meth:`own_loss`)."""
-        spec = self.config.loss_spec
-        return self.own_loss() if spec is None else PolicyGradientLoss.from_spec(spec, path="loss_spec")
+        config = self.config
+        return self.own_loss() if config.loss_spec is None else spec_loss(config, PolicyGradientLoss)
 
     def own_loss(self) -> PolicyGradientLoss:
         """The algorithm's own policy loss (PPO's clipped surrogate, the actor-critic loss)."""

@@ -10,14 +10,14 @@ from rlgraph_networks.policies.distributional_q_policy import QuantileQPolicy
 
 
 class QRDQNBuilder(DistributionalDQNBuilder):
-    """DQN's roles (policy, worker, learner, agent): the policy acts greedily on the quantiles' means, the learner
-    regresses the quantiles (:class:`~rlgraph_algos.dqn.learner.DistributionalDQNLearnerGraph`)."""
+    """DQN's roles (policy, worker, learner, agent): the policy acts greedily on the quantiles' means, DQN's
+    learner regresses them (:class:`~rlgraph_algos.qr_dqn.losses.QuantileHuberLoss`, or ``loss_spec``'s)."""
 
     head_class: ClassVar[type] = QuantileQPolicy
 
     def head_arguments(self) -> dict[str, Any]:
         return {"num_quantiles": self.config.num_quantiles}
 
-    def loss(self) -> QuantileHuberLoss:
+    def own_loss(self) -> QuantileHuberLoss:
         config = self.config
         return QuantileHuberLoss(config.num_quantiles, config.kappa, double_q=config.double_q)

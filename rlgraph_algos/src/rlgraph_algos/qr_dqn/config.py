@@ -20,6 +20,8 @@ class QRDQNConfig(DistributionalDQNConfig):
     agent: ClassVar[str] = "QRDQNAgent"
     algorithm: ClassVar[str] = "QR-DQN"
     heads: ClassVar[str] = "quantile_q_policy"
+    own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "kappa")
+    loss_settings: ClassVar[tuple[str, ...]] = ("num_quantiles",)
 
     num_quantiles: int = 200
     kappa: float = 1.0
