@@ -348,7 +348,7 @@ def ray(session: nox.Session) -> None:
     assert_not_installed(session, "tensorflow")
     # Ray refuses a temporary folder inside the virtualenv, where nox puts TMPDIR.
     ray_tmp = Path(tempfile.gettempdir()) / f"rlgraph-nox-ray-{os.getpid()}"
-    env = test_env(session, RAY_TMPDIR=str(ray_tmp), RLGRAPH_TEST_BACKENDS="torch")
+    env = test_env(session, RAY_TMPDIR=str(ray_tmp), RLGRAPH_TEST_BACKENDS="torch", **QUICK_XLA)
     try:
         run_tests(session, "tests/ray", "-m", "not learning", env=env)
     finally:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_algos_qr_dqn import observe_random
 
 from rlgraph.agents import Agent
 from rlgraph.errors import SpecError
@@ -170,15 +171,7 @@ def test_the_agent_learns_with_prioritized_replay_by_the_cross_entropy(rlgraph_b
         **CARTPOLE,
     )
     rng = np.random.default_rng(1)
-    for _ in range(20):
-        agent.observe(
-            states=rng.normal(size=(2, 4)).astype(np.float32),
-            actions=rng.integers(0, 2, 2),
-            rewards=np.ones(2, np.float32),
-            terminals=rng.random(2) < 0.1,
-            next_states=rng.normal(size=(2, 4)).astype(np.float32),
-            env_id=["a", "b"],
-        )
+    observe_random(agent, rng)
     before = agent.get_weights()
     result = agent.update()
     assert result.loss_per_item.shape == (16,) and (result.loss_per_item > 0).all()

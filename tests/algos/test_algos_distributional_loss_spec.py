@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from test_algos_qr_dqn import observe_random
 
 from rlgraph.agents import Agent
 from rlgraph.errors import SpecError
@@ -49,16 +50,7 @@ def c51(backend: str, **keys) -> Agent:
         **keys,
     }
     agent = Agent.from_spec(spec, **CARTPOLE)
-    rng = np.random.default_rng(1)
-    for _ in range(16):
-        agent.observe(
-            states=rng.normal(size=(2, 4)).astype(np.float32),
-            actions=rng.integers(0, 2, 2),
-            rewards=np.ones(2, np.float32),
-            terminals=rng.random(2) < 0.1,
-            next_states=rng.normal(size=(2, 4)).astype(np.float32),
-            env_id=["a", "b"],
-        )
+    observe_random(agent, np.random.default_rng(1), steps=16)
     return agent
 
 
