@@ -9,7 +9,7 @@ import pytest
 from rlgraph.spaces import FloatBox
 from rlgraph.testing import ComponentTest
 from rlgraph.training import Trainer, load_run_spec
-from rlgraph_algos.bc.loss import BCLoss
+from rlgraph_algos.bc.losses import BCLoss
 
 B = {"add_batch_rank": True}
 SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]

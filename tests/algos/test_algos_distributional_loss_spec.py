@@ -21,7 +21,7 @@ CARTPOLE = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
 HALVED = """
 import rlgraph
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
-from rlgraph_algos.dqn.loss import of_actions
+from rlgraph_algos.dqn.losses import of_actions
 
 
 class HalvedCrossEntropy(CategoricalDQNLoss):

@@ -16,7 +16,7 @@ from rlgraph.errors import APICallError, RLGraphError, SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.training import Trainer, load_run_spec
 from rlgraph.training.demos import record_policy
-from rlgraph_algos.dqfd.loss import LargeMarginLoss
+from rlgraph_algos.dqfd.losses import LargeMarginLoss
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [1, pytest.param(2, marks=pytest.mark.learning), pytest.param(3, marks=pytest.mark.learning)]

@@ -10,7 +10,7 @@ from rescaling_support import h, h_inverse
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.testing import ComponentTest
-from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss
+from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss
 
 B = {"add_batch_rank": True}
 SPACES = {

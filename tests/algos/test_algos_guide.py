@@ -68,3 +68,19 @@ def test_the_guides_file_and_spec_train_from_an_empty_folder(tmp_path, rlgraph_b
     assert summary["timesteps"] >= 1200 and summary["updates"] > 0
     run_spec = (tmp_path / "run" / "run.yaml").read_text()
     assert "munchausen:MunchausenLoss" in run_spec
+
+
+def test_every_algorithm_folder_names_its_files_as_the_guides_table_does():
+    """The guide's table of an algorithm's files is the layout of every folder shipped: a folder's graphs are in
+    ``graph.py`` and its losses in ``losses.py``, never under another of the names they once had."""
+    text = GUIDE.read_text()
+    table = text[text.index("| file | what it holds |") :].split("\n\n", 1)[0]
+    files = [row.split("`")[1] for row in table.splitlines()[2:]]
+    assert files == ["config.py", "graph.py", "losses.py", "builder.py", "agent.py"]
+    package = ROOT / "rlgraph_algos/src/rlgraph_algos"
+    folders = [path for path in package.iterdir() if (path / "__init__.py").is_file()]
+    assert len(folders) >= 9
+    for folder in folders:
+        modules = {path.name for path in folder.glob("*.py")}
+        assert {"config.py", "builder.py", "agent.py"} <= modules, folder.name
+        assert not modules & {"loss.py", "learner.py", "policy.py", "roots.py", "graphs.py"}, folder.name

@@ -10,7 +10,7 @@ from offline_support import lean_with_the_pole, small_run_spec, swing_up
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, Tuple
 from rlgraph.training import Trainer
-from rlgraph_algos.iql.loss import IQLLoss
+from rlgraph_algos.iql.losses import IQLLoss
 
 minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
 from rlgraph.training.datasets import record_policy_dataset

@@ -178,7 +178,7 @@ def test_cqls_penalty_is_added_to_any_loss_given_by_loss_spec(rlgraph_backend):
 
 NEEDS_MORE = """
 import rlgraph
-from rlgraph_algos.dqn.loss import QLearningLoss
+from rlgraph_algos.dqn.losses import QLearningLoss
 
 
 class NeedsMore(QLearningLoss):
@@ -189,7 +189,7 @@ class NeedsMore(QLearningLoss):
 
 PLAIN_LOSS = '''
 import rlgraph
-from rlgraph_algos.dqn.loss import QLearningLoss, of_taken, td_per_item
+from rlgraph_algos.dqn.losses import QLearningLoss, of_taken, td_per_item
 
 
 class SarsaMaxLoss(QLearningLoss):

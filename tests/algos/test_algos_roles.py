@@ -232,7 +232,7 @@ def test_a_builder_that_changes_the_graph_without_naming_its_roles_builds_its_wh
     skip_numpy(rlgraph_backend)
     from rlgraph_algos.dqn.agent import DQNAgent
     from rlgraph_algos.dqn.builder import DQNBuilder
-    from rlgraph_algos.dqn.learner import DQNLearnerGraph
+    from rlgraph_algos.dqn.graph import DQNLearnerGraph
 
     class OwnGraph(DQNLearnerGraph):
         def __init__(self, preprocessor, policy, exploration, scope, **learning):  # knows no roles

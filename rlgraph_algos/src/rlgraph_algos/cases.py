@@ -30,12 +30,12 @@ from rlgraph_algos.actor_critic_q.losses import (
     SACLoss,
     TD3Loss,
 )
-from rlgraph_algos.bc.loss import BCLoss
-from rlgraph_algos.dqfd.loss import LargeMarginLoss
+from rlgraph_algos.bc.losses import BCLoss
+from rlgraph_algos.dqfd.losses import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
-from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
+from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
-from rlgraph_algos.iql.loss import IQLLoss
+from rlgraph_algos.iql.losses import IQLLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
 from rlgraph_algos.qr_dqn.losses import QuantileHuberLoss
@@ -724,7 +724,7 @@ ACTOR_LOSS_SPACES = {
     "log_probs": FloatBox(low=-4.0, high=1.0, **B),
     "alpha": FloatBox(low=0.05, high=2.0),
 }
-#: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.loss.Q_LOSS_INPUTS,
+#: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.losses.Q_LOSS_INPUTS,
 #: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS and ACTOR_LOSS_INPUTS; the time step is given as 0, a
 #: behaviour's epsilon as 0.1 and SAC's temperature as 0.2), by case: a Q-learning loss also on actions of two dimensions.
 LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {

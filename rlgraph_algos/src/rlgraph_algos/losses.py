@@ -22,7 +22,7 @@ class Loss(Component):
     """The loss a family's learner takes from a spec's ``loss_spec``, with its settings as its own.
 
     The learner calls :attr:`method` with the inputs its parameters name, of the family's :attr:`available`
-    ones (a name and what it is: :data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`,
+    ones (a name and what it is: :data:`~rlgraph_algos.dqn.losses.Q_LOSS_INPUTS`,
     :data:`~rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS`), and computes only those the loss reads
     (:meth:`stand_ins`); every loss of the family takes one of :attr:`required` (what its gradient flows
     through). :attr:`refuses`: the agent's keys the loss cannot learn with, each with

@@ -40,7 +40,7 @@ class ValueRescaling(Component):
     """``h(x)`` and its inverse (:func:`rescale`, :func:`inverse_rescale`), elementwise.
 
     ``h`` is strictly increasing and odd, so the inverse is closed-form. An R2D2 target is
-    ``h(r + gamma h^-1(Q_target(s', a*)))``; :class:`~rlgraph_algos.dqn.loss.DQNLoss` forms it with
+    ``h(r + gamma h^-1(Q_target(s', a*)))``; :class:`~rlgraph_algos.dqn.losses.DQNLoss` forms it with
     ``value_rescaling=True``.
 
     Args:

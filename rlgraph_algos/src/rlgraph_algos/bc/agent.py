@@ -17,7 +17,7 @@ from rlgraph_algos.bc.config import BCConfig
 class BCAgent(Agent):
     """Behaviour cloning: a stochastic policy learns the actions of the transitions it stores (a dataset's,
     through :meth:`import_observations` or a run spec's ``dataset``) by maximum likelihood
-    (:class:`~rlgraph_algos.bc.loss.BCLoss`), discrete and continuous alike. It acts with the policy's modes
+    (:class:`~rlgraph_algos.bc.losses.BCLoss`), discrete and continuous alike. It acts with the policy's modes
     greedily, with draws from it while exploring. Its keys: :class:`~rlgraph_algos.bc.config.BCConfig`.
     """
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
 from rlgraph_algos.bc.graph import BCGraph
-from rlgraph_algos.bc.loss import BCLoss
+from rlgraph_algos.bc.losses import BCLoss
 from rlgraph_algos.builders import AlgorithmBuilder
 
 

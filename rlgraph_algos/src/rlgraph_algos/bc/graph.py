@@ -8,7 +8,7 @@ import rlgraph
 from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot, DrawingActing
 from rlgraph.components import Component
-from rlgraph_algos.bc.loss import BCLoss
+from rlgraph_algos.bc.losses import BCLoss
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
@@ -17,7 +17,7 @@ from rlgraph_networks.preprocessors.stack import PreprocessorStack
 
 class BCGraph(DrawingActing, SampledBatches, AgentRoot):
     """A stochastic policy that acts (draws; its modes without exploration) and learns the data's actions
-    (``update`` from the memory, ``update_from_batch`` from outside) by :class:`~rlgraph_algos.bc.loss.BCLoss`.
+    (``update`` from the memory, ``update_from_batch`` from outside) by :class:`~rlgraph_algos.bc.losses.BCLoss`.
 
     Built for the policy role it holds the preprocessor and the policy alone; the agent's holds the memory.
     """

@@ -19,7 +19,7 @@ from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph_algos.dqfd.builder import DQFDBuilder, demonstration_rows
 from rlgraph_algos.dqfd.config import DQFDConfig
-from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
+from rlgraph_algos.dqfd.graph import DQFDLearnerGraph
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.n_step import NStepBuffer
 
@@ -123,7 +123,7 @@ class DQFDAgent(DQNAgent[DQFDConfig]):
             self.demo_count = self._memory_sizes()[self._demo_memory().global_scope]
 
     def _learner_graph(self) -> DQFDLearnerGraph:
-        """The built root of a role that learns (:class:`~rlgraph_algos.dqfd.learner.DQFDLearnerGraph`)."""
+        """The built root of a role that learns (:class:`~rlgraph_algos.dqfd.graph.DQFDLearnerGraph`)."""
         return cast(DQFDLearnerGraph, self._built_root())
 
     def _demo_memory(self) -> Component:

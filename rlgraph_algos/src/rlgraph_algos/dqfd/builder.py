@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from rlgraph.agents.config import default_of
 from rlgraph.agents.roles import Role
 from rlgraph.components import Component
-from rlgraph_algos.dqfd.learner import DQFDLearnerGraph
-from rlgraph_algos.dqfd.loss import LargeMarginLoss
+from rlgraph_algos.dqfd.graph import DQFDLearnerGraph
+from rlgraph_algos.dqfd.losses import LargeMarginLoss
 from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.replay import replay_memory
 

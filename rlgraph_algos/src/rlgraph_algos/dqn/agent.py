@@ -17,7 +17,7 @@ from rlgraph.errors import APICallError, NotApplicableError
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph_algos.dqn.builder import DQNBuilder
 from rlgraph_algos.dqn.config import ApexConfig, DQNConfig
-from rlgraph_algos.dqn.learner import DQNLearnerGraph
+from rlgraph_algos.dqn.graph import DQNLearnerGraph
 from rlgraph_algos.n_step import NStepBuffer
 from rlgraph_algos.replay import TargetSyncingAgent, transition_batch_args
 

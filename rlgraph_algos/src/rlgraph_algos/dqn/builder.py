@@ -9,9 +9,8 @@ from rlgraph.components import Component
 from rlgraph.errors import SpecError
 from rlgraph.spaces import IntBox
 from rlgraph_algos.builders import AlgorithmBuilder
-from rlgraph_algos.dqn.learner import DQNLearnerGraph
-from rlgraph_algos.dqn.loss import DiscreteConservativePenalty, DQNLoss, QLearningLoss
-from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_algos.dqn.graph import DQNLearnerGraph, DQNPolicyGraph
+from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.losses import spec_loss
 from rlgraph_algos.replay import FrameSteps, names_frame_replay
 from rlgraph_networks.policies.distributional_q_policy import DistributionalQPolicy
@@ -23,9 +22,9 @@ if TYPE_CHECKING:
 
 
 class DQNBuilder(AlgorithmBuilder):
-    """The policy role acts (:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph`); a worker adds the target
+    """The policy role acts (:class:`~rlgraph_algos.dqn.graph.DQNPolicyGraph`); a worker adds the target
     network and the loss (its priorities), a learner the optimizer, the whole agent the replay memory
-    (:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph`)."""
+    (:class:`~rlgraph_algos.dqn.graph.DQNLearnerGraph`)."""
 
     roles: ClassVar[frozenset[Role]] = frozenset(Role)
     #: The root's class for the roles that learn or compute TD errors.

@@ -13,7 +13,7 @@ from rlgraph.agents.config import AgentConfig
 from rlgraph_algos.dqn.agent import DQNAgent
 from rlgraph_algos.dqn.builder import DistributionalDQNBuilder
 from rlgraph_algos.dqn.config import CategoricalDQNConfig
-from rlgraph_algos.dqn.loss import QLearningLoss, of_actions
+from rlgraph_algos.dqn.losses import QLearningLoss, of_actions
 from rlgraph_networks.policies.categorical_q_policy import CategoricalQPolicy, check_support
 
 

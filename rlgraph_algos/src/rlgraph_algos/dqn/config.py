@@ -19,7 +19,7 @@ from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.specs.checks import check_of, non_negative, positive_int
 from rlgraph.specs.validation import Problem
 from rlgraph.utils.naming import normalize_name
-from rlgraph_algos.dqn.loss import QLearningLoss
+from rlgraph_algos.dqn.losses import QLearningLoss
 from rlgraph_algos.losses import loss_spec_problems
 from rlgraph_algos.replay import REPLAY_ALIASES, names_frame_replay
 from rlgraph_networks.policies.categorical_q_policy import check_support
@@ -41,7 +41,7 @@ class DQNConfig(LearningAgentConfig):
     rescaled values ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x`` (Pohlen et al. 2018). ``n_step``: learn
     from n-step returns. ``cql_alpha``: the weight of conservative Q-learning's penalty (Kumar et al. 2020,
     CQL(H): ``logsumexp_a Q(s, a) - Q(s, a_data)``; 0: none), for learning offline from a dataset. ``loss_spec``:
-    another loss in place of DQN's own (a :class:`~rlgraph_algos.dqn.loss.QLearningLoss`: a registered name such as
+    another loss in place of DQN's own (a :class:`~rlgraph_algos.dqn.losses.QLearningLoss`: a registered name such as
     ``munchausen``, or ``package.module:Class``, with its settings), which ``double_q``, ``huber_loss``
     and ``value_rescaling`` set (``cql_alpha``'s penalty is added to any loss). ``memory_spec``: the replay memory (``replay``, ``prioritized_replay`` or
     ``frame_replay``). ``update_spec``: ``batch_size``, ``sync_interval`` (time steps between target syncs;
@@ -50,7 +50,7 @@ class DQNConfig(LearningAgentConfig):
 
     agent: ClassVar[str] = "DQNAgent"
     #: The algorithm, as the messages name it, and the keys of its own loss
-    #: (:class:`~rlgraph_algos.dqn.loss.DQNLoss`), which a ``loss_spec`` replaces.
+    #: (:class:`~rlgraph_algos.dqn.losses.DQNLoss`), which a ``loss_spec`` replaces.
     algorithm: ClassVar[str] = "DQN"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q", "huber_loss", "value_rescaling")
     refused_loss_inputs: ClassVar[dict[str, str]] = {
@@ -180,7 +180,7 @@ _OWN_HEADS = "does not apply: a distributional DQN's heads are its own (no actio
 class DistributionalDQNConfig(DQNConfig):
     """DQN's keys for a DQN learning return distributions (C51, QR-DQN): its heads are its own, so
     ``action_adapter_spec`` does not apply and ``policy_spec`` names no type (``units_state_value_stream`` for
-    dueling); so is its loss, or ``loss_spec``'s (a :class:`~rlgraph_algos.dqn.loss.QLearningLoss` reading the
+    dueling); so is its loss, or ``loss_spec``'s (a :class:`~rlgraph_algos.dqn.losses.QLearningLoss` reading the
     heads' ``distributions`` or their means, ``q_values``), which is given the heads' settings
     (:attr:`loss_settings`) where its constructor takes them: ``huber_loss``, ``value_rescaling`` and
     ``cql_alpha`` do not apply."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import rlgraph
-from rlgraph_algos.dqn.loss import QLearningLoss, of_taken, per_action_dimension, td_per_item
+from rlgraph_algos.dqn.losses import QLearningLoss, of_taken, per_action_dimension, td_per_item
 
 
 class ExpectedSARSALoss(QLearningLoss):

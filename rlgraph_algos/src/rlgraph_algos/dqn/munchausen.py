@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import rlgraph
 from rlgraph.errors import SpecError
-from rlgraph_algos.dqn.loss import QLearningLoss, of_taken, per_action_dimension, td_per_item
+from rlgraph_algos.dqn.losses import QLearningLoss, of_taken, per_action_dimension, td_per_item
 
 
 class MunchausenLoss(QLearningLoss):

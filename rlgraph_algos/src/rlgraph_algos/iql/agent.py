@@ -17,7 +17,7 @@ class IQLAgent(ActorCriticQAgent):
     """Implicit Q-learning (Kostrikov et al., 2021): offline RL that never evaluates a critic at an action
     outside the data. A state value learns an upper expectile of the data's action values, twin critics
     learn toward ``r + discount * V(s')``, and a stochastic policy learns the data's actions weighted by
-    ``exp(beta * advantage)`` (:class:`~rlgraph_algos.iql.loss.IQLLoss`). It learns from a dataset (a run
+    ``exp(beta * advantage)`` (:class:`~rlgraph_algos.iql.losses.IQLLoss`). It learns from a dataset (a run
     spec's ``dataset``) and can go on online (``initial_checkpoint``), acting with draws from the policy
     and greedily with its modes. Schedules, syncs and batches as for
     :class:`~rlgraph_algos.actor_critic_q.agent.ActorCriticQAgent`.

@@ -9,7 +9,7 @@ from rlgraph.spaces import FloatBox
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.actor_critic_q.builder import ActorCriticQBuilder, one_discrete_action
 from rlgraph_algos.iql.graph import IQLGraph
-from rlgraph_algos.iql.loss import IQLLoss
+from rlgraph_algos.iql.losses import IQLLoss
 from rlgraph_networks.value_function import ValueFunction
 
 

@@ -8,14 +8,14 @@ from typing import Any
 import rlgraph
 from rlgraph.agents.root import DrawingActing
 from rlgraph_algos.actor_critic_q.graph import ActorCriticQGraph, Critic, action_values, state_action_values
-from rlgraph_algos.iql.loss import IQLLoss
+from rlgraph_algos.iql.losses import IQLLoss
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.value_function import ValueFunction
 
 
 class IQLGraph(DrawingActing, ActorCriticQGraph):
-    """Implicit Q-learning: the losses of :class:`~rlgraph_algos.iql.loss.IQLLoss`, stepped in the paper's
+    """Implicit Q-learning: the losses of :class:`~rlgraph_algos.iql.losses.IQLLoss`, stepped in the paper's
     order on each batch: the value function (toward an upper expectile of the target critics' values of
     the data's actions), the policy (advantage-weighted likelihood of the data's actions, under the new
     value), the critics (toward ``r + discount * V(s')``); then the targets move. No step evaluates a

@@ -8,7 +8,7 @@ import numpy as np
 
 import rlgraph
 from rlgraph.errors import SpecError
-from rlgraph_algos.dqn.loss import QLearningLoss, huber, of_actions
+from rlgraph_algos.dqn.losses import QLearningLoss, huber, of_actions
 from rlgraph_networks.policies.distributional_q_policy import check_num_quantiles
 
 

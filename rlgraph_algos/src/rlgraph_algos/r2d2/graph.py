@@ -10,8 +10,8 @@ from rlgraph.agents.roles import Role
 from rlgraph.agents.root import AgentRoot
 from rlgraph.components import Component
 from rlgraph.utils import nested
-from rlgraph_algos.dqn.learner import TargetSync
-from rlgraph_algos.dqn.loss import QLearningLoss
+from rlgraph_algos.dqn.graph import TargetSync
+from rlgraph_algos.dqn.losses import QLearningLoss
 from rlgraph_algos.replay import SampledBatches
 from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.neural_network import NeuralNetwork
@@ -203,7 +203,7 @@ class R2D2Graph(SampledBatches, TargetSync, AgentRoot):
 
     @rlgraph.graph_fn(batched=True)
     def _graph_fn_step_rows(self, q_values, target_q, records):
-        """Every input a Q-learning loss may take (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`), one row per
+        """Every input a Q-learning loss may take (:data:`~rlgraph_algos.dqn.losses.Q_LOSS_INPUTS`), one row per
         learned step (time-major, flattened): the online and the target network's Q-values, the actions, the
         returns, no terminals (the discounts hold them), the bootstrap discounts, and the target's and the
         online network's Q-values at each step's bootstrap state."""

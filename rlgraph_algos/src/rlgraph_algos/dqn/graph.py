@@ -1,21 +1,51 @@
-"""DQN's learner role: the target network, the loss, the optimizer and the target's synchronization, with
-the replay memory where the learner owns one."""
+"""DQN's roles' graphs: the policy role's (acting: preprocessing, the Q-network, epsilon-greedy exploration),
+and the learner's (the target network, the loss, the optimizer and the target's synchronization, with the
+replay memory where the learner owns one)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import rlgraph
+from rlgraph.agents.roles import Role
+from rlgraph.agents.root import AgentRoot, ExploringActing
 from rlgraph.components import Component
 from rlgraph.errors import RLGraphError
-from rlgraph_algos.dqn.loss import QLearningLoss
-from rlgraph_algos.dqn.policy import DQNPolicyGraph
+from rlgraph_algos.dqn.losses import QLearningLoss
 from rlgraph_algos.replay import SampledBatches
+from rlgraph_networks.explorations.exploration import Exploration
 from rlgraph_networks.optimizers import Optimizer
+from rlgraph_networks.policies.policy import Policy
+from rlgraph_networks.preprocessors.stack import PreprocessorStack
 from rlgraph_networks.synchronizer import Synchronizer
 
 #: The fields of a transition, in the order the losses take them.
 TRANSITION_FIELDS = ("states", "actions", "rewards", "terminals", "next_states", "discounts")
+
+
+class DQNPolicyGraph(ExploringActing, AgentRoot):
+    """Acting with a Q-network: greedy actions, explored (``use_exploration``) by ``exploration`` at
+    ``time_step``; where the states hold an action mask, only allowed actions are taken."""
+
+    def __init__(
+        self,
+        preprocessor: PreprocessorStack,
+        policy: Policy,
+        exploration: Exploration,
+        scope: str,
+        role: Role = Role.AGENT,
+    ) -> None:
+        super().__init__(scope=scope, role=role)
+        self.preprocessor = preprocessor
+        self.policy = policy
+        self.exploration = exploration
+
+    def greedy_actions(self, preprocessed_states):
+        return self.policy.get_action(preprocessed_states, deterministic=True)
+
+    @rlgraph.api
+    def get_q_values(self, preprocessed_states):
+        return self.policy.get_q_values(preprocessed_states)
 
 
 class TargetSync:
@@ -33,11 +63,11 @@ class TargetSync:
 
 
 class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
-    """:class:`~rlgraph_algos.dqn.policy.DQNPolicyGraph` that learns: Q-learning from the memory's batches
+    """:class:`~rlgraph_algos.dqn.graph.DQNPolicyGraph` that learns: Q-learning from the memory's batches
     (``update``) or from batches given from outside (``update_from_batch``), each taking the time step a
     decaying learning rate reads (the agent's ``learning_time_step``), the TD errors of a batch
     (``get_td_loss``: an Ape-X worker's priorities), and target syncs. Its ``loss`` is a
-    :class:`~rlgraph_algos.dqn.loss.QLearningLoss` (DQN's, C51's, QR-DQN's, a variant's): the learner gives it
+    :class:`~rlgraph_algos.dqn.losses.QLearningLoss` (DQN's, C51's, QR-DQN's, a variant's): the learner gives it
     what it names (:meth:`per_item_loss_of`), adds its ``conservative`` penalty (CQL's, with ``cql_alpha``) to
     any loss's per-item losses, and weights them.
 
@@ -126,7 +156,7 @@ class DQNLearnerGraph(SampledBatches, TargetSync, DQNPolicyGraph):
 
     def per_item_loss_of(self, states, actions, rewards, terminals, next_states, discounts, time_step=None):
         """The loss's ``per_item_loss`` as a function of the online network's outputs of ``states``
-        (:meth:`online_outputs`): the other inputs it names (:data:`~rlgraph_algos.dqn.loss.Q_LOSS_INPUTS`)
+        (:meth:`online_outputs`): the other inputs it names (:data:`~rlgraph_algos.dqn.losses.Q_LOSS_INPUTS`)
         made now, without gradient (those it does not read at its settings given another's value: its
         ``stand_ins``)."""
         names, stand_ins = self.loss.inputs(), self.loss.stand_ins()

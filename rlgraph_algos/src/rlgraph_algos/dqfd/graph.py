@@ -9,12 +9,12 @@ import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import NotApplicableError
 from rlgraph.utils import nested
-from rlgraph_algos.dqfd.loss import LargeMarginLoss
-from rlgraph_algos.dqn.learner import TRANSITION_FIELDS, DQNLearnerGraph
+from rlgraph_algos.dqfd.losses import LargeMarginLoss
+from rlgraph_algos.dqn.graph import TRANSITION_FIELDS, DQNLearnerGraph
 
 
 class DQFDLearnerGraph(DQNLearnerGraph):
-    """:class:`~rlgraph_algos.dqn.learner.DQNLearnerGraph` with a demonstration memory beside the agent's own.
+    """:class:`~rlgraph_algos.dqn.graph.DQNLearnerGraph` with a demonstration memory beside the agent's own.
 
     * ``observe_demos(demo_records)``: demonstrations into their memory;
     * ``update()``: ``batch_size`` transitions of the agent's own and ``demo_sample_size`` demonstrations,
