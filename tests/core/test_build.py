@@ -149,6 +149,35 @@ class ActionBias(Component):
         return inputs + float(self.categories)
 
 
+class Offset(Component):
+    """``inputs + 1``, an API method that is a graph function."""
+
+    @rlgraph.graph_fn(api=True)
+    def shift(self, inputs):
+        return inputs + 1.0
+
+
+class DoubledOffset(Offset):
+    """A subclass whose override calls its base's graph function and a graph function of its own, as a variant
+    of a loss does: inside a graph function both run as at run time."""
+
+    @rlgraph.graph_fn(api=True)
+    def shift(self, inputs):
+        return self._graph_fn_double(super().shift(inputs))
+
+    @rlgraph.graph_fn
+    def _graph_fn_double(self, values):
+        return 2.0 * values
+
+
+def test_a_graph_function_calls_its_bases_and_its_own_graph_functions_as_at_run_time(rlgraph_backend):
+    test = ComponentTest(
+        DoubledOffset(scope="offset"), input_spaces={"inputs": SPACE}, backend=rlgraph_backend
+    )
+    x = SPACE.sample(4)
+    test.test(("shift", x), expected_outputs=2.0 * (x + 1.0), decimals=5)
+
+
 def test_only_a_component_that_asks_for_the_action_space_is_given_it(rlgraph_backend):
     # Scale's create_variables takes the input spaces alone: the build passes nothing more.
     test_scale_outputs_and_variables(rlgraph_backend)

@@ -72,6 +72,9 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         self._spaces_by_id: dict[int, tuple[Any, Any]] = {}
         self._backend_depth = 0  # graph functions nest (a loss inside a gradient): time the outermost
         self._running_graph_fns: set[str] = set()  # components running graph functions (assembly)
+        #: Whether a graph function's own body runs (not a function argument it calls): a graph function or
+        #: API method it calls (a subclass's override calling ``super()``'s) runs as at run time, directly.
+        self._in_graph_fn_body = False
 
     # -- entry points -------------------------------------------------------------------------
     def run(self) -> BuildReport:
@@ -141,6 +144,8 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
 
     # -- called by the decorators ---------------------------------------------------------------
     def call_api(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
+        if self._in_graph_fn_body:
+            return api.function(component, *args, **kwargs)
         missing = [name for name in api.needs if getattr(component, name, None) is None]
         if missing:
             role = getattr(self.root, "role", None)
@@ -163,13 +168,16 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         def run(*args: Any, **kwargs: Any) -> Any:
             self._stack.append(frame)
             try:
-                return function(*args, **kwargs)
+                with self._in_body(False):
+                    return function(*args, **kwargs)
             finally:
                 self._stack.pop()
 
         return run
 
     def call_graph_fn(self, component: Component, graph_fn: GraphFunction, args: tuple, kwargs: dict) -> Any:
+        if self._in_graph_fn_body:
+            return graph_fn.run(component, args, kwargs)
         frame = self._stack[-1] if self._stack else None
         if frame is None or frame.component is not component:
             caller = frame.component.global_scope if frame else "outside any API method"
@@ -340,11 +348,31 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
 
     def _run_once(self, component: Component, graph_fn: GraphFunction, arguments: tuple) -> Any:
         args, kwargs = arguments
-        with self.backend.device_scope(component.device):
+        args = tuple(self._outside_body(a) if _is_function(a) else a for a in args)
+        kwargs = {k: self._outside_body(v) if _is_function(v) else v for k, v in kwargs.items()}
+        with self._in_body(True), self.backend.device_scope(component.device):
             if component.device == self.root.device:
                 return graph_fn.run(component, args, kwargs)
             run = self.backend.place_graph_fn(lambda *a, **k: graph_fn.run(component, a, k), component.device)
             return run(*args, **kwargs)
+
+    def _outside_body(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """A function argument of a graph function (a loss), running as the API method that wrote it."""
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with self._in_body(False):
+                return function(*args, **kwargs)
+
+        return run
+
+    @contextlib.contextmanager
+    def _in_body(self, inside: bool) -> Iterator[None]:
+        """Whether what runs inside is a graph function's own body (see ``_in_graph_fn_body``)."""
+        outer, self._in_graph_fn_body = self._in_graph_fn_body, inside
+        try:
+            yield
+        finally:
+            self._in_graph_fn_body = outer
 
     def _reset_variables(self) -> None:
         if not self.variables:
