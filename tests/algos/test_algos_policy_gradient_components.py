@@ -183,6 +183,9 @@ LOSS_SPACES = {
     "prev_log_probs": FloatBox(**B),
     "advantages": FloatBox(**B),
     "entropies": FloatBox(**B),
+    "values": FloatBox(**B),
+    "prev_values": FloatBox(**B),
+    "value_targets": FloatBox(**B),
     "time_step": TIME_STEP,
 }
 PROBS = np.array([0.4, 0.9, 0.1])
@@ -190,6 +193,12 @@ PREV_PROBS = np.array([0.3, 0.95, 0.2])
 ADVANTAGES = np.float32([1.0, 3.0, 2.0])
 ENTROPIES = np.float32([0.7, 0.3, 3.2])
 LOG_PROBS, PREV_LOG_PROBS = np.log(PROBS).astype(np.float32), np.log(PREV_PROBS).astype(np.float32)
+
+
+def on_target(rows: int = 3) -> list[np.ndarray]:
+    """Values, rollout values and value targets of a value function without error: its term of a loss is 0."""
+    values = np.linspace(-1.0, 1.0, rows, dtype=np.float32)
+    return [values, values + np.float32(0.5), values]
 
 
 def numpy_ppo_loss(log_probs, prev_log_probs, advantages, entropies, epsilon, weight_entropy):
@@ -201,13 +210,15 @@ def numpy_ppo_loss(log_probs, prev_log_probs, advantages, entropies, epsilon, we
         "approx_kl": np.mean(prev_log_probs - log_probs),
         "clip_fraction": np.mean(np.abs(ratio - 1.0) > epsilon),
         "entropy": np.mean(entropies),
+        "policy_loss": per_item.mean(),
+        "vf_loss": 0.0,  # the values are on their targets (on_target)
     }
     return per_item.mean(), per_item, stats
 
 
 def run_ppo(component_test, advantages=ADVANTAGES, time_step=0, **kwargs):
     test = component_test(PPOLoss(**kwargs), LOSS_SPACES)
-    inputs = [LOG_PROBS, PREV_LOG_PROBS, advantages, ENTROPIES, np.int64(time_step)]
+    inputs = [LOG_PROBS, PREV_LOG_PROBS, advantages, ENTROPIES, *on_target(), np.int64(time_step)]
     return test.test(("loss", inputs))
 
 
@@ -218,7 +229,7 @@ def assert_ppo(outputs, expected):
     np.testing.assert_allclose(mean, expected_mean, rtol=1e-5)
     assert set(stats) == set(expected_stats)
     for name, value in expected_stats.items():
-        np.testing.assert_allclose(stats[name], value, rtol=1e-5, err_msg=name)
+        np.testing.assert_allclose(stats[name], value, rtol=1e-5, atol=1e-7, err_msg=name)
 
 
 def test_ppo_loss_issue_reference(component_test):
@@ -267,10 +278,27 @@ def test_ppo_loss_decays_on_random_batches(component_test, time_step):
     advantages = rng.normal(0.0, 1.0, 32).astype(np.float32)
     entropies = rng.uniform(0.0, 1.0, 32).astype(np.float32)
     test = component_test(PPOLoss(clip_ratio=["linear", 0.3, 0.1], weight_entropy=[0.01, 0.0]), LOSS_SPACES)
-    outputs = test.test(("loss", [log_probs, prev_log_probs, advantages, entropies, np.int64(time_step)]))
+    inputs = [log_probs, prev_log_probs, advantages, entropies, *on_target(32), np.int64(time_step)]
+    outputs = test.test(("loss", inputs))
     progress = min(time_step / 10000, 1.0)
     epsilon, weight = 0.3 - 0.2 * progress, 0.01 * (1.0 - progress)
     assert_ppo(outputs, numpy_ppo_loss(log_probs, prev_log_probs, advantages, entropies, epsilon, weight))
+
+
+def test_ppos_objective_adds_the_value_functions_clipped_error(component_test):
+    # The ratios and advantages of test_ppo_loss_issue_reference, values (1, 2, 0) against targets (2, 1, 0.8)
+    # moved from the rollout's (0.5, 2.5, 0.5): with c = 0.2 and w_V = 0.5 the value terms are
+    # test_value_loss_clipping_hand_numbers' (0.4225, 0.4225, 0.16), added to the policy's.
+    test = component_test(PPOLoss(weight_vf=0.5, value_function_clipping=0.2), LOSS_SPACES)
+    values = [np.float32([1.0, 2.0, 0.0]), np.float32([0.5, 2.5, 0.5]), np.float32([2.0, 1.0, 0.8])]
+    mean, per_item, stats = test.test(
+        ("loss", [LOG_PROBS, PREV_LOG_PROBS, ADVANTAGES, ENTROPIES, *values, np.int64(0)])
+    )
+    policy = np.float32([-1.200175, -2.8421803, -1.0008])
+    np.testing.assert_allclose(per_item, policy + [0.4225, 0.4225, 0.16], rtol=1e-5)
+    np.testing.assert_allclose(mean, (policy + [0.4225, 0.4225, 0.16]).mean(), rtol=1e-5)
+    np.testing.assert_allclose(stats["policy_loss"], policy.mean(), rtol=1e-5)
+    np.testing.assert_allclose(stats["vf_loss"], 1.005 / 3, rtol=1e-5)
 
 
 # -- actor-critic and value losses --------------------------------------------------------------------------
@@ -279,13 +307,18 @@ def test_actor_critic_loss_matches_numpy(component_test):
     log_probs, advantages = rng.uniform(-3.0, 0.0, 10), rng.normal(0.0, 2.0, 10)
     entropies = rng.uniform(0.0, 2.0, 10)
     inputs = [np.float32(x) for x in (log_probs, log_probs + 0.3, advantages, entropies)]
-    test = component_test(ActorCriticLoss(weight_pg=0.7, weight_entropy=0.01), LOSS_SPACES)
-    mean, per_item, stats = test.test(("loss", [*inputs, np.int64(0)]))
-    expected = -0.7 * inputs[2] * inputs[0] - 0.01 * inputs[3]  # prev_log_probs play no part
-    np.testing.assert_allclose(per_item, expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(mean, expected.mean(), rtol=1e-5, atol=1e-6)
-    assert set(stats) == {"entropy"}
+    values = rng.normal(0.0, 1.0, 10).astype(np.float32)
+    targets = rng.normal(0.0, 1.0, 10).astype(np.float32)
+    test = component_test(ActorCriticLoss(weight_pg=0.7, weight_entropy=0.01, weight_vf=0.3), LOSS_SPACES)
+    mean, per_item, stats = test.test(("loss", [*inputs, values, values + 1.0, targets, np.int64(0)]))
+    policy = -0.7 * inputs[2] * inputs[0] - 0.01 * inputs[3]  # prev_log_probs play no part, nor prev_values
+    value = 0.3 * 0.5 * (values - targets) ** 2
+    np.testing.assert_allclose(per_item, policy + value, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mean, (policy + value).mean(), rtol=1e-5, atol=1e-6)
+    assert set(stats) == {"entropy", "policy_loss", "vf_loss"}
     np.testing.assert_allclose(stats["entropy"], inputs[3].mean(), rtol=1e-5)
+    np.testing.assert_allclose(stats["policy_loss"], policy.mean(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stats["vf_loss"], value.mean(), rtol=1e-5)
 
 
 def test_actor_critic_loss_hand_numbers_and_decaying_entropy_weight(component_test):
@@ -298,7 +331,7 @@ def test_actor_critic_loss_hand_numbers_and_decaying_entropy_weight(component_te
         np.float32([1.0, -0.5]),
         np.float32([1.0, 2.0]),
     ]
-    mean, per_item, _ = test.test(("loss", [*inputs, np.int64(5000)]))
+    mean, per_item, _ = test.test(("loss", [*inputs, *on_target(2), np.int64(5000)]))
     np.testing.assert_almost_equal(per_item, [1.95, -2.1], decimal=6)
     np.testing.assert_almost_equal(mean, -0.075, decimal=6)
 
@@ -365,12 +398,13 @@ class LogProbProbe(Component):
         self.theta = self.get_variable("theta", shape=self.initial.shape, initializer=self.initial)
 
     @rlgraph.api
-    def gradients(self, selectors, prev_log_probs, advantages, entropies, time_step):
+    def gradients(
+        self, selectors, prev_log_probs, advantages, entropies, values, prev_values, value_targets, time_step
+    ):
         def loss():
             log_probs = self._graph_fn_log_probs(selectors)
-            mean, per_item, _ = self.policy_loss.loss(
-                log_probs, prev_log_probs, advantages, entropies, time_step
-            )
+            given = (prev_log_probs, advantages, entropies, values, prev_values, value_targets, time_step)
+            mean, per_item, _ = self.policy_loss.loss(log_probs, *given)
             return mean, per_item
 
         return self._graph_fn_gradient(loss)
@@ -388,7 +422,14 @@ def loss_gradient(component_test, loss: Component, advantages, time_step=0):
     spaces = {"selectors": FloatBox(shape=(3,), **B), **LOSS_SPACES}
     spaces.pop("log_probs")
     test = component_test(LogProbProbe(loss, LOG_PROBS), spaces)
-    inputs = [np.eye(3, dtype=np.float32), PREV_LOG_PROBS, advantages, ENTROPIES, np.int64(time_step)]
+    inputs = [
+        np.eye(3, dtype=np.float32),
+        PREV_LOG_PROBS,
+        advantages,
+        ENTROPIES,
+        *on_target(),
+        np.int64(time_step),
+    ]
     return test.test(("gradients", inputs))
 
 

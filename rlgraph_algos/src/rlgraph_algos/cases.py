@@ -36,6 +36,7 @@ from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
 from rlgraph_algos.iql.losses import IQLLoss
+from rlgraph_algos.policy_gradient.dpo import DPOLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
 from rlgraph_algos.qr_dqn.losses import QuantileHuberLoss
@@ -336,31 +337,35 @@ POLICY_LOSS_SPACES = {
     "prev_log_probs": FloatBox(low=-3.0, high=0.0, **B),
     "advantages": FloatBox(low=-2.0, high=2.0, **B),
     "entropies": FloatBox(low=0.0, high=2.0, **B),
+    "values": FloatBox(low=-2.0, high=2.0, **B),
+    "prev_values": FloatBox(low=-2.0, high=2.0, **B),
+    "value_targets": FloatBox(low=-2.0, high=2.0, **B),
 }
 POLICY_LOSS_ARGS = tuple(Sampled(name) for name in POLICY_LOSS_SPACES)
-# The issue's PPO numbers: probabilities (0.4, 0.9, 0.1) against (0.3, 0.95, 0.2), advantages (1, 3, 2).
+# The issue's PPO numbers: probabilities (0.4, 0.9, 0.1) against (0.3, 0.95, 0.2), advantages (1, 3, 2), and
+# values around their targets, one moved past a clip of 0.2 from the rollout's.
 PPO_ISSUE = (
     np.log(np.asarray([0.4, 0.9, 0.1], np.float32)),
     np.log(np.asarray([0.3, 0.95, 0.2], np.float32)),
     np.asarray([1.0, 3.0, 2.0], np.float32),
     np.asarray([0.7, 0.3, 3.2], np.float32),
+    np.asarray([0.5, -1.0, 1.5], np.float32),
+    np.asarray([0.4, -0.5, 1.0], np.float32),
+    np.asarray([1.0, -1.0, 0.0], np.float32),
 )
 
 
 def _policy_loss_case(id: str, make, time_steps: tuple[int, ...] = (0,)) -> ParityCase:
     """``loss`` on fresh samples at each time step (decays move), the issue's numbers with both signs."""
+    negative = (*PPO_ISSUE[:2], -PPO_ISSUE[2], *PPO_ISSUE[3:])
     calls = [("loss", (*POLICY_LOSS_ARGS, np.int64(step))) for step in time_steps]
     calls += [("loss", (*PPO_ISSUE, np.int64(time_steps[-1])))]
-    calls += [("loss", (*PPO_ISSUE[:2], -PPO_ISSUE[2], PPO_ISSUE[3], np.int64(time_steps[0])))]
+    calls += [("loss", (*negative, np.int64(time_steps[0])))]
     calls += [("loss", (*(Sampled(arg.name, batch_size=1) for arg in POLICY_LOSS_ARGS), np.int64(0)))]
     return ParityCase(f"algo-{id}", make, {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}, calls)
 
 
-VALUE_LOSS_SPACES = {
-    "values": FloatBox(low=-2.0, high=2.0, **B),
-    "prev_values": FloatBox(low=-2.0, high=2.0, **B),
-    "value_targets": FloatBox(low=-2.0, high=2.0, **B),
-}
+VALUE_LOSS_SPACES = {name: POLICY_LOSS_SPACES[name] for name in ("values", "prev_values", "value_targets")}
 
 
 def _value_loss_case(id: str, make) -> ParityCase:
@@ -374,16 +379,17 @@ def _value_loss_case(id: str, make) -> ParityCase:
 
 
 class PolicyGradientLearner(Component):
-    """A small policy and a separate value function, each stepped by SGD on a policy-gradient loss and
-    the value loss: the losses' gradients (through the policy's log-likelihoods and entropies and the
-    value function) compared by the variables after each ``update``."""
+    """A small policy and a separate value function, each stepped by SGD on a policy-gradient loss (with
+    :class:`ValueLoss` added where the loss is of the policy's term alone): the loss's gradients (through the
+    policy's log-likelihoods and entropies and the value function) compared by the variables after each
+    ``update``."""
 
-    def __init__(self, policy_loss: Component, value_clipping: float | None = None) -> None:
+    def __init__(self, policy_loss: PolicyGradientLoss) -> None:
         super().__init__(scope="policy-gradient-learner")
         self.policy = Policy([{"type": "dense", "units": 5, "activation": "tanh"}], action_space=IntBox(3))
         self.value_function = ValueFunction([{"type": "dense", "units": 4, "activation": "tanh"}])
         self.policy_loss = policy_loss
-        self.value_loss = ValueLoss(weight=0.5, clipping=value_clipping)
+        self.value_loss = None if "values" in policy_loss.inputs() else ValueLoss(weight=0.5)
         self.optimizer = SGD(learning_rate=0.5).attach(self.policy)
         self.value_optimizer = SGD(learning_rate=0.2, scope="value-sgd").attach(self.value_function)
 
@@ -394,17 +400,25 @@ class PolicyGradientLearner(Component):
 
     @rlgraph.api
     def update(self, states, actions, prev_log_probs, advantages, prev_values, value_targets, time_step):
-        def policy_loss():
+        given = {"prev_log_probs": prev_log_probs, "advantages": advantages, "prev_values": prev_values}
+
+        def loss():
             log_probs, entropies = self.policy.get_log_prob_and_entropy(states, actions)
-            mean, per_item, _ = self.policy_loss.loss(
-                log_probs, prev_log_probs, advantages, entropies, time_step
+            values = self.value_function.value_output(states)
+            learned = {"log_probs": log_probs, "entropies": entropies, "values": values}
+            mean, per_item, _ = self.policy_loss.of(
+                {**given, **learned, "value_targets": value_targets, "time_step": time_step}
             )
-            return mean, per_item
+            if self.value_loss is None:
+                return mean, per_item
+            value_mean, value_per_item = self.value_loss.loss(values, prev_values, value_targets)
+            return self._graph_fn_sum(mean, per_item, value_mean, value_per_item)
 
-        def value_loss():
-            return self.value_loss.loss(self.value_function.value_output(states), prev_values, value_targets)
+        return self.optimizer.step(loss), self.value_optimizer.step(loss)
 
-        return self.optimizer.step(policy_loss), self.value_optimizer.step(value_loss)
+    @rlgraph.graph_fn
+    def _graph_fn_sum(self, mean, per_item, value_mean, value_per_item):
+        return mean + value_mean, per_item + value_per_item
 
 
 PG_LEARNER_SPACES = {
@@ -419,12 +433,12 @@ PG_LEARNER_SPACES = {
 }
 
 
-def _pg_learner_case(id: str, make_loss, value_clipping: float | None = None) -> ParityCase:
+def _pg_learner_case(id: str, make_loss) -> ParityCase:
     update_args = tuple(Sampled(name, batch_size=8) for name in PG_LEARNER_SPACES if name != "time_step")
     outputs = ("outputs", (Sampled("states"), Sampled("actions")))
     return ParityCase(
         f"algo-policy-gradient-learning-{id}",
-        lambda: PolicyGradientLearner(make_loss(), value_clipping),
+        lambda: PolicyGradientLearner(make_loss()),
         PG_LEARNER_SPACES,
         [
             outputs,
@@ -811,6 +825,10 @@ CASES = [
         lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1], weight_entropy=["exponential", 0.01, 0.001]),
         time_steps=(0, 5000, 20000),
     ),
+    _policy_loss_case(
+        "ppo-loss-value-clipping",
+        lambda: PPOLoss(weight_entropy=0.01, weight_vf=1.0, value_function_clipping=0.2),
+    ),
     _policy_loss_case("actor-critic-loss", lambda: ActorCriticLoss(weight_pg=0.7, weight_entropy=0.01)),
     _policy_loss_case(
         "actor-critic-loss-decaying-entropy",
@@ -822,8 +840,9 @@ CASES = [
     _value_loss_case("plain", lambda: ValueLoss(weight=0.5)),
     _value_loss_case("clipped", lambda: ValueLoss(weight=1.0, clipping=0.2)),
     # ... and their gradients, through learning steps of a policy and a value function.
-    _pg_learner_case("ppo", lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1]), value_clipping=0.2),
+    _pg_learner_case("ppo", lambda: PPOLoss(clip_ratio=["linear", 0.2, 0.1], value_function_clipping=0.2)),
     _pg_learner_case("actor-critic", lambda: ActorCriticLoss(weight_entropy=0.01)),
+    _pg_learner_case("dpo-value-loss-added", DPOLoss),
     # Off-policy actor-critic: SAC's three losses (with and without a target entropy), TD3's targets.
     _sac_loss_case("target-entropy", lambda: SACLoss(discount=0.9, target_entropy=-2.0)),
     _sac_loss_case("fixed-alpha", lambda: SACLoss(discount=0.99)),

@@ -41,6 +41,7 @@ class IMPALAConfig(PolicyGradientConfig):
 
     algorithm: ClassVar[str] = "IMPALA"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_pg", "weight_entropy")
+    loss_settings: ClassVar[tuple[str, ...]] = ("weight_baseline",)
     refused_loss_inputs: ClassVar[dict[str, str]] = {
         "prev_log_probs": "its V-trace advantages carry the importance weights of the actors' policy already, "
         "and a loss of the ratio to that policy would weight them twice"

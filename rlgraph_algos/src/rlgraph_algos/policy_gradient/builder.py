@@ -58,6 +58,7 @@ class PolicyGradientBuilder(AlgorithmBuilder):
         }
         if not role.includes(Role.LEARNER):
             return graph(**acting)
+        policy_loss = self.policy_loss()
         return graph(
             **acting,
             **self.learning_components(),
@@ -66,8 +67,8 @@ class PolicyGradientBuilder(AlgorithmBuilder):
             gae=GeneralizedAdvantageEstimation(
                 self.config.discount, self.config.gae_lambda, self.config.clip_rewards
             ),
-            policy_loss=self.policy_loss(),
-            value_loss=ValueLoss(weight=self.value_loss_weight(), clipping=self.value_function_clipping()),
+            policy_loss=policy_loss,
+            value_loss=self.value_loss(policy_loss),
             optimizer=self.optimizer(),
             value_optimizer=value_optimizer,
         )
@@ -85,14 +86,21 @@ class PolicyGradientBuilder(AlgorithmBuilder):
         spec = self.config.value_function_optimizer_spec
         return None if spec is None else self.optimizer(spec, "value_function_optimizer_spec", "value")
 
-    def policy_loss(self) -> Component:
-        """The ``loss_spec``'s policy loss, else the algorithm's own (:meth:`own_loss`)."""
+    def policy_loss(self) -> PolicyGradientLoss:
+        """The ``loss_spec``'s loss, else the algorithm's own (:meth:`own_loss`)."""
         config = self.config
         return self.own_loss() if config.loss_spec is None else spec_loss(config, PolicyGradientLoss)
 
     def own_loss(self) -> PolicyGradientLoss:
-        """The algorithm's own policy loss (PPO's clipped surrogate, the actor-critic loss)."""
+        """The algorithm's own loss (PPO's objective, the actor-critic's)."""
         raise NotImplementedError
+
+    def value_loss(self, loss: PolicyGradientLoss) -> ValueLoss | None:
+        """The value loss the learner adds to ``loss``, where it is of the policy's term alone (reads no
+        ``values``): of the agent's value loss weight and clipping. None for a whole objective."""
+        if "values" in loss.inputs():
+            return None
+        return ValueLoss(weight=self.value_loss_weight(), clipping=self.value_function_clipping())
 
     def learning_components(self) -> dict[str, Component]:
         """Further components the root takes where it learns (by argument name)."""
@@ -108,7 +116,13 @@ class PolicyGradientBuilder(AlgorithmBuilder):
 
 class PPOBuilder(PolicyGradientBuilder):
     def own_loss(self) -> PolicyGradientLoss:
-        return PPOLoss(clip_ratio=self.config.clip_ratio, weight_entropy=self.config.weight_entropy)
+        config = self.config
+        return PPOLoss(
+            clip_ratio=config.clip_ratio,
+            weight_entropy=config.weight_entropy,
+            weight_vf=config.weight_vf,
+            value_function_clipping=config.value_function_clipping,
+        )
 
     def value_function_clipping(self) -> float | None:
         return self.config.value_function_clipping
@@ -116,4 +130,9 @@ class PPOBuilder(PolicyGradientBuilder):
 
 class ActorCriticBuilder(PolicyGradientBuilder):
     def own_loss(self) -> PolicyGradientLoss:
-        return ActorCriticLoss(weight_pg=self.config.weight_pg, weight_entropy=self.config.weight_entropy)
+        config = self.config
+        return ActorCriticLoss(
+            weight_pg=config.weight_pg,
+            weight_entropy=config.weight_entropy,
+            weight_vf=self.value_loss_weight(),
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any, ClassVar
 
@@ -56,10 +57,13 @@ class PolicyGradientConfig(LearningAgentConfig):
     own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_entropy",)
     #: The inputs a ``loss_spec``'s loss may not take, each with why.
     refused_loss_inputs: ClassVar[dict[str, str]] = {}
+    #: The value loss's keys: a ``loss_spec``'s loss is given those its constructor takes; the value loss the
+    #: learner adds to a loss of the policy's term alone is made of them.
+    loss_settings: ClassVar[tuple[str, ...]] = ()
 
     def contradictions(self) -> list[Problem]:
         problems = raised(memory_capacity, self.memory_spec)
-        problems += loss_spec_problems(self, PolicyGradientLoss)
+        problems += loss_spec_problems(self, PolicyGradientLoss) or self._value_settings_problems()
         if self.value_function_optimizer_spec is not None and self.value_function_spec is None:
             problems.append(
                 Problem(
@@ -76,6 +80,25 @@ class PolicyGradientConfig(LearningAgentConfig):
                 stacklevel=4,
             )
         return problems
+
+    def _value_settings_problems(self) -> list[Problem]:
+        """The value loss's keys given beside a ``loss_spec`` whose loss is the whole objective (it reads
+        ``values``) but does not take them: they would have no effect."""
+        if self.loss_spec is None:
+            return []
+        loss_class = PolicyGradientLoss.class_of(self.loss_spec, path="loss_spec")
+        if "values" not in loss_class.inputs():
+            return []  # the learner adds the value loss of these keys
+        takes = inspect.signature(loss_class).parameters
+        return [
+            Problem(
+                key,
+                f"has no effect: loss_spec's {loss_class.__name__} computes the value function's term itself (it "
+                f"reads values) and takes no {key}; remove it, or give the loss its setting",
+            )
+            for key in self.loss_settings
+            if key in given_keys(self) and key not in takes
+        ]
 
 
 def memory_capacity(memory_spec: dict[str, Any] | None) -> int:
@@ -115,6 +138,7 @@ class PPOConfig(PolicyGradientConfig):
 
     algorithm: ClassVar[str] = "PPO"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("clip_ratio", "weight_entropy")
+    loss_settings: ClassVar[tuple[str, ...]] = ("weight_vf", "value_function_clipping")
 
 
 @agent_config
@@ -130,3 +154,4 @@ class ActorCriticConfig(PolicyGradientConfig):
 
     algorithm: ClassVar[str] = "the actor-critic"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("weight_pg", "weight_entropy")
+    loss_settings: ClassVar[tuple[str, ...]] = ("weight_vf",)

@@ -111,57 +111,58 @@ class PolicyGradientGraph(AgentRoot):
     def _update(
         self, policy_inputs, value_inputs, actions, log_probs, advantages, value_targets, values, time_step
     ):
-        """One gradient step. ``policy_inputs()`` and ``value_inputs()`` make the inputs of the policy and
-        of the value function (one row per step), inside the loss, so gradients reach what makes them."""
+        """One gradient step on the loss. ``policy_inputs()`` and ``value_inputs()`` make the inputs of the
+        policy and of the value function (one row per step), inside the loss, so gradients reach what makes
+        them. With an optimizer of its own the value function steps on the same loss (its share of it)."""
+        given = {
+            "prev_log_probs": log_probs,
+            "advantages": advantages,
+            "prev_values": values,
+            "value_targets": value_targets,
+            "time_step": time_step,
+        }
 
-        given = {"prev_log_probs": log_probs, "advantages": advantages, "time_step": time_step}
-
-        def policy_loss(inputs):
+        def loss():
+            inputs = policy_inputs()
             new_log_probs, entropies = self.policy.get_log_prob_and_entropy(inputs, actions)
-            values = {**given, "log_probs": new_log_probs, "entropies": entropies}
-            mean, per_item, stats = self.policy_loss.of(values)
-            return self._graph_fn_with_stats(mean, per_item, stats)
+            current = self._values(inputs if self.shared_network else value_inputs())
+            learned = {"log_probs": new_log_probs, "entropies": entropies, "values": current}
+            mean, per_item, stats = self.policy_loss.of({**given, **learned})
+            if self.value_loss is None:  # the loss is the whole objective
+                return self._graph_fn_reported(mean, per_item, stats)
+            value_mean, value_per_item = self.value_loss.loss(current, values, value_targets)
+            return self._graph_fn_with_value_loss(mean, per_item, stats, value_mean, value_per_item)
 
-        def value_loss(inputs):
-            return self.value_loss.loss(self._values(inputs), values, value_targets)
-
-        if self.value_optimizer is None:
-
-            def total_loss():
-                inputs = policy_inputs()
-                policy_mean, stats = policy_loss(inputs)
-                value_mean, _ = value_loss(inputs if self.shared_network else value_inputs())
-                return self._graph_fn_total(policy_mean, value_mean, stats)
-
-            # The loss as the step reports it: NaN where its gradients were not finite and the step was skipped.
-            reported, stats = self.optimizer.step(total_loss, time_step)
-            return self._graph_fn_with_loss(stats, reported)
-        reported, stats = self.optimizer.step(lambda: policy_loss(policy_inputs()), time_step)
-        value_mean, _ = self.value_optimizer.step(lambda: value_loss(value_inputs()), time_step)
-        return self._graph_fn_add_value_loss(stats, reported, value_mean)
+        # The loss as the step reports it: NaN where its gradients were not finite and the step was skipped.
+        reported, stats = self.optimizer.step(loss, time_step)
+        if self.value_optimizer is not None:
+            self.value_optimizer.step(loss, time_step)
+        return self._graph_fn_with_loss(stats, reported)
 
     def _values(self, states: Any) -> Any:
         features = self.policy.get_nn_outputs(states) if self.shared_network else states
         return self.held(self.value_function, "value_function").value_output(features)
 
     @rlgraph.graph_fn
-    def _graph_fn_with_stats(self, mean, per_item, stats):
-        return mean, {"policy_loss": mean, "loss_per_item": per_item, **stats}
+    def _graph_fn_reported(self, mean, per_item, stats):
+        """The loss and what an update reports of it."""
+        return mean, {"loss_per_item": per_item, **stats}
 
     @rlgraph.graph_fn
-    def _graph_fn_total(self, policy_mean, value_mean, stats):
-        total = policy_mean + value_mean
-        return total, {**stats, "loss": total, "vf_loss": value_mean}
+    def _graph_fn_with_value_loss(self, mean, per_item, stats, value_mean, value_per_item):
+        """A loss of the policy's term with the value loss added: their sum and what an update reports."""
+        total = mean + value_mean
+        return total, {
+            "loss_per_item": per_item + value_per_item,
+            **stats,
+            "policy_loss": mean,
+            "vf_loss": value_mean,
+        }
 
     @rlgraph.graph_fn
     def _graph_fn_with_loss(self, stats, loss):
         """``stats`` with the loss its step reports."""
         return {**stats, "loss": loss}
-
-    @rlgraph.graph_fn
-    def _graph_fn_add_value_loss(self, stats, loss, value_mean):
-        """``stats`` with the policy step's reported ``loss`` plus the value step's."""
-        return {**stats, "loss": loss + value_mean, "vf_loss": value_mean}
 
 
 class RecurrentPolicyGradientGraph(PolicyGradientGraph):
