@@ -129,3 +129,36 @@ def test_the_example_trains_ppos_learner_on_dpos_loss():
         assert type(root.policy_loss) is DPOLoss and type(executor.agent).__name__ == "PPOAgent"
     finally:
         executor.terminate()
+
+
+#: A whole objective (it reads values) whose constructor takes no value loss weight, in a plain module.
+UNWEIGHTED = """
+import rlgraph
+from rlgraph_algos.policy_gradient.losses import PolicyGradientLoss
+
+
+class UnweightedObjective(PolicyGradientLoss):
+    @rlgraph.graph_fn(api=True)
+    def loss(self, log_probs, advantages, values, value_targets):
+        ops = self.ops
+        per_item = -advantages * log_probs + ops.square(values - value_targets)
+        return ops.mean(per_item), per_item, {}
+"""
+
+
+def test_the_value_loss_keys_go_to_the_learners_value_loss_or_to_a_loss_that_takes_them(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "unweighted.py").write_text(UNWEIGHTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # DPO's loss is the policy's term: the learner's value loss takes weight_vf and the clipping.
+    PPOConfig.from_keys(keys(loss_spec="dpo", weight_vf=1.0, value_function_clipping=0.2))
+    # A whole objective that takes no weight_vf: the key would have no effect.
+    with pytest.raises(
+        SpecError, match=r"weight_vf: has no effect: loss_spec's UnweightedObjective computes"
+    ):
+        PPOConfig.from_keys(keys(loss_spec="unweighted:UnweightedObjective", weight_vf=1.0))
+    PPOConfig.from_keys(keys(loss_spec="unweighted:UnweightedObjective"))
+    # The agent's keys, which the loss is given where it takes them, are not the loss_spec's.
+    with pytest.raises(SpecError, match=r"loss_spec\.weight_vf: is PPO's weight_vf, which the loss is given"):
+        PPOConfig.from_keys(keys(loss_spec={"type": "ppo_loss", "weight_vf": 1.0}))
