@@ -286,11 +286,12 @@ def test_a_backend_without_collectives_refuses_a_group(rlgraph_backend, monkeypa
 def test_on_a_backend_whose_learners_take_as_many_rows_an_uneven_batch_is_refused(rlgraph_backend):
     if rlgraph_backend not in GROUPED or not load_backend(rlgraph_backend).collective_traits.even_rows:
         pytest.skip(f"{rlgraph_backend}'s learners split any batch")
-    spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", [], {"backend": rlgraph_backend, "seed": 3})
+    no_updates = ["agent.update_spec.steps_before_update=100000"]  # the memory fills; the group waits
+    spec = load_run_spec(EXAMPLES / "dqn_cartpole.yaml", no_updates, {"backend": rlgraph_backend, "seed": 3})
     executor = make_executor(spec)
     group = LearnerGroup(executor.agent, 2, **OPEN)
     try:
-        executor.execute_workload({"num_timesteps": 1200})  # fills the memory
+        executor.execute_workload({"num_timesteps": 400})  # 376 transitions of 3 steps: a batch of 256
         sample = executor.agent._execute("sample_batch")
         batch = {**sample["records"], "importance_weights": sample["weights"]}
         odd = {name: value[:31] for name, value in batch.items()}

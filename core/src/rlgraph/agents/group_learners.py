@@ -210,9 +210,22 @@ def learner_config(config: Any, device: str | None) -> Any:
     return attrs.evolve(config, execution_spec=execution)
 
 
+def learner_processes(preload: Sequence[str]) -> Any:
+    """How a group's local learners start: as children of a fork server, a fresh interpreter that imported
+    ``preload`` (the backend's and the agent's modules) once, so that each learner starts in a fraction of a
+    second where importing a framework takes seconds; spawned (fresh interpreters) where the platform has no
+    fork server. The fork server starts with the first group, and its imports are that group's."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, *preload])
+    return context
+
+
 class LocalLearners:
-    """Launches a group's other learners as processes on this machine (spawned: fresh interpreters): the
-    :class:`LearnerLauncher` where no other applies."""
+    """Launches a group's other learners as processes on this machine (fresh interpreters, forked from a
+    server that imported the backend: :func:`learner_processes`): the :class:`LearnerLauncher` where no other
+    applies."""
 
     @staticmethod
     def applies() -> bool:
@@ -232,7 +245,11 @@ class LocalLearners:
         num_cpus: float = 1.0,
     ) -> list[Any]:
         # (Local processes reserve no CPUs: ``num_cpus`` is for a launcher that places them.)
-        return [LocalLearner(agent_class, config, rank, size, devices[rank]) for rank in ranks]
+        from rlgraph.graph.backend import load_backend
+
+        backend = type(load_backend(getattr(config, "backend", None))).__module__
+        context = learner_processes([backend, agent_class.__module__])
+        return [LocalLearner(context, agent_class, config, rank, size, devices[rank]) for rank in ranks]
 
     def close(self) -> None:
         pass
@@ -242,8 +259,9 @@ class LocalLearner:
     """Learner ``rank`` of a group (a :class:`GroupLearner`) in a local process, talked to through a pipe:
     :meth:`send` a command (a method of :class:`GroupLearner` and its arguments), :meth:`receive` the answer."""
 
-    def __init__(self, agent_class: type, config: Any, rank: int, size: int, device: str | None) -> None:
-        context = multiprocessing.get_context("spawn")
+    def __init__(
+        self, context: Any, agent_class: type, config: Any, rank: int, size: int, device: str | None
+    ) -> None:
         self._connection, theirs = context.Pipe()
         self.process = context.Process(
             target=run_learner,
