@@ -13,8 +13,9 @@ from rlgraph.workers import SingleThreadedWorker
 
 
 def test_intbox_actions_are_uniform(rlgraph_backend):
+    # Seeded: unseeded, the test of uniformity at p > 1e-3 failed one run in a thousand (jax's, once, at 9e-5).
     agent = Agent.from_spec(
-        {"type": "random", "backend": rlgraph_backend},
+        {"type": "random", "backend": rlgraph_backend, "execution_spec": {"seed": 7}},
         state_space=FloatBox(shape=(4,)),
         action_space=IntBox(3),
     )
