@@ -76,16 +76,19 @@ L = TypeVar("L", bound=Loss)
 
 
 def spec_loss(config: Any, base: type[L]) -> L:
-    """``config.loss_spec``'s loss, a ``base``: built from the spec and given those of the agent's
-    ``config.loss_settings`` (keys a family's configs may declare: a distributional DQN's support) that its
-    constructor names."""
+    """``config.loss_spec``'s loss, a ``base``: built from the spec and given :func:`settings_taken`."""
     spec = config.loss_spec
-    loss_class = base.class_of(spec, path="loss_spec")
     if isinstance(spec, base):
         return spec
-    takes = inspect.signature(loss_class).parameters
-    settings = {key: getattr(config, key) for key in getattr(config, "loss_settings", ()) if key in takes}
+    settings = settings_taken(config, base.class_of(spec, path="loss_spec"))
     return base.from_spec(spec, path="loss_spec", **settings)
+
+
+def settings_taken(config: Any, loss_class: type[Loss]) -> dict[str, Any]:
+    """Those of the agent's ``config.loss_settings`` (the keys of the agent's a family gives its loss: a
+    distributional DQN's support, the value loss's weight) that ``loss_class``'s constructor names."""
+    takes = inspect.signature(loss_class).parameters
+    return {key: getattr(config, key) for key in config.loss_settings if key in takes}
 
 
 def of_taken(ops: Any, values: Any, actions: Any) -> Any:
@@ -96,8 +99,8 @@ def of_taken(ops: Any, values: Any, actions: Any) -> Any:
 def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
     """What is wrong with ``config.loss_spec`` (None: nothing), for a config whose class names its
     ``algorithm``, its own loss's keys (``own_loss_keys``) and the inputs a loss may not take from it
-    (``refused_loss_inputs``: name and why), and may name the keys of its own a loss is given
-    (``loss_settings``, :func:`spec_loss`), which the spec must leave out. The loss, made here to check its
+    (``refused_loss_inputs``: name and why), and the keys of its own a loss is given (``loss_settings``,
+    :func:`spec_loss`), which the spec must leave out. The loss, made here to check its
     settings, must be a subclass
     of ``base`` whose inputs its learner gives. Of the own loss's keys none may be given, but where the agent
     turns on by default what the family leaves off (R2D2's ``value_rescaling``), which the loss would drop:
@@ -106,7 +109,7 @@ def loss_spec_problems(config: Any, base: type[Loss]) -> list[Problem]:
     if config.loss_spec is None:
         return []
     try:
-        settings = [key for key in getattr(config, "loss_settings", ()) if key in spec_keys(config.loss_spec)]
+        settings = [key for key in config.loss_settings if key in spec_keys(config.loss_spec)]
         if settings:
             return [
                 Problem(

@@ -247,7 +247,7 @@ class LocalLearners:
         # (Local processes reserve no CPUs: ``num_cpus`` is for a launcher that places them.)
         from rlgraph.graph.backend import load_backend
 
-        backend = type(load_backend(getattr(config, "backend", None))).__module__
+        backend = type(load_backend(config.backend)).__module__
         context = learner_processes([backend, agent_class.__module__])
         return [LocalLearner(context, agent_class, config, rank, size, devices[rank]) for rank in ranks]
 

@@ -75,6 +75,7 @@ class ActorCriticQConfig(LearningAgentConfig):
     algorithm: ClassVar[str]
     own_loss_keys: ClassVar[tuple[str, ...]] = ()
     refused_loss_inputs: ClassVar[dict[str, str]] = {}
+    loss_settings: ClassVar[tuple[str, ...]] = ()
 
     def contradictions(self) -> list[Problem]:
         return super().contradictions() + self._loss_conflicts()

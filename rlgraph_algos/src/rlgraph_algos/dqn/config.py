@@ -57,6 +57,8 @@ class DQNConfig(LearningAgentConfig):
         name: "its Q-network gives Q-values (return distributions are categorical_dqn's and qr_dqn's)"
         for name in ("distributions", "next_distributions_target")
     }
+    #: The agent's keys a ``loss_spec``'s loss is given where its constructor takes them (none of DQN's).
+    loss_settings: ClassVar[tuple[str, ...]] = ()
     rlgraph_names: ClassVar[dict[str, str]] = {**LearningAgentConfig.rlgraph_names, **REPLAY_ALIASES}
 
     policy_spec: Any = agent_argument("policy_spec")
@@ -190,8 +192,6 @@ class DistributionalDQNConfig(DQNConfig):
     heads: ClassVar[str] = "distributional Q-policy"
     own_loss_keys: ClassVar[tuple[str, ...]] = ("double_q",)
     refused_loss_inputs: ClassVar[dict[str, str]] = {}
-    #: The keys of the heads' distribution, which a ``loss_spec``'s loss is given where it takes them.
-    loss_settings: ClassVar[tuple[str, ...]] = ()
 
     huber_loss: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})
     value_rescaling: bool = attrs.field(default=False, metadata={"check": reject(_OWN_LOSS)})

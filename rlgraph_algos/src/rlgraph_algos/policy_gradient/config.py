@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any, ClassVar
 
@@ -13,7 +12,7 @@ from rlgraph.agents.specs import UpdateSpec, given_keys
 from rlgraph.errors import SpecError
 from rlgraph.specs.checks import check_of, non_negative, positive_int, unit_interval
 from rlgraph.specs.validation import Problem
-from rlgraph_algos.losses import loss_spec_problems
+from rlgraph_algos.losses import loss_spec_problems, settings_taken
 from rlgraph_algos.policy_gradient.losses import PolicyGradientLoss
 
 DEFAULT_MEMORY = {"type": "ring_buffer", "capacity": 1000}
@@ -89,7 +88,7 @@ class PolicyGradientConfig(LearningAgentConfig):
         loss_class = PolicyGradientLoss.class_of(self.loss_spec, path="loss_spec")
         if "values" not in loss_class.inputs():
             return []  # the learner adds the value loss of these keys
-        takes = inspect.signature(loss_class).parameters
+        taken = settings_taken(self, loss_class)
         return [
             Problem(
                 key,
@@ -97,7 +96,7 @@ class PolicyGradientConfig(LearningAgentConfig):
                 f"reads values) and takes no {key}; remove it, or give the loss its setting",
             )
             for key in self.loss_settings
-            if key in given_keys(self) and key not in takes
+            if key in given_keys(self) and key not in taken
         ]
 
 
