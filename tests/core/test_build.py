@@ -10,7 +10,7 @@ import pytest
 import rlgraph
 from rlgraph.components import Component
 from rlgraph.errors import APICallError, BuildError
-from rlgraph.spaces import Dict, FloatBox, IntBox
+from rlgraph.spaces import BoolBox, Dict, FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph.utils import nested
 
@@ -407,6 +407,53 @@ class Branching(Component):
     @rlgraph.graph_fn
     def _graph_fn_one(self, flag):
         return flag
+
+
+class Arithmetic(Component):
+    """API methods that compute with operators and join dicts, with no graph function for either."""
+
+    def __init__(self):
+        super().__init__(scope="arithmetic")
+        self.scaler = Scale(initial=3.0)
+
+    @rlgraph.api
+    def combine(self, inputs):
+        scaled = self.scaler.scale(inputs)
+        return abs(-scaled + 2.0 * inputs - 1.0) / 2.0, scaled > inputs
+
+    @rlgraph.api
+    def report(self, inputs):
+        return rlgraph.merged(self._graph_fn_stats(inputs), total=self.scaler.scale(inputs) + inputs)
+
+    @rlgraph.graph_fn
+    def _graph_fn_stats(self, inputs):
+        return {"mean": self.ops.mean(inputs, axis=-1), "total": inputs}
+
+
+def test_an_api_method_applies_operators_and_joins_dicts_as_at_run_time(rlgraph_backend):
+    test = ComponentTest(Arithmetic(), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
+    x = SPACE.sample(5)
+    test.test(("combine", x), expected_outputs=(np.abs(-x - 1.0) / 2.0, 3.0 * x > x), decimals=5)
+    test.test(("report", x), expected_outputs={"mean": x.mean(axis=-1), "total": 4.0 * x}, decimals=5)
+    spaces = test.graph.api_registry["report"].output_spaces
+    assert (spaces["mean"], spaces["total"]) == (FloatBox(add_batch_rank=True), SPACE)
+    combined, greater = test.graph.api_registry["combine"].output_spaces
+    assert combined == SPACE and greater == BoolBox(shape=(4,), add_batch_rank=True)
+
+
+class Indexing(Component):
+    @rlgraph.api
+    def first(self, inputs):
+        return self._graph_fn_double(inputs)[0]
+
+    @rlgraph.graph_fn
+    def _graph_fn_double(self, inputs):
+        return 2.0 * inputs
+
+
+def test_an_api_method_indexing_a_tensor_is_a_clear_error(rlgraph_backend):
+    with pytest.raises(BuildError, match="unpacks or indexes a tensor"):
+        ComponentTest(Indexing(scope="i"), input_spaces={"inputs": SPACE}, backend=rlgraph_backend)
 
 
 def test_python_control_flow_on_values_is_a_clear_error(rlgraph_backend):

@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "api": "rlgraph.graph.decorators",
     "graph_fn": "rlgraph.graph.decorators",
+    "merged": "rlgraph.graph.decorators",
     "Component": "rlgraph.graph.component",
     "from_spec": "rlgraph.specs",
     "hookimpl": "rlgraph.plugins.hookspecs",
@@ -31,12 +32,13 @@ __all__ = [
     "from_spec",
     "graph_fn",
     "hookimpl",
+    "merged",
 ]
 
 if TYPE_CHECKING:
     from rlgraph.agents.agent import Agent
     from rlgraph.graph.component import Component
-    from rlgraph.graph.decorators import api, graph_fn
+    from rlgraph.graph.decorators import api, graph_fn, merged
     from rlgraph.plugins.hookspecs import PLUGIN_API_VERSION, hookimpl
     from rlgraph.specs import from_spec
 

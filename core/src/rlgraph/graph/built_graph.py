@@ -78,12 +78,12 @@ class BuiltGraph:
         report = builder.run()
         ops.reseed(self.seed)  # the build's dry runs drew random numbers: start the streams afresh
         start = time.perf_counter()
-        for name, record in builder.api_registry.items():
+        for name, entry in builder.api_registry.items():
             api = type(self.root).api_methods()[name]
             params = [p for p in api.signature.parameters if p != "self"]
-            spaces = self._spaces[name] = {p: record.input_spaces.get(p) for p in params}
+            spaces = self._spaces[name] = {p: entry.input_spaces.get(p) for p in params}
             self._functions[name] = self.backend.compile_api_method(
-                name, getattr(self.root, name), spaces, record.needs_gradients, self.root.device
+                name, getattr(self.root, name), spaces, entry.needs_gradients, self.root.device
             )
             self._checks[name] = _input_checks(spaces)
         report.backend_seconds += time.perf_counter() - start
@@ -104,7 +104,7 @@ class BuiltGraph:
 
     @property
     def api_registry(self) -> dict[str, Any]:
-        """Root API method name -> :class:`~rlgraph.graph.build.APIRecord`."""
+        """Root API method name -> :class:`~rlgraph.graph.build.APIEntry`."""
         return self._built().api_registry
 
     @property

@@ -13,7 +13,7 @@ import contextvars
 import functools
 import inspect
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from rlgraph.errors import BuildError
@@ -113,9 +113,11 @@ def api(
 ) -> Any:
     """Declare a Component method an API method: an edge of the component graph.
 
-    API methods call other API methods (their own or a sub-component's) and graph functions;
-    they hold no numeric code. A method whose body is numeric code is a graph function declared
-    an API method: ``@graph_fn(api=True)``.
+    API methods call other API methods (their own or a sub-component's) and graph functions, and may apply
+    Python's arithmetic operators and comparisons to the values they route (``loss + penalty``) and join
+    dicts with :func:`merged`; any other numeric work (``self.ops``, indexing or branching on a tensor) is
+    a graph function's. A method whose body is numeric code is a graph function declared an API method:
+    ``@graph_fn(api=True)``.
 
     ``needs``: attributes of the component the method cannot run without (``"memory"``). Where one is None
     (a graph built for a role that leaves it out: see :mod:`rlgraph.agents.roles`), the build leaves the
@@ -142,6 +144,19 @@ def api(
         return wrapper
 
     return decorate(function) if function is not None else decorate
+
+
+def merged(*parts: Mapping[str, Any], **entries: Any) -> dict[str, Any]:
+    """One dict of the dicts ``parts`` and the ``entries`` (later keys win): an API method's way to join the
+    dicts its graph functions return (which the assembly sees as single values) with values of its own."""
+    builder = ACTIVE_BUILDER.get()
+    if builder is None:
+        return _merge(*parts, entries)
+    return builder.compute(_merge, (*parts, entries), "merged")
+
+
+def _merge(*parts: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for part in parts for key, value in part.items()}
 
 
 def graph_fn(

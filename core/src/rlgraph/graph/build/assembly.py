@@ -1,7 +1,7 @@
 """Assembly (phase 2), as a mixin of the :class:`~rlgraph.graph.build.GraphBuilder`.
 
 Every API method of the root is called once with abstract
-:class:`~rlgraph.graph.build.records.Record` values. This yields the component graph (who calls
+:class:`~rlgraph.graph.build.symbols.Symbol` values. This yields the component graph (who calls
 which API method of whom), the API registry, which inputs each component receives, the pass-through
 API methods (contracted on the fast path) and the components that mirror another's input spaces.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from rlgraph.errors import BuildError
 from rlgraph.graph.build.graph import ComponentGraph
-from rlgraph.graph.build.records import Record, _contains_record, _Frame
+from rlgraph.graph.build.symbols import Symbol, _contains_symbol, _Frame
 from rlgraph.graph.component import Component
 from rlgraph.graph.decorators import APIMethod
 
@@ -43,7 +43,7 @@ class Assembly:
         bound = self._bind(component, api, args, kwargs)
         needed = self._needed.setdefault(id(component), {}).setdefault(api.name, [])
         for param, value in bound.items():
-            if _contains_record(value) and param not in needed:
+            if _contains_symbol(value) and param not in needed:
                 needed.append(param)
         frame = _Frame(component, api, args, kwargs)
         if caller is not None:
@@ -70,7 +70,7 @@ class Assembly:
             )
 
     def _note_pass_through(self, frame: _Frame, bound: dict[str, Any]) -> None:
-        """Record an API method that only forwards its inputs to one other API method."""
+        """Symbol an API method that only forwards its inputs to one other API method."""
         if frame.graph_fns or len(frame.children) != 1 or not bound:
             return
         child = frame.children[0]
@@ -79,7 +79,7 @@ class Assembly:
             not child.kwargs
             and child.output is frame.output
             and len(child.args) == len(values)
-            and all(isinstance(v, Record) and a is v for a, v in zip(child.args, values))
+            and all(isinstance(v, Symbol) and a is v for a, v in zip(child.args, values))
         )
         key = (id(frame.component), frame.api.name)
         target = (child.component, child.api.name) if forwards else None

@@ -25,11 +25,11 @@ from rlgraph.errors import BuildError, NotApplicableError
 from rlgraph.graph.build.assembly import Assembly
 from rlgraph.graph.build.completion import Completion
 from rlgraph.graph.build.fast_path import FastPath
-from rlgraph.graph.build.graph import APIRecord, ComponentGraph, short_space
-from rlgraph.graph.build.records import Record, _contains_record, _Frame, _is_function, _NotReady
+from rlgraph.graph.build.graph import APIEntry, ComponentGraph, short_space
 from rlgraph.graph.build.report import BuildReport
 from rlgraph.graph.build.space_flow import SpaceFlow
 from rlgraph.graph.build.spaces import BUILD_SIZES, _unzip, _zip
+from rlgraph.graph.build.symbols import Symbol, _contains_symbol, _Frame, _is_function, _NotReady
 from rlgraph.graph.component import Component
 from rlgraph.graph.decorators import ACTIVE_BUILDER, APIMethod, GraphFunction
 from rlgraph.utils import nested
@@ -56,7 +56,7 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         self.seed = 0 if seed is None else int(seed)
         self.device_map = dict(device_map or {})
         self.graph = ComponentGraph(root)
-        self.api_registry: dict[str, APIRecord] = {}
+        self.api_registry: dict[str, APIEntry] = {}
         #: Root API methods left out, with the reason: they do not apply to the spaces, or need a component
         #: the graph's role leaves out (``@api(needs=...)``).
         self.not_applicable: dict[str, str] = {}
@@ -84,25 +84,25 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         return self.report
 
     def assemble(self) -> ComponentGraph:
-        """Phase 2: call every root API method once with abstract records."""
+        """Phase 2: call every root API method once with abstract symbols."""
         start = time.perf_counter()
         self._phase = "assembly"
         with self._active():
             for name, api in self.root.api_methods().items():
 
-                def record_of(param: str, name: str = name) -> Record:
-                    return Record(f"{name}({param})")
+                def symbol_of(param: str, name: str = name) -> Symbol:
+                    return Symbol(f"{name}({param})")
 
-                args = self._root_arguments(api, record_of)
-                record = self.api_registry[name] = APIRecord(
-                    name, [p for p, v in args.items() if _contains_record(v)], self._root_spaces(api)
+                args = self._root_arguments(api, symbol_of)
+                entry = self.api_registry[name] = APIEntry(
+                    name, [p for p, v in args.items() if _contains_symbol(v)], self._root_spaces(api)
                 )
                 self._running_graph_fns = set()
                 try:
                     getattr(self.root, name)(*args.values())
                 except NotApplicableError as error:
                     self._leave_out(name, error)
-                record.components = frozenset(self._running_graph_fns)
+                entry.components = frozenset(self._running_graph_fns)
         self._find_mirrors()
         self.report.assembly_seconds = time.perf_counter() - start
         return self.graph
@@ -195,9 +195,23 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
                     argument()  # a function of the variables (a loss): record what it calls
             label = f"{component.global_scope}.{graph_fn.name}"
             if graph_fn.returns == 1:
-                return Record(label)
-            return tuple(Record(f"{label}[{i}]") for i in range(graph_fn.returns))
+                return Symbol(label)
+            return tuple(Symbol(f"{label}[{i}]") for i in range(graph_fn.returns))
         return self._run_graph_fn(component, frame.api, graph_fn, args, kwargs)
+
+    def compute(self, function: Callable[..., Any], operands: tuple, label: str) -> Any:
+        """``function(*operands)``, applied in an API method to values it routes (an operator,
+        :func:`rlgraph.merged`): run as a graph function of that method's component, which reads no
+        variables; ``label`` names it in errors."""
+        frame = self._stack[-1] if self._stack else None
+        if frame is None:
+            raise BuildError(f"{label!r} is applied to a value of the build outside any API method.")
+        if self._phase == "assembly":
+            frame.graph_fns += 1
+            self._running_graph_fns.add(frame.component.global_scope)
+            labels = [_label(operand) for operand in operands]
+            return Symbol(f"{label}({labels[0]})" if len(labels) == 1 else f"({f' {label} '.join(labels)})")
+        return self._run_graph_fn(frame.component, frame.api, _computation(function, label), operands, {})
 
     def variable_seed(self, global_name: str) -> int:
         """The seed of one variable's initializer: from the build seed and the variable's name."""
@@ -304,10 +318,10 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
         args = self._root_arguments(api, placeholder)
         gradient_calls, optimizer_steps = self.backend.gradient_calls, self.backend.optimizer_steps
         output = self.backend.trace_build_call(lambda: getattr(self.root, name)(*args.values()))
-        record = self.api_registry[name]
-        record.output_spaces = self._used_space(output, f"the output of root API method {name!r}", name)
-        record.needs_gradients = self.backend.gradient_calls > gradient_calls
-        record.steps_optimizer = self.backend.optimizer_steps > optimizer_steps
+        entry = self.api_registry[name]
+        entry.output_spaces = self._used_space(output, f"the output of root API method {name!r}", name)
+        entry.needs_gradients = self.backend.gradient_calls > gradient_calls
+        entry.steps_optimizer = self.backend.optimizer_steps > optimizer_steps
 
     def _build_api_call(self, component: Component, api: APIMethod, args: tuple, kwargs: dict) -> Any:
         bound = self._bind(component, api, args, kwargs)
@@ -389,6 +403,34 @@ class GraphBuilder(Assembly, SpaceFlow, Completion, FastPath):
             yield
         finally:
             ACTIVE_BUILDER.reset(token)
+
+
+def _label(operand: Any) -> str:
+    return (
+        operand.label
+        if isinstance(operand, Symbol)
+        else "..."
+        if isinstance(operand, dict)
+        else repr(operand)
+    )
+
+
+_COMPUTATIONS: dict[tuple[Callable[..., Any], str], GraphFunction] = {}
+
+
+def _computation(function: Callable[..., Any], label: str) -> GraphFunction:
+    """The graph function running ``function`` on its operands (one per operation, made once)."""
+    key = (function, label)
+    if key not in _COMPUTATIONS:
+
+        def run(_component: Component, *operands: Any) -> Any:
+            return function(*operands)
+
+        run.__name__ = label
+        _COMPUTATIONS[key] = GraphFunction(
+            run, returns=1, split=False, requires_variables=False, batched=None
+        )
+    return _COMPUTATIONS[key]
 
 
 def variable_seed(seed: int | None, global_name: str) -> int:

@@ -2,7 +2,7 @@
 
 A component is completed (its ``create_variables`` called) as soon as the input spaces it asks for
 are known and the components whose variables it uses are complete; until then the graph functions
-that need its variables wait (:class:`~rlgraph.graph.build.records._NotReady`), and a build that
+that need its variables wait (:class:`~rlgraph.graph.build.symbols._NotReady`), and a build that
 cannot go on stalls with a :class:`~rlgraph.errors.BuildError` naming the component, API method and
 missing spaces.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlgraph.errors import BuildError
-from rlgraph.graph.build.records import _NotReady, _NotYet
+from rlgraph.graph.build.symbols import _NotReady, _NotYet
 from rlgraph.graph.component import Component
 
 

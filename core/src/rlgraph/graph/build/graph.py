@@ -1,5 +1,5 @@
 """The component graph that the assembly records (who calls which API method of whom), its
-rendering as DOT or text, and the API registry's entries (:class:`APIRecord`)."""
+rendering as DOT or text, and the API registry's entries (:class:`APIEntry`)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ class ComponentGraph:
         return "\n".join(lines) + "\n"
 
 
-class APIRecord:
+class APIEntry:
     """One root API method in the API registry: its tensor inputs and their spaces."""
 
     def __init__(self, name: str, input_names: list[str], input_spaces: dict[str, Any]) -> None:
@@ -114,4 +114,4 @@ class APIRecord:
         self.components: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
-        return f"APIRecord({self.name}({', '.join(self.input_names)}) -> {self.output_spaces})"
+        return f"APIEntry({self.name}({', '.join(self.input_names)}) -> {self.output_spaces})"

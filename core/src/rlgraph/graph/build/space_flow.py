@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from rlgraph.errors import BuildError
-from rlgraph.graph.build.records import Twin
 from rlgraph.graph.build.spaces import (
     _AMBIGUOUS,
     _DEFAULT_PAIRS,
@@ -21,6 +20,7 @@ from rlgraph.graph.build.spaces import (
     _zip,
     space_for,
 )
+from rlgraph.graph.build.symbols import Twin
 from rlgraph.graph.component import Component
 from rlgraph.graph.decorators import APIMethod, GraphFunction
 from rlgraph.utils import nested
@@ -67,7 +67,7 @@ class SpaceFlow:
             self._remember_spaces(value[key], sub)
 
     def declare_space(self, value: Any, space: Any) -> None:
-        """Record ``space`` for ``value`` (``Component.with_space``); its output leaves take it over a
+        """Symbol ``space`` for ``value`` (``Component.with_space``); its output leaves take it over a
         derived one."""
         self._remember_spaces(value, space)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from rlgraph.errors import BuildError
-from rlgraph.graph.build.records import Twin, _is_function
+from rlgraph.graph.build.symbols import Twin, _is_function
 from rlgraph.graph.decorators import SEQUENCE_LAYOUTS
 
 if TYPE_CHECKING:
