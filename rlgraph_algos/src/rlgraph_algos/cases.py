@@ -412,13 +412,9 @@ class PolicyGradientLearner(Component):
             if self.value_loss is None:
                 return mean, per_item
             value_mean, value_per_item = self.value_loss.loss(values, prev_values, value_targets)
-            return self._graph_fn_sum(mean, per_item, value_mean, value_per_item)
+            return mean + value_mean, per_item + value_per_item
 
         return self.optimizer.step(loss), self.value_optimizer.step(loss)
-
-    @rlgraph.graph_fn
-    def _graph_fn_sum(self, mean, per_item, value_mean, value_per_item):
-        return mean + value_mean, per_item + value_per_item
 
 
 PG_LEARNER_SPACES = {

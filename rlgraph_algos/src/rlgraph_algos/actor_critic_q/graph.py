@@ -336,7 +336,7 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
 
     def _with(self, results: Any, metrics: Any) -> Any:
         """``results`` with CQL's ``metrics`` where it has any."""
-        return results if metrics is None else self._graph_fn_merged(results, metrics)
+        return results if metrics is None else rlgraph.merged(results, metrics)
 
     def _critic_update(self, states, actions, loss_of, weights, time_step) -> tuple[Any, Any, Any]:
         """The critics' step (:meth:`critic_step`), with CQL's penalty where the graph has one:
@@ -349,10 +349,10 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
         def penalized(q_values):
             per_item, targets = loss_of(q_values)
             penalty, gaps = penalty_of(q_values)
-            return self._graph_fn_add(per_item, penalty), targets, gaps
+            return per_item + penalty, targets, gaps
 
         q_loss, outputs = self.critic_step(states, actions, penalized, weights, time_step)
-        td_errors, gaps = self._graph_fn_pair(outputs)
+        td_errors, gaps = outputs[0], outputs[1]  # the loss's extras: one value in the assembly
         return q_loss, td_errors, self._conservative_step(gaps, weight, time_step)
 
     def _conservative_penalty(self, states: Any, weight: Any) -> Any:
@@ -383,18 +383,6 @@ class SACGraph(DrawingActing, ActorCriticQGraph):
             gradient = self.held(self.conservative, "conservative").weight_gradient(gaps, weight)
             self.conservative_weight_optimizer.apply((gradient,), time_step)
         return self._graph_fn_conservative_metrics(gaps, weight)
-
-    @rlgraph.graph_fn
-    def _graph_fn_merged(self, results, metrics):
-        return {**results, **metrics}
-
-    @rlgraph.graph_fn(returns=2)
-    def _graph_fn_pair(self, pair):
-        return pair[0], pair[1]
-
-    @rlgraph.graph_fn
-    def _graph_fn_add(self, loss, penalty):
-        return loss + penalty
 
     @rlgraph.graph_fn(returns=2)
     def _graph_fn_constant(self, actions, log_probs):
@@ -512,10 +500,6 @@ class TD3Graph(ExploringActing, ActorCriticQGraph):
         actor_loss, _ = self.optimizer.step(actor_loss, time_step)
         if sync:
             self.sync()
-        return self._graph_fn_results(actor_loss, q_loss, td_errors)
-
-    @rlgraph.graph_fn
-    def _graph_fn_results(self, actor_loss, q_loss, td_errors):
         return {
             "loss": actor_loss + q_loss,
             "td_errors": td_errors,

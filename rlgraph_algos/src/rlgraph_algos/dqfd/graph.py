@@ -91,7 +91,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
             "discounts": discounts,
         }
         loss, stats = self.optimizer.step(self._dqfd_loss(records, importance_weights, expert), time_step)
-        return self._graph_fn_result(loss, stats)
+        return rlgraph.merged(stats, loss=loss)
 
     @rlgraph.api(needs="demo_memory")
     def update_demo_priorities(self, demo_indices, priorities):
@@ -116,7 +116,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
             self.memory.update_records(own["indices"], own_errors)
         if self.demos_prioritized:
             self.demo_memory.update_records(demos["indices"], demo_errors)
-        return self._graph_fn_result(loss, stats)
+        return rlgraph.merged(stats, loss=loss)
 
     @rlgraph.api(needs=("demo_memory", "optimizer"))
     def update_from_demos(self, time_step=None):
@@ -127,7 +127,7 @@ class DQFDLearnerGraph(DQNLearnerGraph):
         )
         if self.demos_prioritized:
             self.demo_memory.update_records(demos["indices"], stats["td_errors"])
-        return self._graph_fn_result(loss, stats)
+        return rlgraph.merged(stats, loss=loss)
 
     def _dqfd_loss(self, records, weights, expert, time_step=None):
         """The TD loss of every row plus the weighted large-margin loss of the demonstrations (``expert``)."""
@@ -166,10 +166,6 @@ class DQFDLearnerGraph(DQNLearnerGraph):
     def _graph_fn_total(self, per_item, weights, supervised, td_errors):
         total = self.ops.mean(weights * per_item) + self.supervised_weight * supervised
         return total, {"td_errors": td_errors, "supervised_loss": supervised}
-
-    @rlgraph.graph_fn
-    def _graph_fn_result(self, loss, stats):
-        return {"loss": loss, **stats}
 
 
 def nested_concat(ops: Any, first: Any, second: Any) -> Any:

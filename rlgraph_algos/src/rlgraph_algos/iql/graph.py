@@ -85,9 +85,5 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
         q_loss, td_errors = self.critic_step(states, actions, loss_of, weights, time_step)
         if sync:
             self.sync()
-        return self._graph_fn_results(q_loss, td_errors, results)
-
-    @rlgraph.graph_fn
-    def _graph_fn_results(self, q_loss, td_errors, results):
         total = q_loss + results["value_loss"] + results.get("actor_loss", 0.0)
         return {"loss": total, "td_errors": td_errors, "critic_loss": q_loss, **results}

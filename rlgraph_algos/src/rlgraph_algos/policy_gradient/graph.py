@@ -129,40 +129,25 @@ class PolicyGradientGraph(AgentRoot):
             learned = {"log_probs": new_log_probs, "entropies": entropies, "values": current}
             mean, per_item, stats = self.policy_loss.of({**given, **learned})
             if self.value_loss is None:  # the loss is the whole objective
-                return self._graph_fn_reported(mean, per_item, stats)
+                return mean, rlgraph.merged({"loss_per_item": per_item}, stats)
+            # A loss of the policy's term alone: the value loss is added.
             value_mean, value_per_item = self.value_loss.loss(current, values, value_targets)
-            return self._graph_fn_with_value_loss(mean, per_item, stats, value_mean, value_per_item)
+            reported = {
+                "loss_per_item": per_item + value_per_item,
+                "policy_loss": mean,
+                "vf_loss": value_mean,
+            }
+            return mean + value_mean, rlgraph.merged(stats, reported)
 
         # The loss as the step reports it: NaN where its gradients were not finite and the step was skipped.
         reported, stats = self.optimizer.step(loss, time_step)
         if self.value_optimizer is not None:
             self.value_optimizer.step(loss, time_step)
-        return self._graph_fn_with_loss(stats, reported)
+        return rlgraph.merged(stats, loss=reported)
 
     def _values(self, states: Any) -> Any:
         features = self.policy.get_nn_outputs(states) if self.shared_network else states
         return self.held(self.value_function, "value_function").value_output(features)
-
-    @rlgraph.graph_fn
-    def _graph_fn_reported(self, mean, per_item, stats):
-        """The loss and what an update reports of it."""
-        return mean, {"loss_per_item": per_item, **stats}
-
-    @rlgraph.graph_fn
-    def _graph_fn_with_value_loss(self, mean, per_item, stats, value_mean, value_per_item):
-        """A loss of the policy's term with the value loss added: their sum and what an update reports."""
-        total = mean + value_mean
-        return total, {
-            "loss_per_item": per_item + value_per_item,
-            **stats,
-            "policy_loss": mean,
-            "vf_loss": value_mean,
-        }
-
-    @rlgraph.graph_fn
-    def _graph_fn_with_loss(self, stats, loss):
-        """``stats`` with the loss its step reports."""
-        return {**stats, "loss": loss}
 
 
 class RecurrentPolicyGradientGraph(PolicyGradientGraph):
