@@ -5,24 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from q_loss_support import B, q_loss_spaces
 from rescaling_support import h, h_inverse
 
 from rlgraph.errors import SpecError
-from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss
 
-B = {"add_batch_rank": True}
-SPACES = {
-    "q_values": FloatBox(shape=(3,), **B),
-    "actions": IntBox(3, **B),
-    "rewards": FloatBox(**B),
-    "terminals": BoolBox(**B),
-    "discounts": FloatBox(**B),
-    "next_q_values_target": FloatBox(shape=(3,), **B),
-    "next_q_values_online": FloatBox(shape=(3,), **B),
-    "importance_weights": FloatBox(**B),
-}
+SPACES = q_loss_spaces(
+    "q_values",
+    "actions",
+    "rewards",
+    "terminals",
+    "discounts",
+    "next_q_values_target",
+    "next_q_values_online",
+    "importance_weights",
+)
 
 Q = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.0]], dtype=np.float32)
 ACTIONS = np.array([2, 0], dtype=np.int32)

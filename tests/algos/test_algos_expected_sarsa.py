@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from q_loss_support import q_loss_spaces
 
 from rlgraph.agents import Agent
 from rlgraph.environments.vector_env import VectorEnv
 from rlgraph.errors import SpecError
-from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph.training import Trainer, load_run_spec
 from rlgraph.utils import nested
@@ -21,17 +22,16 @@ from rlgraph.workers import SingleThreadedWorker
 from rlgraph_algos.dqn.expected_sarsa import ExpectedSARSALoss
 from rlgraph_algos.r2d2.config import R2D2Config
 
-B = {"add_batch_rank": True}
-SPACES = {
-    "q_values": FloatBox(shape=(3,), **B),
-    "actions": IntBox(3, **B),
-    "rewards": FloatBox(**B),
-    "terminals": BoolBox(**B),
-    "discounts": FloatBox(**B),
-    "next_q_values_target": FloatBox(shape=(3,), **B),
-    "next_q_values_online": FloatBox(shape=(3,), **B),
-    "epsilon": FloatBox(),
-}
+SPACES = q_loss_spaces(
+    "q_values",
+    "actions",
+    "rewards",
+    "terminals",
+    "discounts",
+    "next_q_values_target",
+    "next_q_values_online",
+    "epsilon",
+)
 RNG = np.random.default_rng(0)
 INPUTS = {
     "q_values": RNG.normal(size=(4, 3)).astype(np.float32),

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from q_loss_support import q_loss_spaces
 
 from rlgraph.errors import SpecError
-from rlgraph.spaces import BoolBox, FloatBox, IntBox
+from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.testing import ComponentTest
 from rlgraph.training import Trainer, load_run_spec
 from rlgraph.training.trainer import make_executor
@@ -28,16 +29,9 @@ from rlgraph_algos.dqn.munchausen import MunchausenLoss
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "munchausen_dqn_cartpole.yaml"
 CARTPOLE_SPACES = {"state_space": FloatBox(shape=(4,)), "action_space": IntBox(2)}
-B = {"add_batch_rank": True}
-SPACES = {
-    "q_values": FloatBox(shape=(3,), **B),
-    "actions": IntBox(3, **B),
-    "rewards": FloatBox(**B),
-    "terminals": BoolBox(**B),
-    "discounts": FloatBox(**B),
-    "q_values_target": FloatBox(shape=(3,), **B),
-    "next_q_values_target": FloatBox(shape=(3,), **B),
-}
+SPACES = q_loss_spaces(
+    "q_values", "actions", "rewards", "terminals", "discounts", "q_values_target", "next_q_values_target"
+)
 RNG = np.random.default_rng(0)
 INPUTS = {
     "q_values": RNG.normal(size=(4, 3)).astype(np.float32),
