@@ -3,6 +3,8 @@ import, with JAX's own gloo (on the address this machine's name resolves to) whe
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 pytest.importorskip("jax")
@@ -34,3 +36,34 @@ def test_a_group_whose_gloo_would_listen_beyond_loopback_is_refused_unless_allow
     assert "listens on 10.1.2.3" in refused and "allow_open_learner_servers: true" in refused
     traits = collectives.JaxCollectives.collective_traits  # on this machine: gloo on the address given
     assert not traits.listens_on_every_interface and traits.open_servers_reason == ""
+
+
+def test_a_machine_whose_name_does_not_resolve_has_no_own_gloo_address(monkeypatch):
+    """Where this machine's name does not resolve, JAX's own gloo has no address to listen on: none is
+    reported (no open-server reason) and no host is taken for it."""
+    from rlgraph_jax import collectives
+
+    def unresolved(_name):
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(collectives.socket, "gethostbyname", unresolved)
+    assert collectives.own_gloo_address() is None
+    assert not collectives._own_gloo_listens_on("127.0.0.1")
+    assert collectives.open_gloo_reason(False, collectives.own_gloo_address()) == ""
+
+
+def test_a_process_joins_one_group_and_sums_gradients_inside_its_program_only(monkeypatch):
+    """A second join is refused before JAX's distributed service is touched; a sum of concrete values (a
+    step outside the group's program) is an error, not a silent local gradient."""
+    import jax.numpy as jnp
+
+    from rlgraph_jax import collectives
+
+    monkeypatch.setattr(collectives, "GROUP", object())
+    with pytest.raises(RuntimeError, match="joined a JAX learner group already"):
+        collectives.JaxCollectives().open_collective(
+            0, 2, "127.0.0.1:1", ["127.0.0.1:1", "127.0.0.1:2"], None
+        )
+    group = collectives.JaxGroup(0, 2, mesh=None, device=None)
+    with pytest.raises(RuntimeError, match="summed inside its program only"):
+        collectives.JaxCollectives().all_reduce_sum(group, [jnp.ones(2)])

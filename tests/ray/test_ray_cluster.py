@@ -69,16 +69,39 @@ def test_a_refused_connection_says_so_and_how_long_it_took_not_the_timeout():
             r"sent no authentication token, as RAY_AUTH_MODE=disabled says.*set RAY_AUTH_MODE=token",
         ),
         ("token", r"sent an authentication token \(as RAY_AUTH_MODE=token says\), from \$RAY_AUTH_TOKEN"),
+        (
+            "token_path",
+            r"sent an authentication token \(as RAY_AUTH_MODE=token says\), from \$RAY_AUTH_TOKEN_PATH \(/",
+        ),
+        (
+            None,
+            r"sent no authentication token \(none in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token\)",
+        ),
+        ("home_file", r"sent an authentication token \(as one was found\), from ~/.ray/auth_token"),
     ],
 )
-def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeypatch, mode, says):
+def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeypatch, tmp_path, mode, says):
+    """Where Ray refuses to join, the error says which token this process sent, from where: the user's
+    RAY_AUTH_MODE with $RAY_AUTH_TOKEN or $RAY_AUTH_TOKEN_PATH, none at all, or one found in ~/.ray."""
     import ray
 
     def refuse(**_):  # as Ray 2.60 gives up on a cluster that refuses this driver's token (after ~20 s)
         raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379")
 
-    monkeypatch.setenv("RAY_AUTH_MODE", mode)
-    monkeypatch.setenv("RAY_AUTH_TOKEN", "not-the-clusters")
+    monkeypatch.setenv("HOME", str(tmp_path))  # (no token of this machine's in ~/.ray)
+    for variable in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    token_file = tmp_path / "token"
+    token_file.write_text("not-the-clusters")
+    if mode == "token_path":
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(token_file))
+    elif mode == "home_file":
+        (tmp_path / ".ray").mkdir()
+        (tmp_path / ".ray" / "auth_token").write_text("not-the-clusters")
+    elif mode is not None:
+        monkeypatch.setenv("RAY_AUTH_MODE", mode)
+        monkeypatch.setenv("RAY_AUTH_TOKEN", "not-the-clusters")
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", refuse)
     with socket.create_server(("127.0.0.1", 0)) as listening:  # the address answers: Ray refuses
@@ -87,6 +110,27 @@ def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeyp
             ClusterError, match=f"cannot join the Ray cluster at '{address}': Ray gave up after .*{says}"
         ):
             connect(address, timeout=2.0)
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (TimeoutError(), r"no answer within 3 s"),
+        (socket.gaierror(-2, "Name or service not known"), r"host name 'nowhere' does not resolve \(Name or"),
+        (OSError(113, "No route to host"), r"No route to host after [0-9.e-]+ s"),
+    ],
+)
+def test_an_unreachable_address_says_what_happened_to_the_connection(monkeypatch, error, says):
+    """A time-out, a name that does not resolve and any other failure each say what happened (a refused
+    connection: above, on a real closed port)."""
+    from rlgraph_ray import cluster
+
+    def fail(*_, **__):
+        raise error
+
+    monkeypatch.setattr(cluster.socket, "create_connection", fail)
+    with pytest.raises(ClusterError, match=says):
+        connect("nowhere:6379", timeout=3.0)
 
 
 @pytest.mark.over_budget("Ray itself gives up on such an address after about 20 s")
