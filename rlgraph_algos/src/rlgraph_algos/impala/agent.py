@@ -12,7 +12,8 @@ from rlgraph.agents.config import AgentConfig
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS
 from rlgraph_algos.impala.builder import IMPALABuilder
 from rlgraph_algos.impala.config import IMPALAConfig, queue_capacity
-from rlgraph_algos.policy_gradient.agent import ActorCriticAgent, sequence_ends
+from rlgraph_algos.policy_gradient.agent import ActorCriticAgent
+from rlgraph_algos.policy_gradient.rollout_rows import sequence_ends
 
 
 class IMPALAAgent(ActorCriticAgent[IMPALAConfig]):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar
 
@@ -17,7 +16,6 @@ from rlgraph.agents.plans import RolloutPlan
 from rlgraph.agents.records import INTERNALS, NEXT_INTERNALS, UpdateResult
 from rlgraph.agents.rollouts import MASK, RolloutBuffer
 from rlgraph.errors import APICallError, NotApplicableError
-from rlgraph.graph.collectives import RowWindow
 from rlgraph.spaces import BoolBox, FloatBox, IntBox
 from rlgraph.utils import nested
 from rlgraph_algos.policy_gradient.builder import ActorCriticBuilder, PolicyGradientBuilder, PPOBuilder
@@ -26,6 +24,15 @@ from rlgraph_algos.policy_gradient.config import (
     PolicyGradientConfig,
     PPOConfig,
     memory_capacity,
+)
+from rlgraph_algos.policy_gradient.rollout_rows import (
+    columns_of,
+    rows_of,
+    sequence_ends,
+    split_sequences,
+    steps_of,
+    update_result,
+    valid_steps_first,
 )
 from rlgraph_algos.recurrent import sequence_state_spaces
 
@@ -143,7 +150,7 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
         """Advantages for a time-major rollout (:meth:`estimate`), then the algorithm's gradient steps on
         its steps: minibatches of steps, or for a recurrent policy of whole columns (sequences)."""
         if self.acts_on_sequences:
-            rollout = _valid_steps_first(rollout)
+            rollout = valid_steps_first(rollout)
         mask = np.asarray(rollout[MASK], bool)
         estimates = dict(
             zip(("advantages", "value_targets", "values"), self.estimate(rollout, mask), strict=True)
@@ -218,19 +225,19 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
         results = []
         for cols in self.sequence_minibatches(columns, length):
             valid = np.flatnonzero(mask[:, cols].reshape(-1))
-            steps = [_steps_of(value, cols, valid) for value in per_step.values()]
+            steps = [steps_of(value, cols, valid) for value in per_step.values()]
             results.append(
                 self._execute(
                     "update_sequences",
-                    _columns(rollout["states"], cols, axis=1),
-                    _columns(first_internals, cols, axis=0),
+                    columns_of(rollout["states"], cols, axis=1),
+                    columns_of(first_internals, cols, axis=0),
                     resets[:, cols],
                     valid,
                     *steps,
                     self.timesteps,
                 )
             )
-        return _update_result(results)
+        return update_result(results)
 
     def training_plan(self, num_environments: int) -> RolloutPlan:
         """Rollouts of ``update_spec.batch_size`` steps, one update each ``update_interval`` steps (the two must
@@ -275,7 +282,7 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
             raise NotApplicableError(f"{name} cannot train compiled: {refusal}")
         return self.rollout_plan(spec.batch_size)
 
-    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
+    def updaterows_of(self, num_environments: int | None = None) -> dict[str, int]:
         """Learning from its rollouts of ``num_environments`` environments (once they hold ``batch_size``
         steps): the rows of each gradient step, by the key that sets them (:meth:`minibatch_rows`). Complete
         episodes (``sample_episodes``), a recurrent policy's sequences and batches from outside have no fixed
@@ -284,9 +291,9 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
             return {}
         per_environment = -(-self.rollouts.capacity // num_environments)
         length = min(per_environment, -(-self.update_spec.batch_size // num_environments))
-        return self.minibatch_rows(length * num_environments)
+        return self.minibatchrows_of(length * num_environments)
 
-    def minibatch_rows(self, steps: int) -> dict[str, int]:
+    def minibatchrows_of(self, steps: int) -> dict[str, int]:
         """The rows of each gradient step of an update on ``steps`` steps, by the key that sets them: all of
         them (``update_spec.batch_size``) by default."""
         return {"update_spec.batch_size": steps}
@@ -296,44 +303,16 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
         return RolloutPlan(steps_per_update=steps, standardize_advantages=self.standardize_advantages)
 
     def split_for_learners(self, api_method: str, args: list[Any], size: int) -> Any:
-        """A recurrent policy's sequences split over a learner group by columns: each learner a share of the
-        columns, with their valid steps (the rows its losses mean over) indexed into its own columns. (Their
-        per-step outputs come back learner by learner.)"""
-        if api_method != "update_sequences":
-            return None
-        states, internals, resets, valid, *steps, time_step = args
-        columns = np.shape(resets)[1]
-        column, step = valid % columns, valid // columns
-        bounds = [rank * columns // size for rank in range(size + 1)]
-        slices, windows, offset = [], [], 0
-        for start, end in itertools.pairwise(bounds):
-            mine = (column >= start) & (column < end)
-            cols = np.arange(start, end)
-            slices.append(
-                [
-                    _columns(states, cols, axis=1),
-                    _columns(internals, cols, axis=0),
-                    resets[:, start:end],
-                    step[mine] * (end - start) + column[mine] - start,
-                    *(
-                        nested.map_structure(lambda x, mine=mine: np.asarray(x)[mine], value)
-                        for value in steps
-                    ),
-                    time_step,
-                ]
-            )
-            rows = int(np.count_nonzero(mine))
-            windows.append(RowWindow(offset, rows, len(valid)))
-            offset += rows
-        return slices, windows
+        """A recurrent policy's sequences split over a learner group by columns (:func:`split_sequences`)."""
+        return split_sequences(args, size) if api_method == "update_sequences" else None
 
     def _minibatch_steps(self, steps: dict[str, Any]) -> UpdateResult:
         count = len(steps["advantages"])
         results = []
         for indices in self.minibatches(count):
-            batch = [_rows(steps[field], indices) for field in MINIBATCH_FIELDS.values()]
+            batch = [rows_of(steps[field], indices) for field in MINIBATCH_FIELDS.values()]
             results.append(self._execute("update_minibatch", *batch, self.timesteps))
-        return _update_result(results)
+        return update_result(results)
 
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         """The indices of the steps of each gradient step on a batch of ``count`` steps."""
@@ -365,7 +344,7 @@ class PPOAgent(PolicyGradientAgent):
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         return self._shuffled_passes(count, min(self.update_spec.sample_size or count, count))
 
-    def minibatch_rows(self, steps: int) -> dict[str, int]:
+    def minibatchrows_of(self, steps: int) -> dict[str, int]:
         sample_size = self.update_spec.sample_size
         if sample_size is not None and sample_size < steps:
             return {"update_spec.sample_size": int(sample_size)}
@@ -416,46 +395,3 @@ class ActorCriticAgent(PolicyGradientAgent[PolicyGradientConfigT]):
 
     def sequence_minibatches(self, columns: int, length: int) -> Iterator[np.ndarray]:
         yield np.arange(columns)
-
-
-def sequence_ends(rollout: dict[str, Any], mask: np.ndarray) -> np.ndarray:
-    """Where a sequence of the rollout ends: its episode ends, or its column's last step (it bootstraps
-    there), or an entry holds no step."""
-    truncateds = rollout.get("truncateds", np.zeros(mask.shape, bool))
-    last = mask & ~np.concatenate([mask[1:], np.zeros_like(mask[:1])])
-    return rollout["terminals"] | truncateds | last | ~mask
-
-
-def _valid_steps_first(rollout: dict[str, Any]) -> dict[str, Any]:
-    """The rollout with each column's steps moved to its start (padding, where a column holds fewer
-    steps, to its end), so that a sequence starts at its first step."""
-    mask = np.asarray(rollout[MASK], bool)
-    first = np.argmax(mask, axis=0)  # the first step of each column (0 for an empty one)
-    if not first.any():
-        return rollout
-    length, columns = mask.shape
-    rows = (np.arange(length)[:, None] + first[None, :]) % length
-    cols = np.broadcast_to(np.arange(columns), rows.shape)
-    return {key: nested.map_structure(lambda x: x[rows, cols], value) for key, value in rollout.items()}
-
-
-def _columns(value: Any, cols: np.ndarray, axis: int) -> Any:
-    """The columns ``cols`` (entries along ``axis``) of every leaf of ``value``."""
-    return nested.map_structure(lambda x: np.take(x, cols, axis=axis), value)
-
-
-def _steps_of(value: Any, cols: np.ndarray, valid: np.ndarray) -> Any:
-    """The steps ``valid`` of the columns ``cols`` of time-major ``value``, flattened time-major."""
-    return nested.map_structure(lambda x: x[:, cols].reshape(-1, *x.shape[2:])[valid], value)
-
-
-def _update_result(results: list[dict[str, Any]]) -> UpdateResult:
-    """One update's result from its gradient steps' statistics: means, and the last step's per-item losses."""
-    last = results[-1]
-    metrics = {key: float(np.mean([r[key] for r in results])) for key in last if key != "loss_per_item"}
-    return UpdateResult(metrics.pop("loss"), last["loss_per_item"], metrics)
-
-
-def _rows(value: Any, indices: np.ndarray) -> Any:
-    """The rows ``indices`` of every leaf of ``value``."""
-    return nested.map_structure(lambda leaf: leaf[indices], value)
