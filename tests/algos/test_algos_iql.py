@@ -1,16 +1,19 @@
 """Implicit Q-learning: its losses against our NumPy computation of the paper's equations, its keys' checks,
-and its agent on every action kind it takes."""
+its agent on every action kind it takes, and another policy-extraction loss given by ``loss_spec``."""
 
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 import pytest
 from offline_support import lean_with_the_pole, small_run_spec, swing_up
 
+from rlgraph.agents import Agent
 from rlgraph.errors import SpecError
 from rlgraph.spaces import BoolBox, FloatBox, Tuple
 from rlgraph.training import Trainer
-from rlgraph_algos.iql.losses import IQLLoss
+from rlgraph_algos.iql.losses import AdvantageWeightedRegression, IQLLoss
 
 minari = pytest.importorskip("minari", reason="the offline extra: pip install 'rlgraph[offline]'")
 from rlgraph.training.datasets import record_policy_dataset
@@ -27,6 +30,7 @@ SPACES = {
     "q_values": TWIN,
     "targets": FloatBox(**B),
     "log_probs": FloatBox(**B),
+    "advantages": FloatBox(**B),
 }
 
 
@@ -59,14 +63,14 @@ def test_iql_losses_match_numpy(component_test, expectile, beta, max_weight):
         "log_probs": normal(2.0),
     }
     want = numpy_iql(inputs, 0.95, expectile, beta, max_weight)
-    test = component_test(IQLLoss(0.95, expectile, beta, max_weight), SPACES)
+    test = component_test(IQLLoss(0.95, expectile), SPACES)
     weights = inputs["importance_weights"]
     value, value_per_item = test.test(("value_loss", [inputs["q_values_target"], inputs["values"], weights]))
     targets = test.test(("q_targets", [inputs["next_values"], inputs["rewards"], inputs["terminals"]]))
     q, q_per_item = test.test(("q_loss", [inputs["q_values"], np.float32(want["targets"])]))
-    policy, policy_per_item = test.test(
-        ("policy_loss", [inputs["log_probs"], inputs["q_values_target"], inputs["values"], weights])
-    )
+    advantages = test.test(("advantages", [inputs["q_values_target"], inputs["values"]]))
+    awr = component_test(AdvantageWeightedRegression(beta, max_weight), SPACES)
+    policy, policy_per_item = awr.test(("policy_loss", [inputs["log_probs"], advantages, weights]))
     for got, key in (
         (value_per_item, "value"),
         (targets, "targets"),
@@ -89,12 +93,16 @@ def test_the_expectile_weighs_values_below_and_above_asymmetrically(component_te
 
 
 @pytest.mark.parametrize(
-    "kwargs, key",
-    [({"expectile": 1.0}, "expectile"), ({"beta": -1.0}, "beta"), ({"max_weight": 0.0}, "max_weight")],
+    "loss, kwargs, key",
+    [
+        (IQLLoss, {"expectile": 1.0}, "expectile"),
+        (AdvantageWeightedRegression, {"beta": -1.0}, "beta"),
+        (AdvantageWeightedRegression, {"max_weight": 0.0}, "max_weight"),
+    ],
 )
-def test_bad_settings_are_spec_errors(kwargs, key):
+def test_bad_settings_are_spec_errors(loss, kwargs, key):
     with pytest.raises(SpecError, match=key):
-        IQLLoss(**kwargs)
+        loss(**kwargs)
 
 
 def iql_run(environment, backend, tmp_path, dataset=None, timesteps=60, **keys):
@@ -147,3 +155,115 @@ def test_iql_refuses_containers_of_actions(rlgraph_backend):
     spaces = {"state_space": FloatBox(shape=(3,)), "action_space": Dict(a=FloatBox(-1.0, 1.0))}
     with pytest.raises(SpecError, match="IQLAgent acts in one FloatBox or one IntBox"):
         Agent.from_spec({"type": "iql", "network_spec": [], "backend": rlgraph_backend}, **spaces)
+
+
+#: Critic-regularized regression's binary filter (Wang et al., 2020): behaviour cloning of the data's actions
+#: whose advantage is positive, in a plain module.
+FILTERED = '''
+import rlgraph
+from rlgraph_algos.iql.losses import PolicyExtractionLoss
+
+
+class FilteredCloning(PolicyExtractionLoss):
+    """-1(A(s, a) > threshold) log pi(a|s)."""
+
+    def __init__(self, threshold: float = 0.0, scope: str = "filtered-cloning") -> None:
+        super().__init__(scope=scope)
+        self.threshold = threshold
+
+    @rlgraph.graph_fn(api=True)
+    def policy_loss(self, log_probs, advantages):
+        ops = self.ops
+        per_item = -ops.cast(advantages > self.threshold, "float32") * log_probs
+        return ops.mean(per_item), per_item
+'''
+PENDULUM = {"state_space": FloatBox(-8.0, 8.0, shape=(3,)), "action_space": FloatBox(-2.0, 2.0, shape=(1,))}
+
+
+def iql_agent(backend: str, **keys) -> Agent:
+    if backend == "numpy":
+        pytest.skip("needs gradients")
+    spec = {
+        "type": "iql",
+        "network_spec": [{"type": "dense", "units": 16, "activation": "relu"}],
+        "memory_spec": {"type": "replay", "capacity": 100},
+        "update_spec": {"batch_size": 8},
+        "execution_spec": {"seed": 4},
+        "backend": backend,
+        **keys,
+    }
+    return Agent.from_spec(spec, **PENDULUM)
+
+
+def data_batch(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "states": rng.uniform(-1, 1, (8, 3)).astype(np.float32),
+        "actions": rng.uniform(-2, 2, (8, 1)).astype(np.float32),
+        "rewards": rng.normal(size=8).astype(np.float32),
+        "terminals": rng.random(8) < 0.2,
+        "next_states": rng.uniform(-1, 1, (8, 3)).astype(np.float32),
+    }
+
+
+def test_naming_advantage_weighted_regression_learns_as_the_default(rlgraph_backend):
+    default = iql_agent(rlgraph_backend, beta=2.0, max_weight=5.0)
+    named = iql_agent(
+        rlgraph_backend, loss_spec={"type": "advantage_weighted_regression", "beta": 2.0, "max_weight": 5.0}
+    )
+    for step in range(2):
+        first, second = default.update(data_batch(step)), named.update(data_batch(step))
+        assert first.metrics["actor_loss"] == pytest.approx(second.metrics["actor_loss"], rel=1e-5)
+    after = named.get_weights()
+    for name, value in default.get_weights().items():
+        np.testing.assert_allclose(after[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_a_policy_extraction_loss_from_a_plain_module_steps_the_policy(
+    rlgraph_backend, tmp_path, monkeypatch
+):
+    """A filter of the data's actions by their advantage, from a module on the path: IQL's value and critics
+    learn as before, its policy by the new loss."""
+    (tmp_path / "filtered.py").write_text(textwrap.dedent(FILTERED))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = iql_agent(rlgraph_backend, loss_spec={"type": "filtered:FilteredCloning", "threshold": -1.0})
+    plain = iql_agent(rlgraph_backend)
+    before = agent.get_weights()
+    filtered, weighted = agent.update(data_batch(0)), plain.update(data_batch(0))
+    assert filtered.metrics["value_loss"] == pytest.approx(weighted.metrics["value_loss"], rel=1e-5)
+    assert filtered.metrics["actor_loss"] != pytest.approx(weighted.metrics["actor_loss"], rel=1e-3)
+    changed = [name for name, value in agent.get_weights().items() if not np.allclose(value, before[name])]
+    assert any("policy" in name for name in changed), changed
+
+
+@pytest.mark.parametrize(
+    "keys, says",
+    [
+        (
+            {"beta": 1.0},
+            r"beta: is a setting of IQL's own loss, which loss_spec replaces with FilteredCloning",
+        ),
+        (
+            {"loss_spec": {"type": "td3_bc"}},
+            r"loss_spec.type: 'td3_bc' is .*TD3BCLoss, not a PolicyExtractionLoss",
+        ),
+    ],
+)
+def test_a_loss_spec_beside_awrs_settings_or_of_another_family_is_refused(tmp_path, monkeypatch, keys, says):
+    (tmp_path / "filtered.py").write_text(textwrap.dedent(FILTERED))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = {"type": "iql", "loss_spec": {"type": "filtered:FilteredCloning"}, **keys}
+    with pytest.raises(SpecError, match=says):
+        Agent.from_spec(spec, **PENDULUM)
+
+
+def test_a_loss_reading_what_iql_does_not_give_is_refused_naming_what_it_gives(tmp_path, monkeypatch):
+    (tmp_path / "reads_q.py").write_text(
+        textwrap.dedent(FILTERED.replace("log_probs, advantages", "log_probs, q_values"))
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        SpecError, match=r"takes \['q_values'\], which its learner does not give; it gives"
+    ) as caught:
+        Agent.from_spec({"type": "iql", "loss_spec": {"type": "reads_q:FilteredCloning"}}, **PENDULUM)
+    assert "advantages" in str(caught.value)

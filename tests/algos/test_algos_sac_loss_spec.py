@@ -77,10 +77,3 @@ def test_sacs_exact_expectations_refuse_a_loss_that_reads_a_draw(rlgraph_backend
     ) as caught:
         make(rlgraph_backend, CARTPOLE, loss_spec={"type": "td3_bc"})
     assert caught.value.path == "loss_spec"
-
-
-def test_iql_refuses_a_loss_spec_its_losses_being_its_own():
-    spaces = {"state_space": FloatBox(shape=(3,)), "action_space": FloatBox(-2.0, 2.0, shape=(1,))}
-    with pytest.raises(SpecError, match=r"loss_spec: does not apply: IQL's losses are its own") as caught:
-        Agent.from_spec({"type": "iql", "loss_spec": {"type": "td3_bc"}}, **spaces)
-    assert caught.value.path == "loss_spec"

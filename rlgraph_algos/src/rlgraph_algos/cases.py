@@ -35,7 +35,7 @@ from rlgraph_algos.dqfd.losses import LargeMarginLoss
 from rlgraph_algos.dqn.categorical import CategoricalDQNLoss
 from rlgraph_algos.dqn.losses import DiscreteConservativePenalty, DQNLoss, QLearningLoss
 from rlgraph_algos.impala.vtrace import VTrace
-from rlgraph_algos.iql.losses import IQLLoss
+from rlgraph_algos.iql.losses import AdvantageWeightedRegression, IQLLoss, PolicyExtractionLoss
 from rlgraph_algos.policy_gradient.dpo import DPOLoss
 from rlgraph_algos.policy_gradient.gae import GeneralizedAdvantageEstimation
 from rlgraph_algos.policy_gradient.losses import ActorCriticLoss, PolicyGradientLoss, PPOLoss, ValueLoss
@@ -688,9 +688,17 @@ def _iql_case(id: str, make) -> ParityCase:
             ("value_loss", args("q_values_target", "values", "importance_weights", size=size)),
             ("q_targets", args("next_values", "rewards", "terminals", size=size)),
             ("q_loss", args("q_values", "targets", size=size)),
-            ("policy_loss", args("log_probs", "q_values_target", "values", "importance_weights", size=size)),
+            ("advantages", args("q_values_target", "values", size=size)),
         ]
     return ParityCase(f"algo-iql-loss-{id}", make, IQL_SPACES, calls)
+
+
+def _awr_case(id: str, beta: float, max_weight: float) -> ParityCase:
+    names = ("log_probs", "advantages", "importance_weights")
+    calls = [("policy_loss", tuple(Sampled(name, batch_size=size) for name in names)) for size in (9, 1)]
+    spaces = {name: EXTRACTION_LOSS_SPACES[name] for name in names}
+    make = lambda: AdvantageWeightedRegression(beta, max_weight)
+    return ParityCase(f"algo-awr-loss-{id}", make, spaces, calls)
 
 
 TD3_SPACES = {
@@ -734,18 +742,34 @@ ACTOR_LOSS_SPACES = {
     "log_probs": FloatBox(low=-4.0, high=1.0, **B),
     "alpha": FloatBox(low=0.05, high=2.0),
 }
+#: Every input of IQL's policy-extraction loss.
+EXTRACTION_LOSS_SPACES = {
+    "log_probs": FloatBox(low=-4.0, high=1.0, **B),
+    "actions": FloatBox(low=-2.0, high=2.0, shape=(2,), **B),
+    "advantages": FloatBox(low=-3.0, high=3.0, **B),
+    "importance_weights": FloatBox(low=0.0, high=2.0, **B),
+}
 #: The spaces of every input a family's learner gives its loss (rlgraph_algos.dqn.losses.Q_LOSS_INPUTS,
-#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS and ACTOR_LOSS_INPUTS; the time step is given as 0, a
+#: rlgraph_algos.policy_gradient.losses.PG_LOSS_INPUTS, ACTOR_LOSS_INPUTS and
+#: rlgraph_algos.iql.losses.EXTRACTION_LOSS_INPUTS; the time step is given as 0, a
 #: behaviour's epsilon as 0.1 and SAC's temperature as 0.2), by case: a Q-learning loss also on actions of two dimensions.
 LOSS_INPUT_SPACES: dict[type, dict[str, dict[str, Any]]] = {
     QLearningLoss: {"": _q_loss_spaces(), "-multi-dim-actions": _q_loss_spaces((2,))},
     PolicyGradientLoss: {"": {**POLICY_LOSS_SPACES, "time_step": IntBox(dtype=np.int64)}},
     ActorLoss: {"": ACTOR_LOSS_SPACES},
+    PolicyExtractionLoss: {"": EXTRACTION_LOSS_SPACES},
 }
 #: The values given to a loss's inputs without a batch rank.
 UNBATCHED_INPUTS = {"time_step": np.int64(0), "epsilon": np.float32(0.1), "alpha": np.float32(0.2)}
 #: The losses with cases of their own (above and below).
-OWN_CASES = (DQNLoss, CategoricalDQNLoss, QuantileHuberLoss, PPOLoss, ActorCriticLoss)
+OWN_CASES = (
+    DQNLoss,
+    CategoricalDQNLoss,
+    QuantileHuberLoss,
+    PPOLoss,
+    ActorCriticLoss,
+    AdvantageWeightedRegression,
+)
 
 
 def registered_loss_cases() -> list[ParityCase]:
@@ -844,8 +868,9 @@ CASES = [
     _sac_loss_case("fixed-alpha", lambda: SACLoss(discount=0.99)),
     _cql_case("fixed-weight", num_actions=3, target_action_gap=None),
     _cql_case("lagrangian", num_actions=2, target_action_gap=1.0),
-    _iql_case("paper", lambda: IQLLoss(discount=0.99, expectile=0.7, beta=3.0, max_weight=100.0)),
-    _iql_case("clipped-weights", lambda: IQLLoss(discount=0.9, expectile=0.9, beta=10.0, max_weight=5.0)),
+    _iql_case("paper", lambda: IQLLoss(discount=0.99, expectile=0.7)),
+    _iql_case("high-expectile", lambda: IQLLoss(discount=0.9, expectile=0.9)),
+    _awr_case("clipped-weights", beta=10.0, max_weight=5.0),
     _td3_targets_case("td3", lambda: TD3Loss(-2.0, 2.0, discount=0.9, noise_std=0.4, noise_clip=0.5)),
     _td3_targets_case("ddpg", lambda: TD3Loss(-2.0, 2.0, discount=0.99, noise_std=0.0)),
     # Target-network synchronization: hard copies and soft (Polyak) updates.

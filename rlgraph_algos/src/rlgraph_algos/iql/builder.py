@@ -9,7 +9,8 @@ from rlgraph.spaces import FloatBox
 from rlgraph.specs.validation import rebase
 from rlgraph_algos.actor_critic_q.builder import ActorCriticQBuilder, one_discrete_action
 from rlgraph_algos.iql.graph import IQLGraph
-from rlgraph_algos.iql.losses import IQLLoss
+from rlgraph_algos.iql.losses import AdvantageWeightedRegression, IQLLoss, PolicyExtractionLoss
+from rlgraph_algos.losses import spec_loss
 from rlgraph_networks.value_function import ValueFunction
 
 
@@ -35,9 +36,18 @@ class IQLBuilder(ActorCriticQBuilder):
                 value_optimizer=self.optimizer(
                     config.value_function_optimizer_spec, "value_function_optimizer_spec", "value"
                 ),
-                loss=IQLLoss(config.discount, config.expectile, config.beta, config.max_weight),
+                loss=IQLLoss(config.discount, config.expectile),
+                policy_loss=self.policy_loss(),
             )
         return IQLGraph(policy=self.policy(), per_action_critics=discrete, **parts)
+
+    def policy_loss(self) -> PolicyExtractionLoss:
+        """The ``loss_spec``'s policy-extraction loss, else advantage-weighted regression of ``beta`` and
+        ``max_weight``."""
+        config = self.config
+        if config.loss_spec is not None:
+            return spec_loss(config, PolicyExtractionLoss)
+        return AdvantageWeightedRegression(config.beta, config.max_weight)
 
     def value_function(self) -> ValueFunction:
         """``V(s)``: the critics' network and one unit."""

@@ -8,17 +8,17 @@ from typing import Any
 import rlgraph
 from rlgraph.agents.root import DrawingActing
 from rlgraph_algos.actor_critic_q.graph import ActorCriticQGraph, Critic, action_values, state_action_values
-from rlgraph_algos.iql.losses import IQLLoss
+from rlgraph_algos.iql.losses import IQLLoss, PolicyExtractionLoss
 from rlgraph_networks.optimizers import Optimizer
 from rlgraph_networks.policies.policy import Policy
 from rlgraph_networks.value_function import ValueFunction
 
 
 class IQLGraph(DrawingActing, ActorCriticQGraph):
-    """Implicit Q-learning: the losses of :class:`~rlgraph_algos.iql.losses.IQLLoss`, stepped in the paper's
-    order on each batch: the value function (toward an upper expectile of the target critics' values of
-    the data's actions), the policy (advantage-weighted likelihood of the data's actions, under the new
-    value), the critics (toward ``r + discount * V(s')``); then the targets move. No step evaluates a
+    """Implicit Q-learning: the losses of :class:`~rlgraph_algos.iql.losses.IQLLoss` and a
+    :class:`~rlgraph_algos.iql.losses.PolicyExtractionLoss`, stepped in the paper's order on each batch: the
+    value function (toward an upper expectile of the target critics' values of the data's actions), the policy
+    (by default advantage-weighted likelihood of the data's actions, under the new value), the critics (toward ``r + discount * V(s')``); then the targets move. No step evaluates a
     critic at an action the data never took.
 
     ``per_action_critics``: for one discrete action, critics with a value per action ``Q(s, .)``, read at
@@ -36,6 +36,7 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
         value_function: ValueFunction | None = None,
         value_optimizer: Optimizer | None = None,
         loss: IQLLoss | None = None,
+        policy_loss: PolicyExtractionLoss | None = None,
         per_action_critics: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -47,6 +48,7 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
             else value_optimizer.attach(self.held(value_function, "value_function"))
         )
         self.loss = loss
+        self.policy_loss = policy_loss
         self.per_action_critics = per_action_critics
 
     @rlgraph.api(needs="value_function")
@@ -68,11 +70,12 @@ class IQLGraph(DrawingActing, ActorCriticQGraph):
         value_loss, _ = self.value_optimizer.step(value_loss, time_step)
         results = {"value_loss": value_loss}
         if update_actor:
-            values = self.value_function.value_output(states)
+            advantages = self.loss.advantages(target_q, self.value_function.value_output(states))
 
             def policy_loss():
                 log_probs = self.policy.get_log_prob(states, actions)
-                mean, _ = self.loss.policy_loss(log_probs, target_q, values, weights)
+                inputs = {"log_probs": log_probs, "actions": actions, "advantages": advantages}
+                mean, _ = self.policy_loss.of({**inputs, "importance_weights": weights})
                 return mean
 
             results["actor_loss"], _ = self.optimizer.step(policy_loss, time_step)
