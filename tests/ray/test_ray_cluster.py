@@ -80,10 +80,18 @@ def test_a_refused_connection_says_so_and_how_long_it_took_not_the_timeout():
         ("home_file", r"sent an authentication token \(as one was found\), from ~/.ray/auth_token"),
     ],
 )
-def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(monkeypatch, tmp_path, mode, says):
+def test_a_failed_join_says_what_it_sent_to_authenticate_and_what_to_set(
+    monkeypatch, request, tmp_path, mode, says
+):
     """Where Ray refuses to join, the error says which token this process sent, from where: the user's
     RAY_AUTH_MODE with $RAY_AUTH_TOKEN or $RAY_AUTH_TOKEN_PATH, none at all, or one found in ~/.ray."""
     import ray
+    from ray._private.authentication.authentication_token_setup import AuthenticationTokenLoader
+
+    # Ray keeps the token it found (this process's embedded cluster made one): it looks again here, and after.
+    loader = AuthenticationTokenLoader.instance()
+    loader.reset_cache()
+    request.addfinalizer(loader.reset_cache)
 
     def refuse(**_):  # as Ray 2.60 gives up on a cluster that refuses this driver's token (after ~20 s)
         raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379")
