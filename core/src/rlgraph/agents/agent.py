@@ -100,7 +100,7 @@ class Agent(Acting, Observing, Learning, Persistence, Specifiable, Generic[Confi
     builder_class: ClassVar[type[Builder] | None] = None
 
     #: The agent's config class (:mod:`rlgraph.agents.config`): every key it takes, typed and checked. None:
-    #: the config derived from the class's ``spec_keys``, or every key of the base where it declares none.
+    #: a parent's, else :class:`~rlgraph.agents.config.GenericAgentConfig` (every key of the base).
     config_class: ClassVar[type[AgentConfig] | None] = None
 
     def __init__(self, config: ConfigT | None = None, /, **keys: Any) -> None:
