@@ -282,7 +282,7 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
             raise NotApplicableError(f"{name} cannot train compiled: {refusal}")
         return self.rollout_plan(spec.batch_size)
 
-    def updaterows_of(self, num_environments: int | None = None) -> dict[str, int]:
+    def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
         """Learning from its rollouts of ``num_environments`` environments (once they hold ``batch_size``
         steps): the rows of each gradient step, by the key that sets them (:meth:`minibatch_rows`). Complete
         episodes (``sample_episodes``), a recurrent policy's sequences and batches from outside have no fixed
@@ -291,9 +291,9 @@ class PolicyGradientAgent(Agent[PolicyGradientConfigT, PolicyGradientBuilder]):
             return {}
         per_environment = -(-self.rollouts.capacity // num_environments)
         length = min(per_environment, -(-self.update_spec.batch_size // num_environments))
-        return self.minibatchrows_of(length * num_environments)
+        return self.minibatch_rows(length * num_environments)
 
-    def minibatchrows_of(self, steps: int) -> dict[str, int]:
+    def minibatch_rows(self, steps: int) -> dict[str, int]:
         """The rows of each gradient step of an update on ``steps`` steps, by the key that sets them: all of
         them (``update_spec.batch_size``) by default."""
         return {"update_spec.batch_size": steps}
@@ -344,7 +344,7 @@ class PPOAgent(PolicyGradientAgent):
     def minibatches(self, count: int) -> Iterator[np.ndarray]:
         return self._shuffled_passes(count, min(self.update_spec.sample_size or count, count))
 
-    def minibatchrows_of(self, steps: int) -> dict[str, int]:
+    def minibatch_rows(self, steps: int) -> dict[str, int]:
         sample_size = self.update_spec.sample_size
         if sample_size is not None and sample_size < steps:
             return {"update_spec.sample_size": int(sample_size)}
