@@ -81,6 +81,39 @@ def test_a_loaded_checkpoint_syncs_the_targets_when_the_stored_agent_would_have(
         np.testing.assert_allclose(weights[variable], value, rtol=1e-5, atol=1e-6, err_msg=variable)
 
 
+def targets(agent: Agent) -> dict[str, np.ndarray]:
+    return {name: value for name, value in agent.graph.get_weights().items() if "target" in name}
+
+
+@pytest.mark.parametrize("name", ["dqn", "sac"])
+def test_an_offline_checkpoint_goes_on_online_with_the_targets_synced_on_the_online_clock(
+    name, rlgraph_backend, tmp_path
+):
+    """Offline the target syncs count updates, online the time steps acted. An agent that goes on online from
+    an offline run's checkpoint (offline-to-online: 30 updates, the last sync at 20) syncs 10 time steps into
+    its online run, as far on as the offline one was from its last; not once its time steps pass 20 + 20 (a
+    checkpoint that kept the clock at the last sync: 16,000 steps of 20,000 without a sync from an 8,000-update
+    run, and CartPole unsolved)."""
+    spec, spaces = AGENTS[name]
+    offline = make(spec, spaces, rlgraph_backend, seed=3)
+    offline.learns_offline = True
+    demonstrations = random_demonstrations(40)
+    if name == "sac":
+        demonstrations["actions"] = demonstrations["actions"][:, None].astype(np.float32)
+    offline.import_observations(demonstrations)
+    for _ in range(30):
+        offline.update()
+    path = offline.store_model(tmp_path / "model.npz")
+    online = make(spec, spaces, rlgraph_backend, seed=77)
+    online.load_model(path)
+    before = targets(online)
+    rng = np.random.default_rng(1)
+    train(online, 1, rng)  # 8 time steps: 8 + 10 short of 20
+    assert all(np.array_equal(value, before[variable]) for variable, value in targets(online).items())
+    train(online, 1, rng)  # 16 + 10
+    assert any(not np.array_equal(value, before[variable]) for variable, value in targets(online).items())
+
+
 def test_a_loaded_dqfd_checkpoint_holds_its_demonstrations_and_its_pre_training(rlgraph_backend, tmp_path):
     """Demonstrations imported through the API come back with the checkpoint: the loaded agent learns from them
     without importing them again, adds later ones after them, and is not pre-trained a second time."""

@@ -36,28 +36,47 @@ class SampledBatches:
         self.memory.update_records(indices, priorities)
 
 
+#: Where a target-syncing agent learns from, by ``from_memory``: the names its checkpoints give them.
+SYNC_SOURCES = {True: "memory", False: "batches"}
+
+
 class TargetSyncingAgent(Agent[ConfigT, BuilderT]):
     """An off-policy agent that moves its target networks on a schedule it keeps on the host. ``last_sync``
-    holds the clock at the last move, by where the agent learned from: its memory (True; the clock counts the
-    time steps acted, or the updates offline) or batches given from outside (False; it counts updates). A
-    checkpoint keeps it, so that a loaded agent syncs when the stored one would have."""
+    holds the clock at the last move (:meth:`sync_clock`), by where the agent learned from: its memory (True)
+    or batches given from outside (False). A checkpoint keeps how far the clock has gone since, so that a
+    loaded agent syncs when the stored one would have, on its own clock: an offline run's counts updates,
+    the online run that goes on from its checkpoint time steps acted."""
 
     last_sync: dict[bool, int]
 
     def configure(self, config: ConfigT) -> None:
         self.last_sync = {True: 0, False: 0}
 
+    def sync_clock(self, from_memory: bool) -> int:
+        """What the target syncs count, now: learning from the memory, the learning time step (the time steps
+        acted; offline, the updates); from batches given from outside, the updates."""
+        return self.learning_time_step if from_memory else self.updates
+
     def schedule_state(self) -> dict[str, Any]:
         return {
             **super().schedule_state(),
-            "last_sync_from_memory": int(self.last_sync[True]),
-            "last_sync_from_batches": int(self.last_sync[False]),
+            **{
+                f"since_sync_from_{source}": int(self.sync_clock(from_memory) - self.last_sync[from_memory])
+                for from_memory, source in SYNC_SOURCES.items()
+            },
         }
 
     def set_schedule_state(self, state: Mapping[str, Any]) -> None:
+        """The last syncs as far back on this agent's clock as the stored agent's were on its own (with its
+        counts loaded). A checkpoint written before it kept that holds the clock at the last sync
+        (``last_sync_from_*``), taken as it is, but never ahead of the clock."""
         super().set_schedule_state(state)
-        self.last_sync[True] = int(state.get("last_sync_from_memory", self.last_sync[True]))
-        self.last_sync[False] = int(state.get("last_sync_from_batches", self.last_sync[False]))
+        for from_memory, source in SYNC_SOURCES.items():
+            clock = self.sync_clock(from_memory)
+            if f"since_sync_from_{source}" in state:
+                self.last_sync[from_memory] = clock - int(state[f"since_sync_from_{source}"])
+            elif f"last_sync_from_{source}" in state:
+                self.last_sync[from_memory] = min(int(state[f"last_sync_from_{source}"]), clock)
 
     def update_rows(self, num_environments: int | None = None) -> dict[str, int]:
         """Each update samples ``update_spec.batch_size`` rows from its memory (replay shards' too)."""

@@ -98,6 +98,10 @@ class ActorCriticQAgent(TargetSyncingAgent[ActorCriticQConfigT, ActorCriticQBuil
             from_memory=False,
         )
 
+    def sync_clock(self, from_memory: bool) -> int:
+        """From batches, the gradient steps (``num_iterations`` an update) rather than the updates."""
+        return super().sync_clock(True) if from_memory else self.updates * self.update_spec.num_iterations
+
     def _steps(self, step: Any, from_memory: bool) -> UpdateResult:
         """``num_iterations`` gradient steps: the policy's every ``policy_delay``-th, each with a target sync
         when one is due."""
@@ -105,7 +109,7 @@ class ActorCriticQAgent(TargetSyncingAgent[ActorCriticQConfigT, ActorCriticQBuil
         results = []
         for i in range(iterations):
             update_actor = (self.updates * iterations + i + 1) % self.policy_delay == 0
-            clock = self.learning_time_step if from_memory else self.updates * iterations + i
+            clock = self.sync_clock(from_memory) + (0 if from_memory else i)
             due = update_actor and clock - self.last_sync[from_memory] >= self.update_spec.sync_interval
             results.append(step(update_actor, due))
             if due:

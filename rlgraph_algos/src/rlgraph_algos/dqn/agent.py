@@ -113,7 +113,7 @@ class DQNAgent(TargetSyncingAgent[DQNConfigT, DQNBuilder]):
         """
         result = super().update(batch)
         spec = self.update_spec
-        clock = self.learning_time_step if batch is None else self.updates
+        clock = self.sync_clock(batch is None)
         if spec.sync_tau < 1.0 or clock - self.last_sync[batch is None] >= spec.sync_interval:
             self._execute("sync_target")
             self.last_sync[batch is None] = clock
