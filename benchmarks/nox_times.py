@@ -1,10 +1,12 @@
 """Where the README's test command spends its time: each nox session's install and test seconds, its slowest
 tests and test modules, and the tests over the per-test budget (tests/conftest.py).
 
-Run: ``python benchmarks/nox_times.py`` (the whole ``nox``, as CI runs it: about 32 minutes on 2 cores; run it
-on a clean clone, whose sessions install from nothing), ``python benchmarks/nox_times.py -- -s core tf`` (some
+Run: ``python benchmarks/nox_times.py`` (the whole ``nox``, as CI runs it: the README gives its minutes; run it on
+a clean clone, whose sessions install from nothing), ``python benchmarks/nox_times.py -- -s core tf`` (some
 sessions), or ``--log FILE`` to read a log this script wrote before. It writes the log beside the results,
-``benchmarks/results/nox_times.json`` (``--out``), and prints the table.
+``benchmarks/results/nox_times.json`` (``--out``), and prints the table; each session says whether it passed.
+The long sessions the README times go to their own file: ``--out benchmarks/results/nox_times_long.json -- -s
+learning``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "nox_times.json"
 #: A session's test phase starts at its first command that is not an install.
 TEST_COMMANDS = re.compile(r"nox > (pytest|mypy|mkdocs|rlgraph|ruff|bash)\b")
 DURATION = re.compile(r"([\d.]+)s (setup|call|teardown)\s+(\S+)")
+#: How nox ends a session: ``was successful`` or ``failed`` (None where the log ends before).
+ENDED = re.compile(r"nox > Session \S+ (was successful|failed)")
 OVER_BUDGET = re.compile(r"^\s*([\d.]+) s  (\S+::\S+)$")
 
 
@@ -83,7 +87,9 @@ def sessions_of(log: Path, top: int) -> list[dict[str, Any]]:
             continue
         second, text = float(stamped.group(1)), stamped.group(2)
         if started := re.match(r"nox > Running session (\S+)", text):
-            sessions.append({"name": started.group(1), "start": second, "tests_from": None, "end": second})
+            sessions.append(
+                {"name": started.group(1), "start": second, "tests_from": None, "end": second, "passed": None}
+            )
             sessions[-1].update(durations=collections.Counter(), over_budget={})
             continue
         if not sessions:
@@ -92,6 +98,8 @@ def sessions_of(log: Path, top: int) -> list[dict[str, Any]]:
         session["end"] = second
         if session["tests_from"] is None and TEST_COMMANDS.match(text):
             session["tests_from"] = second
+        if ended := ENDED.match(text):
+            session["passed"] = ended.group(1) == "was successful"
         if duration := DURATION.match(text):
             session["durations"][duration.group(3)] += float(duration.group(1))
         if over := OVER_BUDGET.match(text):
@@ -107,6 +115,7 @@ def _summary(session: dict[str, Any], top: int) -> dict[str, Any]:
         modules[test.split("::")[0]] += seconds
     return {
         "session": session["name"],
+        "passed": session["passed"],
         "install_seconds": round(tests_from - session["start"], 1),
         "test_seconds": round(session["end"] - tests_from, 1),
         "seconds": round(session["end"] - session["start"], 1),
@@ -137,9 +146,10 @@ def main() -> None:
     results = {"seconds": total, "disk_peak_gb": disk, "sessions": sessions}
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     for session in sessions:
+        ending = {True: "", False: "  FAILED", None: "  unfinished"}[session["passed"]]
         print(
             f"{session['session']:40s} install {session['install_seconds']:6.0f} s  tests "
-            f"{session['test_seconds']:6.0f} s  {len(session['over_budget'])} over budget"
+            f"{session['test_seconds']:6.0f} s  {len(session['over_budget'])} over budget{ending}"
         )
     print(f"{'all':40s} {total:.0f} s ({total / 60:.1f} minutes), disk peak {disk} GB; {args.out}")
 

@@ -20,7 +20,7 @@ LOG = """\
 [    40.0] nox > Session core was successful in 40 seconds.
 [    40.5] nox > Running session docs
 [    45.0] nox > mkdocs build --strict
-[    50.0] nox > Session docs was successful in 10 seconds.
+[    50.0] nox > Session docs failed.
 [    51.0] disk peak: 7.25 GB
 """
 
@@ -40,6 +40,7 @@ def test_a_stamped_log_gives_each_sessions_install_and_test_seconds_and_the_disk
     results = json.loads(out.read_text())
     core, docs = results["sessions"]
     assert (core["session"], core["install_seconds"], core["test_seconds"]) == ("core", 10.0, 30.0)
+    assert (core["passed"], docs["passed"]) == (True, False)
     assert core["slowest_tests"] == [["tests/core/test_a.py::test_one", 2.0]]
     assert core["slowest_modules"] == [["tests/core/test_a.py", 2.0]]
     assert core["over_budget"] == {"tests/core/test_a.py::test_slow": 21.0}
