@@ -114,6 +114,22 @@ def test_an_offline_checkpoint_goes_on_online_with_the_targets_synced_on_the_onl
     assert any(not np.array_equal(value, before[variable]) for variable, value in targets(online).items())
 
 
+@pytest.mark.parametrize(("stored", "loaded"), [(8, 8), (1000, 24)])
+def test_a_checkpoint_that_kept_the_clock_at_the_last_sync_loads_it_never_ahead_of_the_clock(
+    stored, loaded, rlgraph_backend, tmp_path
+):
+    """Checkpoints written before the steps since each sync were kept hold the clock at it (``last_sync_from_*``):
+    taken as it is on the same clock, and never ahead of it (an offline run's updates beside online time steps)."""
+    spec, spaces = AGENTS["dqn"]
+    original = make(spec, spaces, rlgraph_backend, seed=3)
+    train(original, 3, np.random.default_rng(0))  # 24 time steps
+    old = {"last_sync_from_memory": stored, "last_sync_from_batches": 0}
+    path = original.store_model(tmp_path / "model.npz", metadata={"schedule": old})
+    resumed = make(spec, spaces, rlgraph_backend, seed=77)
+    resumed.load_model(path)
+    assert resumed.last_sync == {True: loaded, False: 0}
+
+
 def test_a_loaded_dqfd_checkpoint_holds_its_demonstrations_and_its_pre_training(rlgraph_backend, tmp_path):
     """Demonstrations imported through the API come back with the checkpoint: the loaded agent learns from them
     without importing them again, adds later ones after them, and is not pre-trained a second time."""
