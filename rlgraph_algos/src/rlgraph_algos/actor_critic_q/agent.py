@@ -100,7 +100,9 @@ class ActorCriticQAgent(TargetSyncingAgent[ActorCriticQConfigT, ActorCriticQBuil
 
     def sync_clock(self, from_memory: bool) -> int:
         """From batches, the gradient steps (``num_iterations`` an update) rather than the updates."""
-        return super().sync_clock(True) if from_memory else self.updates * self.update_spec.num_iterations
+        if from_memory:
+            return super().sync_clock(from_memory)
+        return self.updates * self.update_spec.num_iterations
 
     def _steps(self, step: Any, from_memory: bool) -> UpdateResult:
         """``num_iterations`` gradient steps: the policy's every ``policy_delay``-th, each with a target sync
