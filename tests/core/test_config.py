@@ -18,7 +18,7 @@ from rlgraph.config import (
     rlgraph_home,
 )
 from rlgraph.errors import BackendError, PluginLoadError, PluginNotFoundError, SpecError
-from rlgraph.plugins import reset_cache
+from rlgraph.plugins import providers, reset_cache
 
 
 def install(root, distribution, backends=None):
@@ -43,6 +43,7 @@ def home(tmp_path, monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     site = tmp_path / "site"
     site.mkdir()
+    monkeypatch.setattr(providers, "checkout_root", lambda: None)  # as installed from an index
     monkeypatch.setattr(sys, "path", [str(site), *(p for p in sys.path if not holds_distributions(p))])
     reset_cache()
     yield tmp_path / "home"

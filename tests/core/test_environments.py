@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import gymnasium as gym
@@ -12,6 +13,7 @@ from cartpole_checks import check_cartpole_rows
 from rlgraph.environments import Environment, GridWorld, GymnasiumEnv, OpenAIGymEnv, VectorEnv
 from rlgraph.environments.vector_env import RowInfos
 from rlgraph.errors import SpecError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import Dict, FloatBox, IntBox, to_gymnasium
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
@@ -64,7 +66,7 @@ def test_gymnasium_env_wraps_an_instance():
 @pytest.mark.parametrize(
     ("env_id", "hint"),
     [
-        ("Pong-v0", "pip install ale-py"),
+        ("Pong-v0", install_hint("rlgraph[atari]")),
         ("CartPol-v1", "Did you mean: `CartPole`"),
         ("CartPole-v7", "provides versioned environments"),
         ("Pendulum-v0", "Please use `Pendulum-v1`"),
@@ -167,7 +169,7 @@ def test_auto_vectorization_mode():
     with pytest.raises(SpecError, match="no Gymnasium vector entry point"):
         VectorEnv("Pendulum-v1", 2, vectorization_mode="vector_entry_point")
     if "ale_py" not in sys.modules:  # else an Atari test in this process registered Pong
-        with pytest.raises(SpecError, match="pip install ale-py"):
+        with pytest.raises(SpecError, match=re.escape(install_hint("rlgraph[atari]"))):
             VectorEnv("Pong-v0", 8)
 
 

@@ -25,6 +25,7 @@ from rlgraph.plugins import (
     list_plugins,
     load,
     names,
+    providers,
     register,
     registry,
     reset_cache,
@@ -69,12 +70,14 @@ def holds_distributions(entry: str) -> bool:
 
 @pytest.fixture
 def site(tmp_path, monkeypatch):
-    """The only folder on sys.path with distributions (modules already imported stay usable).
+    """The only folder on sys.path with distributions (modules already imported stay usable), installed as
+    from an index (install hints name the published distributions, not a checkout's folders).
 
     The registry sees exactly the distributions a test installs, and forgets everything around each test.
     """
     root = tmp_path / "site"
     root.mkdir()
+    monkeypatch.setattr(providers, "checkout_root", lambda: None)
     monkeypatch.setattr(sys, "path", [str(root), *(p for p in sys.path if not holds_distributions(p))])
     monkeypatch.delenv("RLGRAPH_DISABLE_PLUGINS", raising=False)
     reset_cache()

@@ -5,6 +5,7 @@ that train from one offline (updates in place of time steps, checkpoints, resume
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import numpy as np
@@ -14,6 +15,7 @@ from test_training_support import run_spec, tabular_agent_registered
 
 from rlgraph.cli import main
 from rlgraph.errors import RLGraphError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import FloatBox, IntBox
 from rlgraph.training.datasets import load_dataset, record_policy_dataset
 
@@ -127,7 +129,7 @@ def test_bad_datasets_and_recordings_get_clear_errors(trained_run, tmp_path, mon
         assert main([*args, "--noise", "0.1"]) == 2, "noise needs continuous actions"
         assert main([*args, "--epsilon", "1.5"]) == 2
     monkeypatch.setitem(sys.modules, "minari", None)
-    with pytest.raises(RLGraphError, match=r"pip install 'rlgraph\[offline\]'"):
+    with pytest.raises(RLGraphError, match=re.escape(install_hint("rlgraph[offline]"))):
         load_dataset(good)
 
 

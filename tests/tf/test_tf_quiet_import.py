@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from rlgraph.plugins.providers import install_hint
+
 
 def _import_backend(env: dict[str, str]) -> subprocess.CompletedProcess:
     code = "import rlgraph_tf.backend; print('imported')"
@@ -33,7 +35,7 @@ def test_a_failed_tensorflow_import_shows_what_it_wrote(tmp_path):
     result = _import_backend(env)
     assert result.returncode != 0
     assert "libtensorflow: missing symbol" in result.stderr
-    assert "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]'" in result.stderr
+    assert f"rlgraph-tf needs TensorFlow: {install_hint('rlgraph-tf[cpu]')}" in result.stderr
     assert "broken build" in result.stderr
 
 

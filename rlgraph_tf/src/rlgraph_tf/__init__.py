@@ -16,6 +16,8 @@ import sys
 import tempfile
 from typing import IO
 
+from rlgraph.plugins.providers import install_hint
+
 
 def _import_tensorflow_quietly() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -30,7 +32,8 @@ def _import_tensorflow_quietly() -> None:
         except ImportError as error:
             _show_held(held, stderr)
             raise ImportError(
-                "rlgraph-tf needs TensorFlow: pip install 'rlgraph-tf[cpu]' (tensorflow-cpu) or 'rlgraph-tf[gpu]'"
+                f"rlgraph-tf needs TensorFlow: {install_hint('rlgraph-tf[cpu]')} (tensorflow-cpu) or "
+                f"{install_hint('rlgraph-tf[gpu]')}"
             ) from error
         except BaseException:
             _show_held(held, stderr)

@@ -14,6 +14,7 @@ import torch
 
 from rlgraph.errors import RLGraphError
 from rlgraph.graph.backend import named_inputs
+from rlgraph.plugins.providers import install_hint
 
 FORMATS = {
     "torchscript": "torch.jit.load(path)(states)",
@@ -37,8 +38,7 @@ def _onnx(module: torch.nn.Module, examples: dict[str, torch.Tensor], path: Path
         import onnxscript  # noqa: F401  - torch's ONNX exporter needs it
     except ImportError:
         raise RLGraphError(
-            "exporting ONNX needs the onnx and onnxscript packages: pip install 'rlgraph-torch[onnx]' (from "
-            "RLgraph's source folder: pip install -c constraints.txt -e 'rlgraph_torch[onnx]')"
+            f"exporting ONNX needs the onnx and onnxscript packages: {install_hint('rlgraph-torch[onnx]')}"
         ) from None
     batch = torch.export.Dim("batch", min=1)
     program = torch.onnx.export(

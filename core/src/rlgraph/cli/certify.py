@@ -7,6 +7,7 @@ import importlib.util
 import os
 
 from rlgraph.errors import PluginError
+from rlgraph.plugins.providers import install_hint
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Certify ``args.name``; print the certificate; return 0 if it passed, else 1."""
     if importlib.util.find_spec("hypothesis") is None:
         raise PluginError(
-            'rlgraph certify draws its inputs with Hypothesis: pip install "rlgraph[test]" (or a plugin '
+            f"rlgraph certify draws its inputs with Hypothesis: {install_hint('rlgraph[test]')} (or a plugin "
             'made by rlgraph new-plugin with its test extra: pip install -e "./rlgraph-NAME[test]")'
         )
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

@@ -15,6 +15,7 @@ import numpy as np
 
 from rlgraph.environments.environment import EPISODE_CONTINUES, Environment, StepResult
 from rlgraph.errors import SpecError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import from_gymnasium
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def _make(game_id: str, **kwargs: Any) -> gymnasium.Env:
         import ale_py
     except ImportError:
         raise SpecError(
-            "Atari games need ale-py (the ROMs ship with it): pip install ale-py (or 'rlgraph[atari]')",
+            f"Atari games need ale-py (the ROMs ship with it): {install_hint('rlgraph[atari]')}",
             "game",
         ) from None
     gymnasium.register_envs(ale_py)

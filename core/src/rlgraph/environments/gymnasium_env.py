@@ -9,9 +9,8 @@ import gymnasium
 
 from rlgraph.environments.environment import Environment, StepResult
 from rlgraph.errors import SpecError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import from_gymnasium
-
-ATARI_HINT = " Atari games left Gym for ale-py: `pip install ale-py`, then use ids like 'ALE/Pong-v5'."
 
 
 class GymnasiumEnv(Environment):
@@ -105,7 +104,8 @@ def unknown_id_message(env_id: str, error: Exception) -> str:
         and "/" not in env_id
         and "Did you mean" not in str(error)
     ):
-        message += ATARI_HINT
+        hint = install_hint("rlgraph[atari]")
+        message += f" Atari games left Gym for ale-py: `{hint}`, then use ids like 'ALE/Pong-v5'."
     if isinstance(error, gymnasium.error.NamespaceNotFound) and env_id.startswith("ALE/"):
-        message += " Install ale-py: `pip install ale-py`."
+        message += f" Install ale-py: `{install_hint('rlgraph[atari]')}`."
     return message

@@ -1,10 +1,16 @@
-"""Which distribution provides which plugin name, for "pip install X" hints.
+"""What to install for a missing plugin or extra: which distribution provides which plugin name, and the one
+command every "pip install X" hint of RLgraph gives (:func:`install_hint`).
 
 The table covers the distributions built in this project. It is consulted only when a name is
 not installed, to tell the user what to install; it never decides what is loaded.
 """
 
 from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from pathlib import Path
 
 from rlgraph.utils.naming import normalize_name
 
@@ -128,7 +134,54 @@ def provider_of(group: str, name: str) -> str | None:
     return KNOWN_PROVIDERS.get(group, {}).get(normalize_name(name))
 
 
-def install_hint(distribution: str) -> str:
-    """The command that installs ``distribution``: ``"pip install rlgraph-algos"``, ``'pip install
-    "rlgraph-trackers[mlflow]"'`` (quoted for the shell where it names an extra)."""
-    return f'pip install "{distribution}"' if "[" in distribution else f"pip install {distribution}"
+def install_hint(distribution: str, upgrade: bool = False) -> str:
+    """The command that installs ``distribution``, with the extra it names (``"rlgraph[offline]"``,
+    ``"rlgraph-trackers[mlflow]"``). Run from RLgraph's source checkout (the installed rlgraph is an editable
+    one of it, or the working folder is it), the checkout's own: ``pip install -c constraints.txt -e
+    "core[offline]"``, its paths absolute unless the working folder is the checkout. Otherwise the published
+    name: ``pip install "rlgraph[offline]"`` (``--upgrade`` with ``upgrade``)."""
+    root = checkout_root()
+    folder = source_folders(root).get(normalize_distribution(distribution)) if root else None
+    if root is None or folder is None:
+        quoted = f'"{distribution}"' if "[" in distribution else distribution
+        return f"pip install {'--upgrade ' if upgrade else ''}{quoted}"
+    extra = distribution[distribution.index("[") :] if "[" in distribution else ""
+    shown = Path(".") if root == Path.cwd().resolve() else root
+    source = (shown / folder).as_posix() + extra
+    return f"pip install -c {(shown / 'constraints.txt').as_posix()} -e {_quoted(source)}"
+
+
+def checkout_root(module_file: str = __file__) -> Path | None:
+    """RLgraph's source checkout, if this rlgraph (``module_file``: this module) is an editable install of one
+    or the working folder is one: the folder with ``constraints.txt`` and ``core/pyproject.toml``."""
+    here = Path(module_file).resolve().parents
+    candidates = [here[4]] if len(here) > 4 else []  # core/src/rlgraph/plugins/providers.py
+    for candidate in [*candidates, Path.cwd().resolve()]:
+        if (candidate / "constraints.txt").is_file() and (candidate / "core" / "pyproject.toml").is_file():
+            return candidate
+    return None
+
+
+@functools.cache
+def source_folders(root: Path) -> dict[str, str]:
+    """The checkout's distributions (normalized names) -> their folders, relative to ``root``, from their
+    ``pyproject.toml`` files."""
+    folders = {}
+    for pyproject in [*root.glob("*/pyproject.toml"), *root.glob("plugins/*/pyproject.toml")]:
+        try:
+            name = tomllib.loads(pyproject.read_text())["project"]["name"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            continue
+        folders[normalize_distribution(name)] = pyproject.parent.relative_to(root).as_posix()
+    return folders
+
+
+def normalize_distribution(name: str) -> str:
+    """A distribution's name as pip compares it, without an extra it names (``rlgraph_networks``,
+    ``RLgraph-Networks[test]``: the same)."""
+    return normalize_name(name.partition("[")[0]).replace(".", "")
+
+
+def _quoted(argument: str) -> str:
+    """``argument`` quoted for the shell where it needs it (an extra's brackets, a space)."""
+    return f'"{argument}"' if re.search(r"[\[\]\s]", argument) else argument

@@ -28,7 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from rlgraph import __version__
 from rlgraph.errors import PluginConflictError, PluginError, PluginLoadError, PluginNotFoundError
 from rlgraph.plugins.hookspecs import PLUGIN_API_VERSION
-from rlgraph.plugins.providers import install_hint, provider_of
+from rlgraph.plugins.providers import install_hint, normalize_distribution, provider_of
 from rlgraph.utils.naming import normalize_name, suggestion_text
 
 #: The entry-point groups plugins register in, and what each holds.
@@ -228,11 +228,6 @@ def _full_group(group: str) -> str:
     return full
 
 
-def normalize_distribution(name: str) -> str:
-    """A distribution's name as pip compares it (``rlgraph_networks``, ``RLgraph-Networks``: the same)."""
-    return normalize_name(name).replace(".", "")
-
-
 def _installed() -> dict[str, list[_Entry]]:
     if _state.installed is None:
         _state.installed = _discover()
@@ -413,7 +408,7 @@ def _not_found(group: str, name: str, entries: list[_Entry]) -> PluginNotFoundEr
         if normalize_distribution(distribution) in _installed_distributions():
             message += (
                 f" {distribution} is installed but has no {name!r}; upgrade it: "
-                f"pip install --upgrade {distribution}"
+                f"{install_hint(distribution, upgrade=True)}"
             )
         else:
             message += f" {name!r} is provided by {provider}: {install_hint(provider)}"

@@ -15,7 +15,7 @@ import attrs
 
 from rlgraph import plugins
 from rlgraph.errors import PluginError
-from rlgraph.plugins.registry import normalize_distribution
+from rlgraph.plugins.providers import normalize_distribution
 from rlgraph.testing import numpy_backend
 from rlgraph.testing.parity import ParityCase
 from rlgraph.testing.properties import (

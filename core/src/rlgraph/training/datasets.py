@@ -22,6 +22,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import RLGraphError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import FloatBox, IntBox, Space, from_gymnasium, to_gymnasium
 from rlgraph.training.dataset_files import data_folder, env_id_of
 from rlgraph.utils import nested
@@ -29,8 +30,6 @@ from rlgraph.utils import nested
 #: The fields of a dataset's transitions: one row per step, episodes one after another in time order (as
 #: demonstrations, :data:`rlgraph.training.demos.DEMO_FIELDS`).
 FIELDS = ("states", "actions", "rewards", "terminals", "truncateds", "next_states")
-#: What to install for Minari datasets.
-INSTALL_HINT = "pip install 'rlgraph[offline]' (Minari with HDF5 storage)"
 #: A Minari dataset id's last part: a name and a version.
 _DATASET_NAME = re.compile(r"^[\w.-]+-v\d+$")
 
@@ -39,7 +38,9 @@ def _minari() -> Any:
     try:
         import minari
     except ImportError:
-        raise RLGraphError(f"Minari datasets need the minari package: {INSTALL_HINT}") from None
+        raise RLGraphError(
+            f"Minari datasets need the minari package (with HDF5 storage): {install_hint('rlgraph[offline]')}"
+        ) from None
     return minari
 
 

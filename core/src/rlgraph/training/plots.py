@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from rlgraph.errors import RLGraphError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.training.population import MEMBERS_DIR
 from rlgraph.training.progress import COLUMNS, read_progress
 from rlgraph.training.runs import read_run_spec
@@ -137,10 +138,7 @@ def plot_runs(
     try:
         import matplotlib
     except ImportError:
-        raise RLGraphError(
-            'rlgraph plot needs matplotlib: pip install -c constraints.txt -e "core[plot]" '
-            "(or pip install matplotlib)"
-        ) from None
+        raise RLGraphError(f"rlgraph plot needs matplotlib: {install_hint('rlgraph[plot]')}") from None
     matplotlib.use("Agg")
     from matplotlib import pyplot
 

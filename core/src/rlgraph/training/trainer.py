@@ -36,6 +36,7 @@ from rlgraph.errors import (
 from rlgraph.graph import checkpoint as weight_files
 from rlgraph.graph.backend import EventBus
 from rlgraph.graph.compiling import LOGGER as COMPILE_LOGGER
+from rlgraph.plugins.providers import install_hint
 from rlgraph.training.evaluation import EvaluationResult, GreedyEvaluator
 from rlgraph.training.progress import (
     RECENT_EPISODES,
@@ -766,7 +767,7 @@ def make_executor(spec: RunSpec, episode_finish_callback: Any = None, step_callb
     elif spec.population != 1:
         raise SpecError(
             f"executor {name!r} trains one agent: a population of {spec.population} trains in one program with "
-            "executor compiled (pip install -c constraints.txt -e rlgraph_jax)",
+            f"executor compiled ({install_hint('rlgraph-jax')})",
             "population",
         )
     if step_callback is not None:

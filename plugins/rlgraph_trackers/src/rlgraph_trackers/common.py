@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rlgraph.errors import RLGraphError
+from rlgraph.plugins.providers import install_hint
 
 #: The plugin API these callbacks were written for: 2.5 added the ``before_run`` event, 3.1 ``before_setup``.
 RLGRAPH_PLUGIN_API = "3.1"
@@ -28,8 +29,7 @@ def require(module: str, extra: str, tracker: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise RLGraphError(
             f"the {extra} callback logs to {tracker}, which is not installed: "
-            f'pip install "rlgraph-trackers[{extra}]" (from RLgraph\'s source folder: '
-            f'pip install -c constraints.txt -e "plugins/rlgraph_trackers[{extra}]")'
+            f"{install_hint(f'rlgraph-trackers[{extra}]')}"
         )
 
 

@@ -21,6 +21,7 @@ from rlgraph.executors.executor import EpisodeCallback, Executor, Workload, chec
 from rlgraph.executors.local import build_agent
 from rlgraph.graph.checks import OVERFLOWING_MAGNITUDE
 from rlgraph.graph.compiling import CompileClock
+from rlgraph.plugins.providers import install_hint
 from rlgraph.training.evaluation import EPISODE_STEP_LIMIT, EvaluationResult
 from rlgraph_jax.compile import compilation_cache_dir
 from rlgraph_jax.compiled.environments import greedy_episodes
@@ -35,11 +36,14 @@ LOOPS = {RolloutPlan: RolloutLoop, ReplayPlan: ReplayLoop}
 
 RLGRAPH_PLUGIN_API = "3.0"
 
-FUNCTIONAL_HINT = (
-    "the compiled executor steps the environment inside its program, so it needs one written as pure functions "
-    "(Environment.functional()): `pip install -c constraints.txt -e plugins/rlgraph_gymnax` and give "
-    "environment: {type: gymnax, env_id: CartPole-v1}"
-)
+
+def functional_hint() -> str:
+    """Why the compiled executor refuses an environment that is not functional, and what to use instead."""
+    return (
+        "the compiled executor steps the environment inside its program, so it needs one written as pure "
+        f"functions (Environment.functional()): `{install_hint('rlgraph-gymnax')}` and give "
+        "environment: {type: gymnax, env_id: CartPole-v1}"
+    )
 
 
 class CompiledExecutor(Executor):
@@ -85,7 +89,7 @@ class CompiledExecutor(Executor):
         try:
             functional = environment.functional()
             if functional is None:
-                raise SpecError(f"{environment!r} is not functional: {FUNCTIONAL_HINT}", "environment")
+                raise SpecError(f"{environment!r} is not functional: {functional_hint()}", "environment")
             #: The agent of each distinct member config, the first member's first (the one that runs).
             distinct = {_key(config): config for config in configs}
             agents = {
