@@ -41,6 +41,7 @@ def test_a_sweep_trains_every_setting_and_seed_into_one_folder_that_plots_by_set
         for seed in (1, 2)
     ]
     assert all(row["status"] == "done" and row["timesteps"] == "400" for row in rows)
+    assert b"\r" not in (sweep / "sweep.csv").read_bytes()  # LF line endings, as progress.csv's
     for row in rows:
         spec = yaml.safe_load((sweep / row["run"] / "run.yaml").read_text())
         assert spec["seed"] == int(row["seed"]) and spec["timesteps"] == 400

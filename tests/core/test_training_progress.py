@@ -81,6 +81,7 @@ def test_csv_rows_have_every_column_and_empty_cells_for_missing_values(tmp_path)
     assert tuple(header) == COLUMNS
     assert rows[0] == ["2500", "1234", "600", "1.5", "7512.4", "45.25", "0.012345", ""]
     assert rows[1][5:] == ["1e-12", "", "-4"]
+    assert b"\r" not in (tmp_path / "progress.csv").read_bytes()
 
 
 def test_an_executors_own_counts_follow_the_columns(tmp_path):
@@ -155,6 +156,7 @@ def test_update_metrics_widen_the_columns_and_a_resumed_run_keeps_them(tmp_path)
         ("200", ["0.5", ""]),
         ("300", ["0.2", ""]),
     ]
+    assert b"\r" not in path.read_bytes(), "LF line endings, written anew and appended"
 
 
 def test_a_resumed_log_reads_a_file_saved_with_a_byte_order_mark_and_keeps_its_rows(tmp_path):

@@ -91,7 +91,7 @@ class ProgressLog:
         temporary = self.path.with_name(f".{self.path.name}.tmp")  # the old file stays whole until replaced
         try:
             with open(temporary, "w", newline="", encoding="utf-8") as file:
-                writer = csv.writer(file)
+                writer = csv.writer(file, lineterminator="\n")
                 writer.writerow(self.columns)
                 writer.writerows([row.get(column, "") for column in self.columns] for row in rows)
             os.replace(temporary, self.path)
@@ -100,7 +100,7 @@ class ProgressLog:
             needed = sum(len(column) + 1 for column in self.columns) * (len(rows) + 1)
             raise run_write_error(self.path, needed, error, "progress file") from error
         self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - until close()
-        self._writer = csv.writer(self._file)
+        self._writer = csv.writer(self._file, lineterminator="\n")
 
 
 def read_progress(path: str | os.PathLike) -> list[dict[str, float | None]]:

@@ -278,7 +278,7 @@ class Sweep:
     def _write_results(self, rows: Sequence[Mapping[str, Any]]) -> None:
         temporary = self.sweep_dir / f".{RESULTS_FILE}.tmp"
         with open(temporary, "w", newline="", encoding="utf-8") as file:
-            writer = csv.DictWriter(file, RESULT_COLUMNS)
+            writer = csv.DictWriter(file, RESULT_COLUMNS, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
         os.replace(temporary, self.sweep_dir / RESULTS_FILE)
