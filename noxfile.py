@@ -233,9 +233,10 @@ def lint(session: nox.Session) -> None:
 
 @session()
 def types(session: nox.Session) -> None:
-    """mypy over the core, the three backends and the algorithms (pyproject.toml's [tool.mypy]), with PyTorch
-    and JAX installed so that their backends are checked against their types, and each backend against the
-    Backend contract; the component plugins the algorithms import are installed for their types. TensorFlow's
+    """mypy over the core, the three backends and the algorithms (pyproject.toml's [tool.mypy]).
+
+    PyTorch and JAX are installed so that their backends are checked against their types, and each backend
+    against the Backend contract; the component plugins the algorithms import are installed for their types. TensorFlow's
     values are Any to mypy (pyproject.toml says why): it is not installed, nor rlgraph-tf (mypy reads it from
     its source)."""
     session.install(*CONSTRAINTS, MYPY)
@@ -302,8 +303,9 @@ def tf(session: nox.Session) -> None:
 
 @session()
 def jax(session: nox.Session) -> None:
-    """JAX without PyTorch or TensorFlow: the jax backend and the same component and algorithm packages; gymnax's
-    environments and the compiled executor (a population trained to its target in one program)."""
+    """JAX without PyTorch or TensorFlow: the jax backend, the component and algorithm packages, gymnax.
+
+    gymnax's environments and the compiled executor (a population trained to its target in one program)."""
     run_backend_session(session, "jax", GYMNAX_PACKAGES, GYMNAX_TESTS)
 
 
@@ -438,8 +440,9 @@ def docs(session: nox.Session) -> None:
 
 @session(default=False)
 def coverage(session: nox.Session) -> None:
-    """Line coverage per distribution, combined over the sessions that ran with ``RLGRAPH_COVERAGE=DIR``
-    (``RLGRAPH_COVERAGE=DIR nox`` first, then ``RLGRAPH_COVERAGE=DIR nox -s coverage``); written to
+    """Line coverage per distribution, combined over the sessions that wrote it (not a default).
+
+    ``RLGRAPH_COVERAGE=DIR nox`` first, then ``RLGRAPH_COVERAGE=DIR nox -s coverage``; written to
     ``DIR/coverage.json`` (coverage's report) and ``DIR/by_distribution.json``."""
     if COVERAGE_DIR is None:
         session.error(
