@@ -393,7 +393,9 @@ def test_a_group_on_one_machine_listens_on_the_loopback_interface_alone(rlgraph_
 
 
 @pytest.mark.ci_backend("torch")  # a learning run: the backends' groups step as one learner (the cases above)
-def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_backend, tmp_path):
+def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_backend, tmp_path, capsys):
+    """It learns, and says so: the summary (console and summary.json) names each learner, where it runs and
+    its device."""
     if rlgraph_backend not in GROUPED:
         pytest.skip(f"learner groups run on {', '.join(GROUPED)}'s collectives")
     from rlgraph.cli import main
@@ -404,7 +406,6 @@ def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_bac
         str(EXAMPLES / "ppo_cartpole.yaml"),
         "--num-learners",
         "2",
-        "--quiet",
         "--set",
         OPEN_KEY,
     ]
@@ -412,6 +413,18 @@ def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_bac
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["target_reached"] and summary["updates"] > 0
     assert "num_learners: 2" in (run_dir / "run.yaml").read_text()
+    zero = (
+        "a local process"
+        if load_backend(rlgraph_backend).collective_traits.joins_before_build
+        else "this process"
+    )
+    assert summary["learners"] == [
+        {"rank": 0, "where": zero, "device": "default"},
+        {"rank": 1, "where": "a local process", "device": "default"},
+    ]
+    line = f"Learners: 2 (0 in {zero}, device default; 1 in a local process, device default)."
+    shown = capsys.readouterr()
+    assert line in shown.err and line in shown.out  # as training starts (the progress display), and at the end
 
 
 def test_where_learners_take_as_many_rows_a_recurrent_policy_is_refused_by_name(rlgraph_backend):

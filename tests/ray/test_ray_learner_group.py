@@ -79,6 +79,8 @@ def train_with_two_learners(example: str, assignments: list[str], backend: str, 
     summary = trainer.run()
     assert summary.target_reached, summary
     assert "num_learners: 2" in (tmp_path / "run" / "run.yaml").read_text()
+    here = "a Ray actor" if trainer.learner_group.remote_zero else "this process"
+    assert [entry["where"] for entry in summary.learners] == [here, "a Ray actor"]
 
 
 def test_apex_with_two_learners_runs_as_the_example_asks_on_the_cluster_rlgraph_starts(tmp_path):

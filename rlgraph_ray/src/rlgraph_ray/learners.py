@@ -33,6 +33,9 @@ class RayLearners:
     Where every learner of the group runs on one machine, they meet on the loopback address (127.0.0.1), else
     at their nodes' addresses."""
 
+    #: Where each learner it launches runs, as a run's summary names it.
+    where = "a Ray actor"
+
     @staticmethod
     def applies() -> bool:
         return ray.is_initialized() or bool(os.environ.get(ADDRESS_VARIABLE))

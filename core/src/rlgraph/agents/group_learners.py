@@ -50,7 +50,10 @@ class LearnerLauncher(Protocol):
     run. Each learner it launches answers :meth:`send` (a :class:`GroupLearner` method's name and arguments)
     with :meth:`receive` (its result, or a LearnerGroupError), and has ``rank``, ``alive``, ``exit_code``,
     ``leave()``, ``close()`` and a static ``wait(learners, timeout)`` (those whose answers have come), as
-    :class:`LocalLearner` does."""
+    :class:`LocalLearner` does. Its ``where`` says where each learner it launches runs (``"a local
+    process"``), as a run's summary names it."""
+
+    where: str
 
     @staticmethod
     def applies() -> bool:
@@ -226,6 +229,8 @@ class LocalLearners:
     """Launches a group's other learners as processes on this machine (fresh interpreters, forked from a
     server that imported the backend: :func:`learner_processes`): the :class:`LearnerLauncher` where no other
     applies."""
+
+    where = "a local process"
 
     @staticmethod
     def applies() -> bool:

@@ -111,6 +111,7 @@ class LearnerGroup:
         self.agent, self.graph, self.size = agent, graph, num_learners
         device_of = device_of or (lambda rank: None)
         devices = [device_of(rank) for rank in range(num_learners)]
+        self.devices = devices
         gpus = [str(device) for device in devices if str(device).startswith(("cuda", "gpu"))]
         if len(set(gpus)) < len(gpus):  # NCCL refuses two ranks on one GPU ("Duplicate GPU detected")
             raise SpecError(
@@ -159,6 +160,20 @@ class LearnerGroup:
             self.close()
             raise
         agent.learner_group = self
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Each learner's ``rank``, where it runs (``"this process"``, ``"a local process"``, ``"a Ray actor"``)
+        and its ``device`` (``"default"``: the backend's own placement, as for one learner)."""
+        elsewhere = getattr(self.launcher, "where", type(self.launcher).__name__)
+        here = None if self.remote_zero else 0
+        return [
+            {
+                "rank": rank,
+                "where": "this process" if rank == here else elsewhere,
+                "device": "default" if device is None else str(device),
+            }
+            for rank, device in enumerate(self.devices)
+        ]
 
     # -- state -------------------------------------------------------------------------------------
     def sync(self) -> None:

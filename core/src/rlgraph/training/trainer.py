@@ -157,6 +157,9 @@ class TrainingSummary:
     #: ``(return - random) / (expert - random)`` (None without reference scores).
     last_normalized_score: float | None = None
     best_normalized_score: float | None = None
+    #: A learner group's learners (``num_learners`` > 1), each one's ``rank``, ``where`` it runs and ``device``
+    #: (:meth:`~rlgraph.agents.learner_group.LearnerGroup.describe`); None for one learner.
+    learners: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -174,6 +177,8 @@ class TrainingSummary:
                 f"{compiling} ({self.steps_per_second:,.0f} steps/s)."
             )
         ]
+        if self.learners:
+            lines.append(learners_line(self.learners))
         if self.last_eval_mean_return is not None:
             lines.append(
                 f"Greedy mean return over {self.evaluation_episodes} episodes: last "
@@ -199,6 +204,12 @@ class TrainingSummary:
         if (self.interrupted or self.gave_up or self.stopped_by) and self.checkpoint is not None:
             lines.append(f"Go on with it: rlgraph train --resume {shlex.quote(self.run_dir)}")
         return "\n".join(lines)
+
+
+def learners_line(learners: Sequence[dict[str, Any]]) -> str:
+    """A learner group's learners in one line: ``Learners: 2 (0 in this process, 1 in a local process; ...)``."""
+    shown = "; ".join(f"{entry['rank']} in {entry['where']}, device {entry['device']}" for entry in learners)
+    return f"Learners: {len(learners)} ({shown})."
 
 
 def build_agent(spec: RunSpec, state_space: Any, action_space: Any, role: Role = Role.AGENT) -> Any:
@@ -418,6 +429,8 @@ class Trainer:
             )
             self._start = time.perf_counter() - self.earlier_seconds
             with self.stop.listening(), self.display.showing_notices(COMPILE_LOGGER):
+                if self.learner_group is not None:
+                    self.display.notice(learners_line(self.learner_group.describe()))
                 try:
                     self._train()
                 except KeyboardInterrupt:
@@ -646,6 +659,7 @@ class Trainer:
                 None if self.last_evaluation is None else self.last_evaluation.mean_return
             ),
             best_normalized_score=self._normalized(None if best is None else best[0]),
+            learners=None if self.learner_group is None else self.learner_group.describe(),
         )
 
     def _normalized(self, mean_return: float | None) -> float | None:
