@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from tabular_agent import TabularQAgent
@@ -9,6 +11,7 @@ from tabular_agent import TabularQAgent
 from rlgraph import plugins
 from rlgraph.agents import Agent
 from rlgraph.errors import APICallError, CheckpointError, SpecError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.spaces import IntBox
 
 
@@ -193,7 +196,7 @@ def test_export_graph_writes_dot(tmp_path, registered):
 def test_missing_agent_plugin_names_the_distribution():
     if "dqn" in plugins.names("rlgraph.agents"):
         pytest.skip("rlgraph-algos is installed")
-    with pytest.raises(ImportError, match=r"rlgraph-algos.*pip install rlgraph-algos"):
+    with pytest.raises(ImportError, match="rlgraph-algos.*" + re.escape(install_hint("rlgraph-algos"))):
         from rlgraph.agents import DQNAgent  # noqa: F401
 
 

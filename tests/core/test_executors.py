@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_training_support import run_spec, tabular_agent_registered
 
@@ -9,6 +11,7 @@ from rlgraph import plugins
 from rlgraph.errors import PluginNotFoundError, SpecError
 from rlgraph.executors import RESULT_KEYS, Executor, LocalExecutor, Workload
 from rlgraph.plugins import check_plugin_api
+from rlgraph.plugins.providers import install_hint
 from rlgraph.training import Trainer, load_run_spec
 
 GRID = {"type": "grid_world", "world": "4x4"}
@@ -100,6 +103,7 @@ def test_an_executor_of_a_distribution_not_installed_says_what_to_install(agent_
 
     if "impala" in plugins.names("rlgraph.executors"):
         pytest.skip("rlgraph-ray is installed: its executors are found")
-    with pytest.raises(PluginNotFoundError, match=r"executor.type: .*'impala'.*pip install.* rlgraph-ray"):
+    hint = re.escape(install_hint("rlgraph-ray"))
+    with pytest.raises(PluginNotFoundError, match=rf"executor.type: .*'impala'.*{hint}"):
         Trainer(load_run_spec({**run_spec(), "executor": "impala"}), tmp_path / "b")
     assert not (tmp_path / "b").exists()

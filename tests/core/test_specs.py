@@ -15,6 +15,7 @@ import pytest
 import rlgraph
 from rlgraph import plugins
 from rlgraph.errors import PluginNotFoundError, SpecError
+from rlgraph.plugins.providers import install_hint
 from rlgraph.specs import Specifiable, from_spec, load_spec_file
 
 # -- classes built from specs -----------------------------------------------------------------------
@@ -557,9 +558,9 @@ def test_top_level_from_spec_names_the_distribution_of_a_known_missing_plugin():
         from_spec({"type": "ppo"})
     assert caught.value.group == "rlgraph.agents"
     if "rlgraph-algos" in {info.distribution for info in plugins.list_plugins("rlgraph.agents")}:
-        assert "pip install --upgrade rlgraph-algos" in str(caught.value)
+        assert install_hint("rlgraph-algos", upgrade=True) in str(caught.value)
     else:
-        assert "pip install rlgraph-algos" in str(caught.value)
+        assert install_hint("rlgraph-algos") in str(caught.value)
 
 
 def test_top_level_from_spec_reads_files(tmp_path):
