@@ -424,7 +424,8 @@ def test_ppo_with_two_learners_solves_cartpole_from_the_command_line(rlgraph_bac
     ]
     line = f"Learners: 2 (0 in {zero}, device default; 1 in a local process, device default)."
     shown = capsys.readouterr()
-    assert line in shown.err and line in shown.out  # as training starts (the progress display), and at the end
+    # As training starts (the progress display), and at the end (the summary).
+    assert line in shown.err and line in shown.out
 
 
 def test_where_learners_take_as_many_rows_a_recurrent_policy_is_refused_by_name(rlgraph_backend):
