@@ -236,9 +236,9 @@ def types(session: nox.Session) -> None:
     """mypy over the core, the three backends and the algorithms (pyproject.toml's [tool.mypy]).
 
     PyTorch and JAX are installed so that their backends are checked against their types, and each backend
-    against the Backend contract; the component plugins the algorithms import are installed for their types. TensorFlow's
-    values are Any to mypy (pyproject.toml says why): it is not installed, nor rlgraph-tf (mypy reads it from
-    its source)."""
+    against the Backend contract; the component plugins the algorithms import are installed for their types.
+    TensorFlow's values are Any to mypy (pyproject.toml says why): it is not installed, nor rlgraph-tf (mypy
+    reads it from its source)."""
     session.install(*CONSTRAINTS, MYPY)
     install_local(session, "./core[test]", "./rlgraph_torch", "./rlgraph_jax", *COMPONENT_PACKAGES)
     session.run("mypy")

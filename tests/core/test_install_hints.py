@@ -40,6 +40,16 @@ def test_from_another_folder_the_checkouts_line_names_absolute_paths(monkeypatch
     assert install_hint("rlgraph[plot]") == f'pip install -c {ROOT}/constraints.txt -e "{ROOT}/core[plot]"'
 
 
+def test_paths_with_spaces_are_quoted_for_the_shell(monkeypatch, tmp_path):
+    checkout = tmp_path / "my checkout"
+    (checkout / "rlgraph_algos").mkdir(parents=True)
+    (checkout / "rlgraph_algos" / "pyproject.toml").write_text('[project]\nname = "rlgraph-algos"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(providers, "checkout_root", lambda: checkout)
+    expected = f'pip install -c "{checkout}/constraints.txt" -e "{checkout}/rlgraph_algos"'
+    assert install_hint("rlgraph-algos") == expected
+
+
 @pytest.mark.parametrize(
     ("distribution", "upgrade", "line"),
     [

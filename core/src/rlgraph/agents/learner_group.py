@@ -110,8 +110,7 @@ class LearnerGroup:
         refuse_uneven_rows(agent, num_learners)
         self.agent, self.graph, self.size = agent, graph, num_learners
         device_of = device_of or (lambda rank: None)
-        devices = [device_of(rank) for rank in range(num_learners)]
-        self.devices = devices
+        self.devices = devices = [device_of(rank) for rank in range(num_learners)]
         gpus = [str(device) for device in devices if str(device).startswith(("cuda", "gpu"))]
         if len(set(gpus)) < len(gpus):  # NCCL refuses two ranks on one GPU ("Duplicate GPU detected")
             raise SpecError(

@@ -143,12 +143,11 @@ def install_hint(distribution: str, upgrade: bool = False) -> str:
     root = checkout_root()
     folder = source_folders(root).get(normalize_distribution(distribution)) if root else None
     if root is None or folder is None:
-        quoted = f'"{distribution}"' if "[" in distribution else distribution
-        return f"pip install {'--upgrade ' if upgrade else ''}{quoted}"
+        return f"pip install {'--upgrade ' if upgrade else ''}{_quoted(distribution)}"
     extra = distribution[distribution.index("[") :] if "[" in distribution else ""
     shown = Path(".") if root == Path.cwd().resolve() else root
-    source = (shown / folder).as_posix() + extra
-    return f"pip install -c {(shown / 'constraints.txt').as_posix()} -e {_quoted(source)}"
+    constraints, source = (shown / "constraints.txt").as_posix(), (shown / folder).as_posix() + extra
+    return f"pip install -c {_quoted(constraints)} -e {_quoted(source)}"
 
 
 def checkout_root(module_file: str = __file__) -> Path | None:

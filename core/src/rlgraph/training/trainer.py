@@ -207,7 +207,8 @@ class TrainingSummary:
 
 
 def learners_line(learners: Sequence[dict[str, Any]]) -> str:
-    """A learner group's learners in one line: ``Learners: 2 (0 in this process, 1 in a local process; ...)``."""
+    """A learner group's learners in one line: ``Learners: 2 (0 in this process, device default; 1 in a local
+    process, device default).``"""
     shown = "; ".join(f"{entry['rank']} in {entry['where']}, device {entry['device']}" for entry in learners)
     return f"Learners: {len(learners)} ({shown})."
 
